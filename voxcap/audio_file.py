@@ -1,0 +1,88 @@
+"""Audio files in, 16 kHz mono float32 blocks out (streamed: hours-long files stay small in memory)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+import soundfile as sf
+import soxr
+
+from .errors import AudioFileError
+
+TARGET_RATE = 16000
+FORMATS_HINT = "use WAV, FLAC, OGG/Opus/Vorbis or MP3 (convert others with `ffmpeg -i IN out.wav`)"
+
+
+@dataclass(frozen=True)
+class AudioFileInfo:
+    path: Path
+    rate: int
+    channels: int
+    frames: int
+
+    @property
+    def seconds(self) -> float:
+        return self.frames / self.rate if self.rate else 0.0
+
+
+def probe(path: str | Path) -> AudioFileInfo:
+    """Check that ``path`` is a readable, non-empty audio file; raise AudioFileError if not."""
+    p = Path(path).expanduser()
+    if not p.is_file():
+        raise AudioFileError(f"Audio file not found: {p}", "check the path")
+    try:
+        info = sf.info(str(p))
+    except (sf.LibsndfileError, RuntimeError, OSError) as exc:
+        raise AudioFileError(f"Cannot read {p.name} as audio ({str(exc).strip()[:120]}): "
+                             "unsupported or corrupt file", FORMATS_HINT) from None
+    frames = info.frames
+    if frames <= 0 or frames >= 2**62:  # some decoders (MP3) report an unknown length as huge
+        frames = sum(len(b) for b in _raw_blocks(p, 65536)) if frames > 0 else 0
+    if frames == 0:
+        raise AudioFileError(f"{p.name} contains no audio (0 samples): nothing to transcribe",
+                             "record or export the audio again")
+    return AudioFileInfo(p, int(info.samplerate), int(info.channels), int(frames))
+
+
+def _raw_blocks(path: Path, blocksize: int) -> Iterator[np.ndarray]:
+    try:
+        with sf.SoundFile(str(path)) as f:
+            while True:
+                block = f.read(blocksize, dtype="float32", always_2d=True)
+                if not len(block):
+                    return
+                yield block
+    except (sf.LibsndfileError, RuntimeError) as exc:
+        raise AudioFileError(f"{path.name} is corrupt: decoding failed mid-file ({exc})",
+                             FORMATS_HINT) from None
+
+
+def to_mono(block: np.ndarray) -> np.ndarray:
+    """Average all channels (channel 0 alone can be silent or one-sided)."""
+    return block.mean(axis=1, dtype=np.float32) if block.ndim == 2 else block.astype(np.float32)
+
+
+def iter_blocks(path: str | Path, block_seconds: float = 0.08) -> Iterator[np.ndarray]:
+    """Yield 16 kHz mono float32 blocks of about ``block_seconds`` from an audio file."""
+    info = probe(path)
+    block = max(1, int(info.rate * block_seconds))
+    resampler = None if info.rate == TARGET_RATE else soxr.ResampleStream(
+        info.rate, TARGET_RATE, 1, dtype="float32", quality="HQ")
+    for raw in _raw_blocks(info.path, block):
+        mono = to_mono(raw)
+        out = mono if resampler is None else resampler.resample_chunk(mono)
+        if out.size:
+            yield np.ascontiguousarray(out, dtype=np.float32)
+    if resampler is not None:
+        tail = resampler.resample_chunk(np.zeros(0, np.float32), last=True)
+        if tail.size:
+            yield np.ascontiguousarray(tail, dtype=np.float32)
+
+
+def read_all(path: str | Path) -> np.ndarray:
+    """The whole file as one 16 kHz mono float32 array (for short files and tests)."""
+    blocks = list(iter_blocks(path))
+    return np.concatenate(blocks) if blocks else np.zeros(0, np.float32)

@@ -1,0 +1,430 @@
+"""The in-process engine: vLLM's AsyncLLM on a background thread with its own event loop.
+
+The rest of the app sees a plain thread-safe interface (open a stream, push audio, close or
+abort it, shut down) and a stream of plain events (``voxcap.events``). The streaming sequence
+is the one vLLM's own /v1/realtime server uses (see shared/design/engine-facts.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import queue
+import tempfile
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from .. import paths
+from ..errors import EngineError, VoxcapError
+from ..events import (EngineFailed, EngineProgress, EngineReady, EngineStopped, Event,
+                      StreamFinished, TextDelta)
+from . import platform as engine_platform
+from .model_dir import inspect_model_dir, tokenizer_dir_for_delay
+from .progress import STAGE_ENV, StageTail, kv_cache_capacity, write_logging_config
+from .settings import EngineSettings
+from .stats import SAMPLE_RATE, EngineStats
+
+EventSink = Callable[[Event], None]
+_KV_MARGIN = 1.25  # block rounding and the prompt's own tokens
+# vLLM unifies page sizes across the decoder's and the encoder's cache groups; for small models
+# that makes blocks of ~1,000 tokens, so tiny budgets round badly. Real models never hit this.
+_KV_FLOOR = 256 * 2**20
+
+
+@dataclass
+class _Stream:
+    stream_id: str
+    request_id: str
+    audio: asyncio.Queue  # numpy chunks, None = end of audio
+    label: str = ""
+    samples_in: int = 0
+    tokens: int = 0
+    prompt_len: int = 0
+    close_requested: bool = False
+    aborted: bool = False
+    task: asyncio.Task | None = None
+    done: threading.Event = field(default_factory=threading.Event)
+
+
+class LocalEngine:
+    """Voxtral Realtime in vLLM, in this process (engine core in vLLM's child process).
+
+    Events go to ``on_event`` (called on the engine thread: keep it quick) or, if none is
+    given, to ``self.events`` (a ``queue.Queue``).
+    """
+
+    def __init__(self, settings: EngineSettings, on_event: EventSink | None = None,
+                 verbose: bool = False) -> None:
+        self.settings = settings.validated()
+        self.events: queue.Queue[Event] = queue.Queue()
+        self._sink: EventSink = on_event or self.events.put
+        self._verbose = verbose
+        self.stats = EngineStats()
+        self.ready_info: EngineReady | None = None
+        self.failure: EngineFailed | None = None
+        self._ready = threading.Event()
+        self._stopped = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop_async: asyncio.Event | None = None
+        self._streams: dict[str, _Stream] = {}
+        self._ids = itertools.count(1)
+        self._engine = None
+        self._t0 = 0.0
+        self.model_info = None
+        self._workdir = Path(tempfile.mkdtemp(prefix="voxcap-engine-"))
+
+    # ---------------------------------------------------------------- life cycle ----
+    def start(self) -> "LocalEngine":
+        """Validate the settings and model now (raising VoxcapError), then start in the background."""
+        self.model_info = inspect_model_dir(self.settings.model_dir, self.settings.dummy_weights)
+        self._t0 = time.perf_counter()
+        self._thread = threading.Thread(target=self._thread_main, name="voxcap-engine", daemon=True)
+        self._thread.start()
+        return self
+
+    def wait_ready(self, timeout: float | None = None) -> EngineReady:
+        """Block until the engine is ready; raise EngineError if it failed or timed out."""
+        if not self._ready.wait(timeout):
+            raise EngineError(f"The engine did not start within {timeout:.0f} s.",
+                              "look at the log above; a first start compiles for minutes")
+        if self.failure is not None:
+            raise EngineError(self.failure.message, self.failure.fix)
+        assert self.ready_info is not None
+        return self.ready_info
+
+    @property
+    def is_ready(self) -> bool:
+        return self.ready_info is not None and self.failure is None and not self._stopped.is_set()
+
+    def shutdown(self, timeout: float = 30.0) -> None:
+        """Abort open streams, stop vLLM and its child process. Safe to call twice."""
+        if self._loop is not None and self._stop_async is not None and not self._stopped.is_set():
+            self._loop.call_soon_threadsafe(self._stop_async.set)
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def __enter__(self) -> "LocalEngine":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.shutdown()
+
+    # ------------------------------------------------------------------ streams ----
+    def open_stream(self, label: str = "") -> str:
+        """Start a new caption stream; returns its id. Thread-safe."""
+        self._require_ready()
+        stream_id = f"s{next(self._ids)}"
+        fut = asyncio.run_coroutine_threadsafe(self._open(stream_id, label), self._loop)
+        fut.result(timeout=10)
+        return stream_id
+
+    def push_audio(self, stream_id: str, samples: np.ndarray) -> None:
+        """Queue float32 16 kHz mono samples (any block size) for a stream. Thread-safe, non-blocking."""
+        chunk = np.ascontiguousarray(samples, dtype=np.float32).reshape(-1).copy()
+        if chunk.size == 0:
+            return
+        self._loop.call_soon_threadsafe(self._push, stream_id, chunk)
+
+    def close_stream(self, stream_id: str) -> None:
+        """End of audio: the model flushes its delayed words, then StreamFinished('flushed')."""
+        self._loop.call_soon_threadsafe(self._close, stream_id)
+
+    def abort_stream(self, stream_id: str) -> None:
+        """Stop a stream now (no flush) and free its slot; StreamFinished('aborted')."""
+        asyncio.run_coroutine_threadsafe(self._abort(stream_id), self._loop)
+
+    def wait_stream(self, stream_id: str, timeout: float | None = None) -> bool:
+        st = self._streams.get(stream_id)
+        return True if st is None else st.done.wait(timeout)
+
+    def open_stream_ids(self) -> list[str]:
+        return [s for s, st in list(self._streams.items()) if not st.done.is_set()]
+
+    def _require_ready(self) -> None:
+        if self.failure is not None:
+            raise EngineError(self.failure.message, self.failure.fix)
+        if not self.is_ready:
+            raise EngineError("The engine is not ready yet.", "wait for the 'ready' status")
+
+    # ------------------------------------------------------------ engine thread ----
+    def _emit(self, event: Event) -> None:
+        try:
+            self._sink(event)
+        except Exception:  # a broken consumer must not kill the engine
+            pass
+
+    def _progress(self, stage: str, detail: str = "") -> None:
+        self._emit(EngineProgress(stage, detail, time.perf_counter() - self._t0))
+
+    def _fail(self, message: str, fix: str = "") -> None:
+        if self.failure is None:
+            self.failure = EngineFailed(message, fix)
+            self._emit(self.failure)
+        self._ready.set()
+
+    def _thread_main(self) -> None:
+        try:
+            asyncio.run(self._main())
+        except VoxcapError as exc:
+            self._fail(exc.message, exc.fix)
+        except BaseException as exc:  # noqa: BLE001 - reported, never a silent hang
+            self._fail(*engine_platform.explain_failure(exc, self._stage_errors()))
+        finally:
+            self._stopped.set()
+            self._ready.set()
+            for st in self._streams.values():
+                st.done.set()
+
+    def _stage_errors(self) -> list[str]:
+        tail = getattr(self, "_tail", None)
+        return tail.errors if tail else []
+
+    async def _main(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._stop_async = asyncio.Event()
+        s = self.settings
+        self._progress("importing", "vLLM and PyTorch")
+        build = engine_platform.check_platform()
+        stage_file = self._workdir / "stages.jsonl"
+        os.environ[STAGE_ENV] = str(stage_file)
+        os.environ["VLLM_LOGGING_CONFIG_PATH"] = str(write_logging_config(
+            self._workdir / "logging.json", "INFO" if self._verbose else "WARNING"))
+        os.environ.setdefault("VLLM_NO_USAGE_STATS", "1")
+        os.environ.setdefault("DO_NOT_TRACK", "1")
+        self._tail = StageTail(stage_file, self._progress).start()
+        try:
+            engine = await self._create_engine(build)
+        finally:
+            self._tail.stop()
+        self._engine = engine
+        try:
+            await self._serve(engine)
+        finally:
+            self._engine = None
+            engine.shutdown()
+            self._emit(EngineStopped())
+
+    async def _create_engine(self, build: str):
+        from vllm.engine.arg_utils import AsyncEngineArgs
+        from vllm.v1.engine.async_llm import AsyncLLM
+
+        s = self.settings
+        info = self.model_info
+        tokenizer = tokenizer_dir_for_delay(info, s.transcription_delay_ms, paths.cache_dir())
+        dtype = s.dtype
+        if dtype == "auto":
+            dtype = "float32" if build == "cpu" else "bfloat16"
+        dtype_bytes = 4 if dtype == "float32" else 2
+        if s.kv_cache_gib is not None:
+            kv_bytes = int(s.kv_cache_gib * 2**30)
+        else:
+            kv_bytes = max(_KV_FLOOR, int(s.max_streams * _KV_MARGIN
+                                          * info.kv_cache_bytes(s.max_model_len, dtype_bytes)))
+        compilation = {"cudagraph_mode": s.graph_mode,
+                       "cudagraph_capture_sizes": list(s.capture_sizes)}
+        args = AsyncEngineArgs(
+            model=str(info.path), tokenizer=str(tokenizer), tokenizer_mode="mistral",
+            config_format="mistral", load_format="dummy" if s.dummy_weights else "mistral",
+            max_model_len=s.max_model_len, max_num_seqs=s.max_streams,
+            limit_mm_per_prompt={"audio": 1}, compilation_config=compilation,
+            kv_cache_memory_bytes=kv_bytes, gpu_memory_utilization=s.gpu_memory_utilization,
+            dtype=dtype, enforce_eager=s.enforce_eager, disable_log_stats=False,
+            cudagraph_metrics=True, **s.extra_engine_args,
+        )
+        self._progress("starting engine process")
+        stats = self.stats
+        factory = _stat_logger_factory(stats)
+        engine = AsyncLLM.from_engine_args(args, stat_loggers=[factory])
+        return engine
+
+    async def _serve(self, engine) -> None:
+        from vllm.model_executor.model_loader import get_model_cls
+        from vllm.tokenizers import cached_tokenizer_from_config
+
+        s = self.settings
+        self._model_config = engine.model_config
+        self._model_cls = get_model_cls(engine.model_config)
+        tok = cached_tokenizer_from_config(engine.model_config)
+        encoder = tok.instruct.audio_encoder
+        ac = encoder.audio_config
+        self._prompt_len = len(tok.instruct.start() + encoder.encode_streaming_tokens())
+        self._step_samples = int(ac.raw_audio_length_per_tok)
+        left_pad = int(ac.streaming_n_left_pad_tokens or 0) * self._step_samples
+        look_ahead = int(ac.sampling_rate * (ac.streaming_look_ahead_ms or 0) / 1000)
+        self._first_step_samples = self._prompt_len * self._step_samples + look_ahead - left_pad
+        cc = engine.vllm_config.compilation_config
+        resolved = getattr(cc.cudagraph_mode, "name", str(cc.cudagraph_mode))
+        notes = []
+        if resolved != s.graph_mode:
+            why = ("enforce_eager disables graphs" if s.enforce_eager else
+                   "this platform does not support CUDA graphs" if engine_platform.BUILD == "cpu"
+                   else "vLLM overrode the setting")
+            notes.append(f"requested {s.graph_mode}, vLLM runs {resolved}: {why}")
+        capacity = kv_cache_capacity(self._tail.lines)
+        if capacity and capacity[1] < s.max_streams:
+            notes.append(f"the KV cache fits {capacity[1]:.2f} full-length sessions for "
+                         f"{s.max_streams} streams: raise the KV-cache budget")
+        self.ready_info = EngineReady(
+            requested_graph_mode=s.graph_mode, resolved_graph_mode=resolved,
+            capture_sizes=tuple(cc.cudagraph_capture_sizes or ()),
+            start_seconds=time.perf_counter() - self._t0, device=engine_platform.device_name(),
+            transcription_delay_ms=int(ac.transcription_delay_ms),
+            max_model_len=engine.model_config.max_model_len, max_streams=s.max_streams,
+            kv_cache_tokens=capacity[0] if capacity else None,
+            kv_cache_sessions=capacity[1] if capacity else None, notes=tuple(notes),
+        )
+        self._progress("ready", f"{resolved} on {self.ready_info.device}")
+        self._emit(self.ready_info)
+        self._ready.set()
+        watcher = asyncio.create_task(self._watch(engine))
+        await self._stop_async.wait()
+        watcher.cancel()
+        for st in list(self._streams.values()):
+            if not st.done.is_set():
+                await self._abort(st.stream_id)
+
+    async def _watch(self, engine) -> None:
+        """Report a dead engine core even when no stream is running."""
+        while True:
+            await asyncio.sleep(0.5)
+            if engine.errored:
+                self._fail(*engine_platform.explain_failure(engine.dead_error, self._stage_errors()))
+                return
+
+    # ------------------------------------------------------------- stream tasks ----
+    async def _open(self, stream_id: str, label: str) -> None:
+        rid = f"voxcap-{stream_id}-{uuid.uuid4().hex[:8]}"
+        st = _Stream(stream_id, rid, asyncio.Queue(), label=label)
+        self._streams[stream_id] = st
+        self.stats.open(stream_id, self._first_step_samples, self._step_samples)
+        st.task = asyncio.create_task(self._run_stream(st))
+
+    def _push(self, stream_id: str, chunk: np.ndarray) -> None:
+        st = self._streams.get(stream_id)
+        if st is None or st.close_requested or st.aborted or st.done.is_set():
+            return
+        st.samples_in += chunk.size
+        self.stats.audio_in(stream_id, chunk.size)
+        st.audio.put_nowait(chunk)
+
+    def _close(self, stream_id: str) -> None:
+        st = self._streams.get(stream_id)
+        if st is None or st.close_requested:
+            return
+        st.close_requested = True
+        st.audio.put_nowait(None)
+
+    async def _abort(self, stream_id: str) -> None:
+        st = self._streams.get(stream_id)
+        if st is None or st.done.is_set() or st.aborted:
+            return
+        st.aborted = True
+        st.audio.put_nowait(None)
+        if self._engine is not None:
+            try:
+                await self._engine.abort(st.request_id)
+            except Exception:
+                pass
+        if st.task is not None and not st.task.done():
+            st.task.cancel()
+            try:
+                await st.task
+            except (asyncio.CancelledError, Exception):
+                pass
+
+    async def _run_stream(self, st: _Stream) -> None:
+        from vllm.engine.protocol import StreamingInput
+        from vllm.renderers.inputs.preprocess import parse_model_prompt
+        from vllm.sampling_params import RequestOutputKind, SamplingParams
+
+        engine, model_config = self._engine, self._model_config
+        token_feedback: asyncio.Queue = asyncio.Queue()
+
+        async def audio():
+            while (chunk := await st.audio.get()) is not None:
+                yield chunk
+
+        async def inputs():
+            prompts = self._model_cls.buffer_realtime_audio(audio(), token_feedback, model_config)
+            async for prompt in prompts:
+                self.stats.prompt_sent(st.stream_id)
+                (engine_input,) = await engine.renderer.render_cmpl_async(
+                    [parse_model_prompt(model_config, prompt)])
+                yield StreamingInput(prompt=engine_input)
+
+        params = SamplingParams(temperature=0.0, max_tokens=self._model_cls.realtime_max_tokens,
+                                output_kind=RequestOutputKind.DELTA)
+        reason, message = "flushed", ""
+        try:
+            async for out in engine.generate(prompt=inputs(), sampling_params=params,
+                                             request_id=st.request_id):
+                if not out.outputs:
+                    continue
+                o = out.outputs[0]
+                ids = tuple(o.token_ids)
+                token_feedback.put_nowait(list(ids))
+                if not st.prompt_len and out.prompt_token_ids:
+                    st.prompt_len = len(out.prompt_token_ids)
+                if ids:
+                    self.stats.token_back(st.stream_id, len(ids))
+                    self._emit_delta(st, o.text or "", ids)
+                if out.finished:
+                    break
+            if st.aborted:
+                reason = "aborted"
+            elif (self._prompt_len + st.tokens >= self._model_config.max_model_len
+                  and not st.close_requested):
+                reason, message = "max_length", "the session reached max_model_len"
+        except asyncio.CancelledError:
+            reason = "aborted"
+        except Exception as exc:  # noqa: BLE001
+            if st.aborted:
+                reason = "aborted"
+            else:
+                reason = "error"
+                message, fix = engine_platform.explain_failure(exc, self._stage_errors())
+                if engine.errored:
+                    self._fail(message, fix)
+        finally:
+            self.stats.finish(st.stream_id)
+            self._emit(StreamFinished(st.stream_id, reason, st.tokens,
+                                      st.samples_in / SAMPLE_RATE, message))
+            st.done.set()
+
+    def _emit_delta(self, st: _Stream, text: str, ids: tuple[int, ...]) -> None:
+        step_s = self._step_samples / SAMPLE_RATE
+        k = st.tokens
+        st.tokens += len(ids)
+        audio_s = st.samples_in / SAMPLE_RATE
+        # Token k describes audio frame k (the model's delay is built into when it arrives);
+        # flush tokens past the end of the audio are clamped to its end.
+        start = min(k * step_s, audio_s)
+        end = min((k + len(ids)) * step_s, audio_s)
+        self._emit(TextDelta(st.stream_id, text, ids, k, start, end, time.time()))
+
+
+def _stat_logger_factory(stats: EngineStats):
+    """A vLLM stat logger that records each step's runtime CUDA-graph mode into ``stats``."""
+    from vllm.v1.metrics.loggers import StatLoggerBase
+
+    class GraphModeLogger(StatLoggerBase):
+        def __init__(self, vllm_config, engine_index: int = 0):
+            pass
+
+        def record(self, scheduler_stats, iteration_stats, mm_cache_stats=None, engine_idx=0):
+            cg = getattr(scheduler_stats, "cudagraph_stats", None) if scheduler_stats else None
+            if cg is not None:
+                stats.engine_step(str(getattr(cg, "runtime_mode", "")) or None)
+
+        def log_engine_initialized(self):
+            pass
+
+    return GraphModeLogger

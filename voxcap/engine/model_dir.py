@@ -1,0 +1,117 @@
+"""Validate a Voxtral Realtime model directory and prepare its tokenizer for a chosen delay.
+
+The user's model directory is never modified: a different transcription delay is applied by
+giving vLLM a copy of tekken.json (in voxcap's cache) with that delay.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import ModelDirError
+
+MODEL_ID = "mistralai/Voxtral-Mini-4B-Realtime-2602"
+GET_MODEL = (
+    f"download {MODEL_ID} (e.g. `hf download {MODEL_ID} --local-dir DIR`), or run "
+    "`voxcap make-tiny-model DIR` and use --dummy-weights for a self-check"
+)
+WEIGHT_FILES = ("consolidated.safetensors",)
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    path: Path
+    params: dict
+    audio: dict
+    has_weights: bool
+
+    @property
+    def delay_ms(self) -> int:
+        return int(self.audio.get("transcription_delay_ms") or 480)
+
+    def kv_cache_bytes(self, max_model_len: int, dtype_bytes: int) -> int:
+        """KV-cache bytes one session of ``max_model_len`` tokens needs (an upper estimate).
+
+        The decoder caches every token; the causal audio encoder, which vLLM also caches,
+        keeps ``downsample_factor`` frames per token but only within its sliding window.
+        """
+        def per_position(p: dict) -> int:
+            head_dim = p.get("head_dim") or p["dim"] // p["n_heads"]
+            return 2 * p["n_layers"] * p.get("n_kv_heads", p["n_heads"]) * head_dim * dtype_bytes
+
+        whisper = self.params["multimodal"]["whisper_model_args"]
+        enc = whisper["encoder_args"]
+        downsample = (whisper.get("downsample_args") or {}).get("downsample_factor", 1)
+        window = enc.get("sliding_window") or max_model_len
+        decoder = per_position(self.params) * max_model_len
+        encoder = per_position(enc) * downsample * min(window, max_model_len)
+        return decoder + encoder
+
+
+def _read_json(path: Path, what: str) -> dict:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ModelDirError(f"{what} is missing: {path}", GET_MODEL) from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelDirError(f"{what} is corrupt ({path}): {exc}",
+                            "download the model again; the file is damaged") from None
+    if not isinstance(data, dict):
+        raise ModelDirError(f"{what} is corrupt ({path}): not a JSON object",
+                            "download the model again; the file is damaged")
+    return data
+
+
+def inspect_model_dir(directory: str | Path, dummy_weights: bool = False) -> ModelInfo:
+    """Check that ``directory`` holds a Voxtral Realtime model; raise ModelDirError if not."""
+    path = Path(directory).expanduser()
+    if not path.exists():
+        raise ModelDirError(f"Model directory does not exist: {path}", GET_MODEL)
+    if not path.is_dir():
+        raise ModelDirError(f"Model path is not a directory: {path}", GET_MODEL)
+    if not any(path.iterdir()):
+        raise ModelDirError(f"Model directory is empty: {path}", GET_MODEL)
+    params = _read_json(path / "params.json", "params.json")
+    missing = [k for k in ("dim", "n_layers", "n_heads", "vocab_size") if k not in params]
+    if missing:
+        raise ModelDirError(f"params.json lacks {', '.join(missing)}: not a Mistral model config",
+                            GET_MODEL)
+    if "whisper_model_args" not in (params.get("multimodal") or {}):
+        raise ModelDirError("params.json has no audio encoder (multimodal.whisper_model_args): "
+                            "this is not a Voxtral model", GET_MODEL)
+    tekken = _read_json(path / "tekken.json", "tekken.json")
+    audio = tekken.get("audio")
+    if not isinstance(audio, dict):
+        raise ModelDirError("tekken.json has no audio section: this tokenizer is not a Voxtral one",
+                            GET_MODEL)
+    if audio.get("transcription_format") != "streaming":
+        raise ModelDirError("tekken.json describes an offline (non-streaming) Voxtral model; "
+                            "live captions need Voxtral Realtime", GET_MODEL)
+    has_weights = any((path / f).is_file() for f in WEIGHT_FILES)
+    if not has_weights and not dummy_weights:
+        raise ModelDirError(
+            f"No weights (consolidated.safetensors) in {path}",
+            f"{GET_MODEL}; random weights are never used unless --dummy-weights is given",
+        )
+    return ModelInfo(path=path, params=params, audio=audio, has_weights=has_weights)
+
+
+def tokenizer_dir_for_delay(info: ModelInfo, delay_ms: int | None, cache_dir: Path) -> Path:
+    """Directory whose tekken.json vLLM should use: the model's own, or a copy with ``delay_ms``."""
+    if delay_ms is None or delay_ms == info.delay_ms:
+        return info.path
+    source = (info.path / "tekken.json").read_bytes()
+    tekken = json.loads(source)
+    tekken["audio"]["transcription_delay_ms"] = delay_ms
+    digest = hashlib.sha256(source).hexdigest()[:16]
+    out = cache_dir / "tokenizers" / f"{digest}-delay{delay_ms}"
+    target = out / "tekken.json"
+    if not target.exists():
+        out.mkdir(parents=True, exist_ok=True)
+        tmp = out / "tekken.json.tmp"
+        tmp.write_text(json.dumps(tekken), encoding="utf-8")
+        tmp.replace(target)
+    return out

