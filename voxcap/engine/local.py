@@ -8,6 +8,7 @@ is the one vLLM's own /v1/realtime server uses (see shared/design/engine-facts.m
 from __future__ import annotations
 
 import asyncio
+import gc
 import itertools
 import os
 import queue
@@ -145,6 +146,12 @@ class LocalEngine:
         st = self._streams.get(stream_id)
         return True if st is None else st.done.wait(timeout)
 
+    def engine_pids(self) -> list[int]:
+        """PIDs of vLLM's engine-core processes (their workers are their children)."""
+        manager = getattr(getattr(getattr(self._engine, "engine_core", None), "resources", None),
+                          "engine_manager", None)
+        return [p.pid for p in getattr(manager, "processes", []) if p.pid]
+
     def open_stream_ids(self) -> list[str]:
         return [s for s, st in list(self._streams.items()) if not st.done.is_set()]
 
@@ -196,7 +203,9 @@ class LocalEngine:
         stage_file = self._workdir / "stages.jsonl"
         os.environ[STAGE_ENV] = str(stage_file)
         os.environ["VLLM_LOGGING_CONFIG_PATH"] = str(write_logging_config(
-            self._workdir / "logging.json", "INFO" if self._verbose else "WARNING"))
+            self._workdir / "logging.json", "INFO" if self._verbose else "ERROR"))
+        if not self._verbose:
+            os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
         os.environ.setdefault("VLLM_NO_USAGE_STATS", "1")
         os.environ.setdefault("DO_NOT_TRACK", "1")
         self._tail = StageTail(stage_file, self._progress).start()
@@ -210,6 +219,8 @@ class LocalEngine:
         finally:
             self._engine = None
             engine.shutdown()
+            del engine
+            gc.collect()  # let AsyncLLM finalise now, not at interpreter exit
             self._emit(EngineStopped())
 
     async def _create_engine(self, build: str):

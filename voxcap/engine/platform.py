@@ -87,7 +87,10 @@ _KNOWN = (
     (("soundfile is not installed",),
      "The audio library soundfile is missing from vLLM's environment.",
      "pip install soundfile"),
-    (("kv cache", "max_model_len", "larger than the maximum number of tokens"),
+    (("greater than the derived max_model_len",),
+     "The max session length is longer than this model supports.",
+     "lower the max session length (--max-model-len) to the model's model_max_length"),
+    (("kv cache is needed", "larger than the available kv cache", "kv cache memory"),
      "The KV-cache budget is too small for the session length.",
      "raise the KV-cache budget or lower the max session length"),
 )

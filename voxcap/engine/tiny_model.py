@@ -83,7 +83,7 @@ def _params(vocab_size: int) -> dict:
     return {
         "dim": 64, "n_layers": 2, "head_dim": 32, "hidden_dim": 128, "n_heads": 2,
         "n_kv_heads": 1, "vocab_size": vocab_size, "tied_embeddings": True,
-        "sliding_window": 8192, "model_max_length": 4096, "max_position_embeddings": 4096,
+        "sliding_window": 8192, "model_max_length": 131072, "max_position_embeddings": 131072,
         "rope_theta": 1e6, "norm_eps": 1e-5, "causal": True, "use_biases": False,
         "ada_rms_norm_t_cond": True, "ada_rms_norm_t_cond_dim": 32,
         "multimodal": {
@@ -104,3 +104,16 @@ def write_tiny_model(directory: str | Path, num_words: int = 2000) -> Path:
     (out / "params.json").write_text(json.dumps(_params(vocab_size), indent=2))
     (out / "tekken.json").write_text(json.dumps(tekken))
     return out
+
+
+def add_parser(sub) -> list[str]:
+    m = sub.add_parser("make-tiny-model", help="write a tiny test model (use with --dummy-weights)",
+                       description="Write params.json and tekken.json of a tiny Voxtral Realtime "
+                                   "model: checks an install end to end without the 9 GB download.")
+    m.add_argument("directory", metavar="DIR")
+    return ["make-tiny-model"]
+
+
+def run(args) -> int:
+    print(f"tiny model written to {write_tiny_model(args.directory)}")
+    return 0

