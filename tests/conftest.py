@@ -8,8 +8,6 @@ ids of the streams it opened.
 from __future__ import annotations
 
 import os
-import queue
-import time
 
 import pytest
 
@@ -17,7 +15,6 @@ from voxcap.engine.local import LocalEngine
 from voxcap.engine.settings import EngineSettings
 from voxcap.engine.tiny_model import write_tiny_model
 from voxcap.eventhub import EventHub
-from voxcap.events import StreamFinished, TextDelta
 
 # Engine tests share CPU with the engine's own processes: keep torch from oversubscribing.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -55,20 +52,3 @@ def engine_events(engine, engine_hub):
     q = engine_hub.subscribe()
     yield q
     engine_hub.unsubscribe(q)
-
-
-def collect_stream(events: "queue.Queue", stream_id: str, timeout: float = 120.0):
-    """Deltas of ``stream_id`` until its StreamFinished; returns (deltas, finished)."""
-    deltas, deadline = [], time.monotonic() + timeout
-    while True:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise TimeoutError(f"stream {stream_id} did not finish in {timeout} s")
-        try:
-            ev = events.get(timeout=remaining)
-        except queue.Empty:
-            continue
-        if isinstance(ev, TextDelta) and ev.stream_id == stream_id:
-            deltas.append(ev)
-        elif isinstance(ev, StreamFinished) and ev.stream_id == stream_id:
-            return deltas, ev

@@ -1,0 +1,1 @@
+"""Test helpers importable from any test module (tests/ is on pytest's pythonpath)."""
