@@ -1,0 +1,180 @@
+"""Words -> subtitle cues and transcript paragraphs, timed from the words' audio spans.
+
+- ``prepare_words(words, masker=None) -> list[Word]``: glue pieces joined to their word,
+  masking applied (exports mask here; the journal never is).
+- ``build_cues(words, labels=None, show_labels=False, end_s=None, options=CueOptions())
+  -> list[Cue]``: cues of at most ``max_lines`` lines of ``max_chars`` columns, at most
+  ``max_duration_s`` long; a pause of ``pause_s`` or the end of a sentence (once the cue
+  holds half a line) starts a new cue. Times are integer milliseconds, and the list obeys:
+  ``0 <= start < end``, starts strictly increasing, ``end <= next start`` (no overlaps,
+  also across streams), and ``end <= end_s`` (the audio's length) unless two streams'
+  cues collide at the very end.
+  A cue stays up at least ``min_duration_s`` and long enough to read at ``chars_per_s``
+  when the silence after it allows (never past the next cue or the end of the audio); a cue
+  whose words have no duration (text flushed at the end of the audio) is moved back into
+  the silence before it.
+- ``build_paragraphs(words, labels=None, pause_s=1.5) -> list[Paragraph]``: for TXT; a
+  new paragraph after a pause, at a sentence end once the paragraph spans ``soft_max_s``,
+  and in any case at ``hard_max_s``. Paragraphs of several streams are ordered by start.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from .linebreak import display_width, wrap_words
+from .masking import Masker
+from .words import Word, ends_sentence
+
+MIN_CUE_MS = 100  # shortest cue after resolving collisions between streams
+
+
+@dataclass(frozen=True)
+class CueOptions:
+    max_chars: int = 42
+    max_lines: int = 2
+    max_duration_s: float = 7.0
+    min_duration_s: float = 1.0
+    chars_per_s: float = 17.0
+    pause_s: float = 0.8
+
+
+@dataclass
+class Cue:
+    start_ms: int
+    end_ms: int
+    lines: tuple[str, ...]
+    stream_id: str
+    label: str  # the speaker shown in front of the first line ("" when labels are off)
+    text_lines: tuple[str, ...] = ()  # the lines without the label
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+
+@dataclass(frozen=True)
+class Paragraph:
+    stream_id: str
+    label: str
+    start_s: float
+    end_s: float
+    text: str
+
+
+def prepare_words(words: Iterable[Word], masker: Masker | None = None) -> list[Word]:
+    merged: list[Word] = []
+    last: dict[str, int] = {}  # stream -> index of its last word in merged
+    for w in words:
+        i = last.get(w.stream_id)
+        if w.glue and i is not None:
+            prev = merged[i]
+            merged[i] = Word(prev.stream_id, prev.text + w.text, prev.start_s,
+                             max(prev.end_s, w.end_s))
+            continue
+        last[w.stream_id] = len(merged)
+        merged.append(Word(w.stream_id, w.text, w.start_s, w.end_s))
+    if masker is not None:
+        merged = [Word(w.stream_id, masker.mask_word(w.text), w.start_s, w.end_s) for w in merged]
+    return merged
+
+
+def _by_stream(words: Iterable[Word]) -> dict[str, list[Word]]:
+    out: dict[str, list[Word]] = {}
+    for w in words:
+        out.setdefault(w.stream_id, []).append(w)
+    return out
+
+
+def _chunk(words: list[Word], prefix: str, o: CueOptions) -> list[list[Word]]:
+    chunks: list[list[Word]] = []
+    cur: list[Word] = []
+    for w in words:
+        if cur:
+            texts = [prefix + cur[0].text] + [x.text for x in cur[1:]] + [w.text]
+            width = display_width(" ".join(texts[:-1]))
+            if (w.start_s - cur[-1].end_s >= o.pause_s
+                    or w.end_s - cur[0].start_s > o.max_duration_s
+                    or (ends_sentence(cur[-1].text) and width >= o.max_chars // 2)
+                    or len(wrap_words(texts, o.max_chars)) > o.max_lines):
+                chunks.append(cur)
+                cur = []
+        cur.append(w)
+    if cur:
+        chunks.append(cur)
+    return chunks
+
+
+def build_cues(words: Iterable[Word], labels: dict[str, str] | None = None,
+               show_labels: bool = False, end_s: float | None = None,
+               options: CueOptions | None = None) -> list[Cue]:
+    o = options or CueOptions()
+    labels = labels or {}
+    max_ms = round(o.max_duration_s * 1000)
+    cues: list[Cue] = []
+    order = {}
+    for n, (sid, stream_words) in enumerate(_by_stream(prepare_words(words)).items()):
+        order[sid] = n
+        label = (labels.get(sid) or sid) if show_labels else ""
+        prefix = f"{label}: " if label else ""
+        for chunk in _chunk(stream_words, prefix, o):
+            text_lines = wrap_words([prefix + chunk[0].text] + [w.text for w in chunk[1:]],
+                                    o.max_chars)
+            if prefix:
+                text_lines[0] = text_lines[0][len(prefix):]
+            lines = tuple(text_lines)  # > max_lines only for one word longer than a cue
+            start = round(chunk[0].start_s * 1000)
+            end = round(max(w.end_s for w in chunk) * 1000)
+            start = max(start, end - max_ms)
+            cues.append(Cue(start, end, tuple((prefix if i == 0 else "") + t
+                                              for i, t in enumerate(lines)),
+                            sid, label, lines))
+    cues.sort(key=lambda c: (c.start_ms, order[c.stream_id]))
+    limit = round(end_s * 1000) if end_s is not None else max((c.end_ms for c in cues), default=0)
+    _time(cues, limit, o)
+    return cues
+
+
+def _time(cues: list[Cue], limit_ms: int, o: CueOptions) -> None:
+    min_ms = round(o.min_duration_s * 1000)
+    max_ms = round(o.max_duration_s * 1000)
+    for i, c in enumerate(cues):  # readable: long enough, within the silence that follows
+        chars = sum(display_width(t) for t in c.text_lines)
+        want = c.start_ms + max(min_ms, round(1000 * chars / o.chars_per_s))
+        next_start = cues[i + 1].start_ms if i + 1 < len(cues) else limit_ms
+        c.end_ms = max(c.end_ms, min(want, c.start_ms + max_ms, next_start, limit_ms))
+    prev_end = 0
+    for c in cues:  # no duration (text flushed at the end): back into the silence before it
+        if c.end_ms - c.start_ms < min_ms:
+            c.start_ms = max(0, min(c.start_ms, max(prev_end, c.end_ms - min_ms)))
+        prev_end = max(prev_end, c.end_ms)
+    for prev, c in itertools.pairwise(cues):  # strictly increasing starts, no overlaps
+        c.start_ms = max(c.start_ms, prev.start_ms + MIN_CUE_MS)
+        c.end_ms = max(c.end_ms, c.start_ms + MIN_CUE_MS)
+        prev.end_ms = min(prev.end_ms, c.start_ms)
+    if cues and cues[0].end_ms <= cues[0].start_ms:
+        cues[0].end_ms = cues[0].start_ms + MIN_CUE_MS
+
+
+def build_paragraphs(words: Iterable[Word], labels: dict[str, str] | None = None,
+                     pause_s: float = 1.5, soft_max_s: float = 30.0,
+                     hard_max_s: float = 120.0) -> list[Paragraph]:
+    labels = labels or {}
+    paras: list[Paragraph] = []
+    for sid, stream_words in _by_stream(prepare_words(words)).items():
+        groups: list[list[Word]] = []
+        for w in stream_words:
+            cur = groups[-1] if groups else None
+            if cur:
+                span = w.end_s - cur[0].start_s
+                if not (w.start_s - cur[-1].end_s >= pause_s or span > hard_max_s
+                        or (span > soft_max_s and ends_sentence(cur[-1].text))):
+                    cur.append(w)
+                    continue
+            groups.append([w])
+        paras.extend(Paragraph(sid, labels.get(sid) or sid, g[0].start_s, g[-1].end_s,
+                               " ".join(w.text for w in g)) for g in groups)
+    paras.sort(key=lambda p: p.start_s)
+    return paras

@@ -1,0 +1,178 @@
+"""Exports people can use: SRT, WebVTT, TXT (plain or timestamped) and JSONL.
+
+    export(source, "talk.srt")                 # format from the extension
+    export(session, "talk.txt", timestamps=True, masker=make_masker(True))
+    text = render(source, ".vtt")              # the file's content, without writing it
+
+``source``: a ``sessions.Session`` (labels and audio length come from it), or any iterable
+of deltas (``TextDelta`` or ``DeltaRecord``); then give ``labels`` (stream id -> label) and
+``end_s`` (the audio's length, caps cue times) if known.
+
+- ``.srt``: numbered cues ``HH:MM:SS,mmm --> HH:MM:SS,mmm``, UTF-8, blank line between cues.
+- ``.vtt``: ``WEBVTT`` header; ``&``, ``<``, ``>`` escaped; with several streams each cue is
+  a voice span (``<v You>``), which players show as the speaker.
+- Cue rules (``cues.CueOptions``): <= 7 s, <= 2 lines of <= 42 columns, monotonic, no
+  overlaps. With several streams the label is written in front of the first line
+  ("You: ...") in SRT; a right-to-left line is wrapped in RLM marks so players lay it out
+  right to left even behind a left-to-right label.
+- ``.txt``: paragraphs (a new one after a pause), one per line; with several streams each
+  starts with its label; ``timestamps=True`` puts ``[HH:MM:SS]`` in front of each.
+- ``.jsonl``: one JSON object per word: ``{"stream","label","start","end","text"}``.
+- An empty session gives a valid empty file of each format.
+- ``masker`` masks words in every format (the journal keeps the real words).
+Files are written atomically (a temporary file renamed over the target).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import ConfigError
+from .cues import Cue, CueOptions, build_cues, build_paragraphs, prepare_words
+from .masking import Masker
+from .words import Word, words_from_deltas
+
+FORMATS = (".srt", ".vtt", ".txt", ".jsonl")
+RLM = "\u200f"
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    path: Path | None
+    fmt: str
+    items: int  # cues, paragraphs or words written
+    words: int
+
+
+def check_export_path(path: str | Path) -> Path:
+    p = Path(path).expanduser()
+    fmt = p.suffix.lower()
+    if fmt not in FORMATS:
+        raise ConfigError(f"Unknown transcript format {p.suffix or '(none)'!r} for {p.name}",
+                          f"end the file name with one of {', '.join(FORMATS)}")
+    if not p.parent.is_dir():
+        raise ConfigError(f"Output folder does not exist: {p.parent}",
+                          "create it or pick another path")
+    return p
+
+
+def _gather(source, labels, end_s):
+    from .sessions import Session  # late: sessions imports the journal
+
+    if isinstance(source, Session):
+        return source.words(), {**source.labels, **(labels or {})}, \
+            (end_s if end_s is not None else source.end_s)
+    deltas = list(source)
+    words = words_from_deltas(deltas)
+    if end_s is None and deltas:
+        end_s = max(d.audio_end_s for d in deltas)
+    return words, dict(labels or {}), end_s
+
+
+def render(source, fmt: str, *, labels: dict[str, str] | None = None,
+           end_s: float | None = None, timestamps: bool = False, masker: Masker | None = None,
+           options: CueOptions | None = None) -> tuple[str, int, int]:
+    """(file content, items, words) of ``source`` in ``fmt`` (".srt", "vtt", ...)."""
+    fmt = "." + fmt.lower().lstrip(".")
+    if fmt not in FORMATS:
+        raise ConfigError(f"Unknown transcript format {fmt!r}", f"use one of {', '.join(FORMATS)}")
+    words, labels, end_s = _gather(source, labels, end_s)
+    words = prepare_words(words, masker)
+    streams = list(dict.fromkeys(w.stream_id for w in words))
+    several = len(streams) > 1
+    if fmt in (".srt", ".vtt"):
+        cues = build_cues(words, labels, show_labels=several and fmt == ".srt", end_s=end_s,
+                          options=options)
+        text = _srt(cues) if fmt == ".srt" else _vtt(cues, labels if several else None)
+        return text, len(cues), len(words)
+    if fmt == ".txt":
+        paras = build_paragraphs(words, labels)
+        lines = []
+        for p in paras:
+            head = f"[{_clock(p.start_s)}] " if timestamps else ""
+            lines.append(f"{head}{p.label}: {p.text}" if several else f"{head}{p.text}")
+        return "".join(line + "\n" for line in lines), len(paras), len(words)
+    return "".join(_word_json(w, labels) for w in words), len(words), len(words)
+
+
+def export(source, path: str | Path, *, labels: dict[str, str] | None = None,
+           end_s: float | None = None, timestamps: bool = False, masker: Masker | None = None,
+           options: CueOptions | None = None) -> ExportResult:
+    p = check_export_path(path)
+    text, items, nwords = render(source, p.suffix, labels=labels, end_s=end_s,
+                                 timestamps=timestamps, masker=masker, options=options)
+    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8", newline="\n")
+        tmp.replace(p)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise ConfigError(f"Cannot write {p}: {exc.strerror}",
+                          "pick a writable folder with free space") from None
+    return ExportResult(p, p.suffix.lower(), items, nwords)
+
+
+# ------------------------------------------------------------------- formats ----
+def _clock(seconds: float) -> str:
+    s = max(0, int(seconds))
+    return f"{s // 3600:02d}:{s // 60 % 60:02d}:{s % 60:02d}"
+
+
+def _stamp(ms: int, sep: str) -> str:
+    ms = max(0, ms)
+    return f"{ms // 3_600_000:02d}:{ms // 60_000 % 60:02d}:{ms // 1000 % 60:02d}{sep}{ms % 1000:03d}"
+
+
+def _is_rtl(text: str) -> bool:
+    for ch in text:
+        d = unicodedata.bidirectional(ch)
+        if d in ("R", "AL"):
+            return True
+        if d == "L":
+            return False
+    return False
+
+
+def _bidi(text: str) -> str:
+    return f"{RLM}{text}{RLM}" if _is_rtl(text) else text
+
+
+def _cue_lines(cue: Cue) -> list[str]:
+    lines = [_bidi(t) for t in cue.text_lines]
+    if cue.label:
+        lines[0] = f"{cue.label}: {lines[0]}"
+    return lines
+
+
+def _srt(cues: Iterable[Cue]) -> str:
+    blocks = []
+    for n, c in enumerate(cues, 1):
+        body = "\n".join(_cue_lines(c))
+        blocks.append(f"{n}\n{_stamp(c.start_ms, ',')} --> {_stamp(c.end_ms, ',')}\n{body}\n")
+    return "\n".join(blocks)
+
+
+def _vtt_escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _vtt(cues: Iterable[Cue], voices: dict[str, str] | None) -> str:
+    out = ["WEBVTT\n"]
+    for c in cues:
+        body = "\n".join(_vtt_escape(line) for line in _cue_lines(c))
+        if voices is not None:
+            voice = _vtt_escape(voices.get(c.stream_id) or c.stream_id).replace("\n", " ")
+            body = f"<v {voice}>{body}</v>"
+        out.append(f"\n{_stamp(c.start_ms, '.')} --> {_stamp(c.end_ms, '.')}\n{body}\n")
+    return "".join(out)
+
+
+def _word_json(w: Word, labels: dict[str, str]) -> str:
+    return json.dumps({"stream": w.stream_id, "label": labels.get(w.stream_id) or w.stream_id,
+                       "start": round(w.start_s, 3), "end": round(w.end_s, 3), "text": w.text},
+                      ensure_ascii=False) + "\n"

@@ -1,0 +1,76 @@
+"""Profanity masking for what is shown and exported (never for the journal).
+
+Off by default: nothing in the captions layer masks unless it is handed a ``Masker``.
+
+- ``Masker(words)``: entries match whole words, case-insensitively; an entry ending in
+  ``*`` matches any word starting with the rest (``"fuck*"`` masks "fucking").
+  ``mask_word("Shit,") -> "S***,"`` keeps the first letter, the length and the punctuation
+  around the word, so a reader still sees that something was said.
+  ``mask_text(text)`` masks every word of a longer text.
+- ``load_word_list(path) -> list[str]``: one entry per line, ``#`` comments, UTF-8.
+- ``DEFAULT_WORDS``: a short English list, used by ``make_masker(enabled=True)``.
+- ``make_masker(enabled, words_file=None) -> Masker | None``: what a setting turns into.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from ..errors import ConfigError
+
+DEFAULT_WORDS = (
+    "fuck*", "motherfuck*", "shit*", "bullshit*", "cunt*", "bitch*", "bastard*", "asshole*",
+    "dick", "dickhead*", "cock", "cocksucker*", "pussy", "wank*", "twat*", "prick", "slut*",
+    "whore*", "bollocks", "arse", "arsehole*", "damn", "goddamn*", "crap", "piss*",
+)
+_WORD = re.compile(r"\w+(?:['\u2019-]\w+)*")
+_CORE = re.compile(r"^(\W*)(.*?)(\W*)$", re.DOTALL)
+
+
+class Masker:
+    def __init__(self, words: Iterable[str]) -> None:
+        exact, prefixes = set(), []
+        for entry in words:
+            entry = entry.strip().casefold()
+            if not entry:
+                continue
+            if entry.endswith("*"):
+                if entry.rstrip("*"):
+                    prefixes.append(entry.rstrip("*"))
+            else:
+                exact.add(entry)
+        self._exact = frozenset(exact)
+        self._prefixes = tuple(sorted(set(prefixes)))
+
+    def matches(self, core: str) -> bool:
+        key = core.casefold()
+        if key in self._exact:
+            return True
+        return bool(self._prefixes) and key.startswith(self._prefixes)
+
+    def mask_word(self, word: str) -> str:
+        lead, core, trail = _CORE.match(word).groups()
+        if not core or not self.matches(core):
+            return word
+        return f"{lead}{core[0]}{'*' * (len(core) - 1)}{trail}"
+
+    def mask_text(self, text: str) -> str:
+        return _WORD.sub(lambda m: self.mask_word(m.group(0)), text)
+
+
+def load_word_list(path: str | Path) -> list[str]:
+    p = Path(path).expanduser()
+    try:
+        lines = p.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"Cannot read the word list {p}: {exc}",
+                          "give a UTF-8 text file with one word per line") from None
+    return [ln.split("#", 1)[0].strip() for ln in lines if ln.split("#", 1)[0].strip()]
+
+
+def make_masker(enabled: bool, words_file: str | Path | None = None) -> Masker | None:
+    if not enabled:
+        return None
+    return Masker(load_word_list(words_file) if words_file else DEFAULT_WORDS)

@@ -1,0 +1,119 @@
+"""The journal's record format (JSON Lines, UTF-8, one record per line), shared by the
+writer (``journal``) and the reader (``sessions``).
+
+    {"type":"stream","session":S,"stream":ID,"label":"You","source":"mic","wall":T}
+    {"type":"delta","session":S,"stream":ID,"index":K,"start":0.24,"end":0.32,"wall":T,
+     "text":" w17","tokens":[123]}
+    {"type":"end","session":S,"stream":ID,"reason":"flushed","audio_seconds":12.3,"wall":T}
+    {"type":"gap","session":S,"dropped":N,"wall":T}   # records lost while the disk failed
+
+``start``/``end`` are seconds of the stream's audio, ``wall`` is Unix time. Readers ignore
+unknown types and unknown keys (forward compatible).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+JOURNAL_NAME = "journal.jsonl"
+SESSION_NAME = "session.json"
+FORMAT_VERSION = 1
+
+
+@dataclass(frozen=True)
+class DeltaRecord:
+    """A journalled delta; same attribute names as ``voxcap.events.TextDelta``."""
+
+    session_id: str
+    stream_id: str
+    index: int
+    audio_start_s: float
+    audio_end_s: float
+    produced_at: float
+    text: str
+    token_ids: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class StreamRecord:
+    session_id: str
+    stream_id: str
+    label: str
+    source: str
+    wall: float
+
+
+@dataclass(frozen=True)
+class EndRecord:
+    session_id: str
+    stream_id: str
+    reason: str
+    audio_seconds: float
+    wall: float
+
+
+@dataclass(frozen=True)
+class GapRecord:
+    session_id: str
+    dropped: int
+    wall: float
+
+
+def _line(obj: dict) -> bytes:
+    return (json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+
+
+def delta_line(session_id: str, d) -> bytes:
+    return _line({"type": "delta", "session": session_id, "stream": d.stream_id,
+                  "index": d.index, "start": round(d.audio_start_s, 3),
+                  "end": round(d.audio_end_s, 3), "wall": round(d.produced_at, 3),
+                  "text": d.text, "tokens": list(d.token_ids)})
+
+
+def stream_line(session_id: str, stream_id: str, label: str, source: str, wall: float) -> bytes:
+    return _line({"type": "stream", "session": session_id, "stream": stream_id, "label": label,
+                  "source": source, "wall": round(wall, 3)})
+
+
+def end_line(session_id: str, stream_id: str, reason: str, audio_seconds: float,
+             wall: float) -> bytes:
+    return _line({"type": "end", "session": session_id, "stream": stream_id, "reason": reason,
+                  "audio_seconds": round(audio_seconds, 3), "wall": round(wall, 3)})
+
+
+def gap_line(session_id: str, dropped: int, wall: float) -> bytes:
+    return _line({"type": "gap", "session": session_id, "dropped": dropped,
+                  "wall": round(wall, 3)})
+
+
+def parse_record(obj) -> DeltaRecord | StreamRecord | EndRecord | GapRecord | None:
+    """A decoded JSON value -> record; None for an unknown type; ValueError if malformed."""
+    if not isinstance(obj, dict):
+        raise ValueError("not a JSON object")  # noqa: TRY004
+    kind = obj.get("type")
+    try:
+        if kind == "delta":
+            text = obj["text"]
+            if not isinstance(text, str):
+                raise ValueError("text is not a string")
+            start, end = float(obj["start"]), float(obj["end"])
+            if not (0 <= start <= end < 1e7):
+                raise ValueError(f"bad audio span {start}..{end}")
+            return DeltaRecord(str(obj.get("session", "")), str(obj["stream"]), int(obj["index"]),
+                               start, end, float(obj.get("wall", 0.0)), text,
+                               tuple(int(t) for t in obj.get("tokens") or ()))
+        if kind == "stream":
+            return StreamRecord(str(obj.get("session", "")), str(obj["stream"]),
+                                str(obj.get("label") or ""), str(obj.get("source") or ""),
+                                float(obj.get("wall", 0.0)))
+        if kind == "end":
+            return EndRecord(str(obj.get("session", "")), str(obj["stream"]),
+                             str(obj.get("reason") or ""), float(obj.get("audio_seconds") or 0),
+                             float(obj.get("wall", 0.0)))
+        if kind == "gap":
+            return GapRecord(str(obj.get("session", "")), int(obj.get("dropped") or 0),
+                             float(obj.get("wall", 0.0)))
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"missing or invalid field {exc}") from None
+    return None

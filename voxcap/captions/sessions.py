@@ -1,0 +1,257 @@
+"""Previous sessions: list them, open one (to show or export it).
+
+    store = SessionStore()                 # root: <data dir>/sessions (or a given folder)
+    for info in store.list():              # newest first: SessionInfo
+        print(info.session_id, info.kind, info.created, info.interrupted, info.title)
+    session = store.open("last")           # id, unique id prefix, "last", or a path
+    session.records                        # DeltaRecords, journal order
+    session.labels                         # stream id -> label
+    session.warnings                       # lines skipped (corrupt or cut off), one per line
+    session.audio_seconds                  # longest stream's audio length (from end records)
+
+Reading never refuses a journal because of damage: a last line cut off by a crash is
+dropped (with a warning), a corrupt line anywhere is skipped with a warning naming its line
+number, and everything else is kept. A missing or corrupt ``session.json`` is rebuilt from
+the journal (streams, labels) and the directory name (id).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import VoxcapError
+from .journal import sessions_root
+from .records import (
+    JOURNAL_NAME,
+    SESSION_NAME,
+    DeltaRecord,
+    EndRecord,
+    GapRecord,
+    StreamRecord,
+    parse_record,
+)
+from .words import Word, words_from_deltas
+
+
+class SessionError(VoxcapError):
+    """A session cannot be found or read."""
+
+
+@dataclass
+class JournalContents:
+    records: list[DeltaRecord] = field(default_factory=list)
+    streams: dict[str, StreamRecord] = field(default_factory=dict)
+    ends: dict[str, EndRecord] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    dropped: int = 0  # records the writer reported lost (gap records)
+
+
+def read_journal_lines(path: Path | None, extra: Iterable[bytes] = ()) -> JournalContents:
+    """Parse a journal file (and extra raw lines after it), skipping damage with warnings."""
+    out = JournalContents()
+    data = b""
+    if path is not None:
+        try:
+            data = Path(path).read_bytes()
+        except OSError as exc:
+            raise SessionError(f"Cannot read the journal {path}: {exc.strerror}",
+                               "check the file's permissions") from None
+    lines = data.split(b"\n")
+    cut_off = lines.pop()  # after the last newline: empty, or a record cut off by a crash
+    name = Path(path).name if path is not None else "journal"
+    for n, raw in enumerate(lines, 1):
+        _parse_into(out, raw, f"{name} line {n}")
+    if cut_off.strip():
+        out.warnings.append(f"{name} line {len(lines) + 1}: last record cut off "
+                            f"({len(cut_off)} bytes, probably a crash); ignored")
+    for raw in extra:
+        _parse_into(out, raw.rstrip(b"\n"), "unwritten record")
+    return out
+
+
+def _parse_into(out: JournalContents, raw: bytes, where: str) -> None:
+    if not raw.strip():
+        return
+    try:
+        rec = parse_record(json.loads(raw.decode("utf-8")))
+    except (UnicodeDecodeError, ValueError) as exc:  # JSONDecodeError is a ValueError
+        out.warnings.append(f"{where}: corrupt record skipped ({str(exc)[:80]})")
+        return
+    if isinstance(rec, DeltaRecord):
+        out.records.append(rec)
+    elif isinstance(rec, StreamRecord):
+        out.streams[rec.stream_id] = rec
+    elif isinstance(rec, EndRecord):
+        out.ends[rec.stream_id] = rec
+    elif isinstance(rec, GapRecord):
+        out.dropped += rec.dropped
+        out.warnings.append(f"{where}: {rec.dropped} records were lost while the disk failed")
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    session_id: str
+    path: Path
+    kind: str
+    title: str
+    created: float  # Unix time
+    ended: float | None  # None: the session did not close (crash, still running)
+    settings: dict
+    streams: dict  # stream id -> {"label", "source", ...}
+    journal_bytes: int
+
+    @property
+    def interrupted(self) -> bool:
+        return self.ended is None
+
+    @property
+    def labels(self) -> dict[str, str]:
+        return {sid: (s.get("label") or sid) for sid, s in self.streams.items()}
+
+
+def _info(directory: Path, meta: dict | None) -> SessionInfo:
+    meta = meta or {}
+    journal = directory / JOURNAL_NAME
+    try:
+        st = journal.stat()
+        size, mtime = st.st_size, st.st_mtime
+    except OSError:
+        size, mtime = 0, 0.0
+    created = meta.get("created_unix")
+    return SessionInfo(
+        session_id=str(meta.get("session") or directory.name), path=directory,
+        kind=str(meta.get("kind") or "?"), title=str(meta.get("title") or ""),
+        created=float(created) if isinstance(created, (int, float)) else mtime,
+        ended=meta.get("ended_unix") if isinstance(meta.get("ended_unix"), (int, float)) else None,
+        settings=meta.get("settings") if isinstance(meta.get("settings"), dict) else {},
+        streams=meta.get("streams") if isinstance(meta.get("streams"), dict) else {},
+        journal_bytes=size)
+
+
+def _read_meta(directory: Path) -> tuple[dict | None, str | None]:
+    try:
+        meta = json.loads((directory / SESSION_NAME).read_text(encoding="utf-8"))
+        if not isinstance(meta, dict):
+            raise ValueError("not a JSON object")  # noqa: TRY004
+        return meta, None
+    except FileNotFoundError:
+        return None, f"{SESSION_NAME} missing; rebuilt from the journal"
+    except (OSError, ValueError) as exc:
+        return None, f"{SESSION_NAME} unreadable ({str(exc)[:80]}); rebuilt from the journal"
+
+
+@dataclass
+class Session:
+    info: SessionInfo
+    records: list[DeltaRecord]
+    labels: dict[str, str]
+    sources: dict[str, str]
+    audio_seconds: float | None  # None when no stream recorded its end
+    warnings: list[str]
+
+    @classmethod
+    def from_contents(cls, directory: Path, meta: dict | None, contents: JournalContents,
+                      warnings: Iterable[str] = ()) -> Session:
+        info = _info(directory, meta)
+        labels = {sid: sid for sid in dict.fromkeys(r.stream_id for r in contents.records)}
+        sources = {}
+        for sid, s in info.streams.items():
+            if isinstance(s, dict):
+                labels[sid] = s.get("label") or sid
+                sources[sid] = s.get("source") or ""
+        for sid, s in contents.streams.items():
+            labels[sid] = s.label or labels.get(sid) or sid
+            sources[sid] = s.source or sources.get(sid, "")
+        ends = [e.audio_seconds for e in contents.ends.values()]
+        return cls(info, contents.records, labels, sources, max(ends) if ends else None,
+                   list(warnings) + contents.warnings)
+
+    @property
+    def session_id(self) -> str:
+        return self.info.session_id
+
+    @property
+    def end_s(self) -> float | None:
+        """The audio's length: from end records, else the last delta's end."""
+        if self.audio_seconds is not None:
+            return self.audio_seconds
+        return max((r.audio_end_s for r in self.records), default=None)
+
+    def words(self) -> list[Word]:
+        return words_from_deltas(self.records)
+
+
+def read_session_dir(directory: str | Path) -> Session:
+    d = Path(directory)
+    meta, warning = _read_meta(d)
+    journal = d / JOURNAL_NAME
+    contents = read_journal_lines(journal if journal.exists() else None)
+    return Session.from_contents(d, meta, contents, [warning] if warning else [])
+
+
+class SessionStore:
+    def __init__(self, root: str | Path | None = None) -> None:
+        self.root = sessions_root(root)
+
+    def list(self) -> list[SessionInfo]:
+        """Every session directory (with a journal or a session.json), newest first."""
+        try:
+            dirs = [p for p in self.root.iterdir() if p.is_dir()]
+        except OSError:
+            return []
+        infos = []
+        for d in dirs:
+            if not ((d / JOURNAL_NAME).exists() or (d / SESSION_NAME).exists()):
+                continue
+            infos.append(_info(d, _read_meta(d)[0]))
+        infos.sort(key=lambda i: (i.created, i.session_id), reverse=True)
+        return infos
+
+    def find(self, ref: str) -> Path:
+        """A session directory from an id, a unique id prefix, "last", or a path."""
+        p = Path(ref).expanduser()
+        if p.is_file() and p.name == JOURNAL_NAME:
+            return p.parent
+        if p.is_dir() and ((p / JOURNAL_NAME).exists() or (p / SESSION_NAME).exists()):
+            return p
+        infos = self.list()
+        if ref in ("last", "latest"):
+            if not infos:
+                raise SessionError(f"No sessions in {self.root}",
+                                   "run `voxcap live` or `voxcap transcribe` first")
+            return infos[0].path
+        exact = [i for i in infos if i.session_id == ref or i.path.name == ref]
+        matches = exact or [i for i in infos if i.session_id.startswith(ref)]
+        if len(matches) == 1:
+            return matches[0].path
+        if not matches:
+            raise SessionError(f"No session {ref!r} in {self.root}",
+                               "list them with `voxcap sessions`, or give a session folder")
+        raise SessionError(f"{len(matches)} sessions start with {ref!r}",
+                           "give more of the id (see `voxcap sessions`)")
+
+    def open(self, ref: str) -> Session:
+        return read_session_dir(self.find(ref))
+
+
+def describe(info: SessionInfo, now: float | None = None) -> str:
+    """One line for a session list."""
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.created)) if info.created else "?"
+    if info.ended is None:
+        state = "interrupted"
+    else:
+        minutes = max(0.0, info.ended - info.created) / 60
+        state = f"{minutes:.0f} min" if minutes >= 1 else "<1 min"
+    names = ", ".join(s.get("label") or s.get("source") or sid
+                      for sid, s in info.streams.items() if isinstance(s, dict))
+    size = f"{info.journal_bytes / 1024:.0f} KiB"
+    parts = [info.session_id, when, info.kind, state, size]
+    if names:
+        parts.append(names)
+    if info.title:
+        parts.append(info.title)
+    return "  ".join(parts)
