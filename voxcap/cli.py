@@ -19,6 +19,7 @@ COMMAND_MODULES = (
     "voxcap.transcribe",
     "voxcap.bench",
     "voxcap.engine.tiny_model",
+    "voxcap.sessions_cli",
 )
 
 
