@@ -65,21 +65,30 @@ def to_mono(block: np.ndarray) -> np.ndarray:
     return block.mean(axis=1, dtype=np.float32) if block.ndim == 2 else block.astype(np.float32)
 
 
+# libsndfile's MP3 decoder returns garbage for small reads (seen with 1-4k frames on 1.2.x):
+# always read large raw blocks and cut the resampled output into small ones.
+_RAW_BLOCK = 65536
+
+
 def iter_blocks(path: str | Path, block_seconds: float = 0.08) -> Iterator[np.ndarray]:
-    """Yield 16 kHz mono float32 blocks of about ``block_seconds`` from an audio file."""
+    """Yield 16 kHz mono float32 blocks of ``block_seconds`` (the last may be shorter)."""
     info = probe(path)
-    block = max(1, int(info.rate * block_seconds))
+    size = max(1, int(TARGET_RATE * block_seconds))
     resampler = None if info.rate == TARGET_RATE else soxr.ResampleStream(
         info.rate, TARGET_RATE, 1, dtype="float32", quality="HQ")
-    for raw in _raw_blocks(info.path, block):
+    pending = np.zeros(0, np.float32)
+    for raw in _raw_blocks(info.path, _RAW_BLOCK):
         mono = to_mono(raw)
         out = mono if resampler is None else resampler.resample_chunk(mono)
-        if out.size:
-            yield np.ascontiguousarray(out, dtype=np.float32)
+        pending = np.concatenate([pending, out.astype(np.float32, copy=False)])
+        while pending.size >= size:
+            yield np.ascontiguousarray(pending[:size])
+            pending = pending[size:]
     if resampler is not None:
         tail = resampler.resample_chunk(np.zeros(0, np.float32), last=True)
-        if tail.size:
-            yield np.ascontiguousarray(tail, dtype=np.float32)
+        pending = np.concatenate([pending, tail.astype(np.float32, copy=False)])
+    for i in range(0, pending.size, size):
+        yield np.ascontiguousarray(pending[i:i + size])
 
 
 def read_all(path: str | Path) -> np.ndarray:

@@ -251,10 +251,9 @@ class LocalEngine:
             cudagraph_metrics=True, **s.extra_engine_args,
         )
         self._progress("starting engine process")
-        stats = self.stats
-        factory = _stat_logger_factory(stats)
-        engine = AsyncLLM.from_engine_args(args, stat_loggers=[factory])
-        return engine
+        # No local holds the engine: vLLM keeps a traceback of this frame from an exception it
+        # handles during start-up, and a live local would keep AsyncLLM alive until exit.
+        return AsyncLLM.from_engine_args(args, stat_loggers=[_stat_logger_factory(self.stats)])
 
     async def _serve(self, engine) -> None:
         from vllm.model_executor.model_loader import get_model_cls
