@@ -291,7 +291,7 @@ class Journal:
         reason = exc.strerror or str(exc)
         self.problem = JournalStatus(
             self.session_id, False,
-            f"The transcript journal is not being written ({reason}: {exc.filename or self.dir})",
+            f"The transcript journal is not being written ({reason}: {exc.filename or self.path})",
             f"captions go on; free disk space or make {self.dir.parent} writable: what is missed "
             f"is kept in memory (up to {self.max_backlog_bytes // 2**20} MiB) and written "
             f"once it can be; or export with -o before quitting",

@@ -1,0 +1,118 @@
+"""Cue timing and shape rules, with known delta sequences."""
+
+import itertools
+import random
+
+from support.caption_helpers import deltas_from_pieces, speech
+
+from voxcap.captions.cues import CueOptions, build_cues, build_paragraphs
+from voxcap.captions.linebreak import display_width
+from voxcap.captions.words import words_from_deltas
+
+OPTS = CueOptions()
+
+
+def check_rules(cues, end_ms=None, opts=OPTS):
+    assert cues, "no cues"
+    for c in cues:
+        assert 0 <= c.start_ms < c.end_ms
+        assert c.end_ms - c.start_ms <= opts.max_duration_s * 1000
+        assert 1 <= len(c.lines) <= opts.max_lines
+        assert all(0 < display_width(line) <= opts.max_chars for line in c.lines)
+    for a, b in itertools.pairwise(cues):
+        assert a.start_ms < b.start_ms
+        assert a.end_ms <= b.start_ms
+    if end_ms is not None:
+        assert cues[-1].end_ms <= end_ms
+
+
+def test_continuous_speech_is_cut_into_readable_cues():
+    words = [f"word{i}" for i in range(200)]  # 200 steps of non-stop speech: 16 s
+    cues = build_cues(words_from_deltas(deltas_from_pieces(speech(words))), end_s=16.0)
+    check_rules(cues, 16000)
+    assert " ".join(" ".join(c.lines) for c in cues).split() == words
+
+
+def test_cue_times_come_from_the_audio_spans():
+    pieces = [""] * 25 + speech(["Hello", "world."]) + [""] * 50 + speech(["Again."])
+    cues = build_cues(words_from_deltas(deltas_from_pieces(pieces)), end_s=10.0)
+    check_rules(cues, 10000)
+    assert [c.lines for c in cues] == [("Hello world.",), ("Again.",)]
+    assert cues[0].start_ms == 2000  # step 25
+    assert cues[1].start_ms == 6160  # step 77
+    # short cues stay up for at least the minimum duration, inside the silence after them
+    assert cues[0].end_ms - cues[0].start_ms >= 1000
+    assert cues[1].end_ms - cues[1].start_ms >= 1000
+
+
+def test_a_pause_ends_a_cue():
+    pieces = speech(["one", "two"], gap_steps=12) + speech(["three"], gap_steps=1)
+    cues = build_cues(words_from_deltas(deltas_from_pieces(pieces)))
+    assert [c.lines for c in cues] == [("one two",), ("three",)]
+
+
+def test_sentence_end_ends_a_cue_once_it_holds_half_a_line():
+    words = ["This", "is", "the", "first", "sentence.", "Then", "another", "one."]
+    cues = build_cues(words_from_deltas(deltas_from_pieces(speech(words))))
+    assert [c.text for c in cues] == ["This is the first sentence.", "Then another one."]
+
+
+def test_text_flushed_at_the_end_of_the_audio_gets_time_before_it():
+    # the engine clamps flush tokens past the audio's end to the end: zero-length spans
+    pieces = speech(["hello"]) + [""] * 30 + speech(["late", "words"])
+    ds = deltas_from_pieces(pieces, audio_end=2.0)
+    cues = build_cues(words_from_deltas(ds), end_s=2.0)
+    check_rules(cues, 2000)
+    assert cues[-1].text == "late words"
+    assert cues[-1].end_ms == 2000 and cues[-1].end_ms - cues[-1].start_ms >= 1000
+
+
+def test_overlapping_streams_give_non_overlapping_labelled_cues():
+    you = deltas_from_pieces(speech(["I", "think", "we", "should", "go"], 2), stream_id="mic")
+    them = deltas_from_pieces([""] * 2 + speech(["yes", "yes"], 2), stream_id="sys")
+    words = words_from_deltas(you + them)
+    cues = build_cues(words, {"mic": "You", "sys": "Them"}, show_labels=True)
+    check_rules(cues)
+    assert cues[0].lines[0].startswith("You: I think") and cues[0].label == "You"
+    assert cues[1].lines == ("Them: yes yes",)
+
+
+def test_same_step_in_two_streams():
+    a = deltas_from_pieces(speech(["a"], 1), stream_id="A")
+    b = deltas_from_pieces(speech(["b"], 1), stream_id="B")
+    check_rules(build_cues(words_from_deltas(a + b), show_labels=True))
+
+
+def test_random_sequences_obey_the_rules():
+    rng = random.Random(1234)
+    for trial in range(30):
+        streams = []
+        for sid in ("A", "B")[: rng.randint(1, 2)]:
+            pieces = []
+            for _ in range(rng.randint(1, 600)):
+                r = rng.random()
+                if r < 0.5:
+                    pieces.append("")
+                elif r < 0.55:
+                    pieces.append(rng.choice([".", ",", "ing", "?"]))
+                else:
+                    pieces.append(" " + "".join(rng.choice("abcdéשל日") for _ in range(rng.randint(1, 14))))
+            streams += deltas_from_pieces(pieces, stream_id=sid, audio_end=len(pieces) * 0.08 - 0.3)
+        words = words_from_deltas(streams)
+        if not words:
+            continue
+        end = max(d.audio_end_s for d in streams)
+        cues = build_cues(words, show_labels=True, end_s=end)
+        check_rules(cues)
+        for sid in {w.stream_id for w in words}:  # every word, in order, once
+            shown = "".join("".join(c.text_lines) for c in cues if c.stream_id == sid)
+            spoken = "".join(w.text for w in words if w.stream_id == sid)
+            assert shown.replace(" ", "") == spoken, f"text lost in trial {trial}"
+
+
+def test_paragraphs_break_at_pauses_and_interleave_streams():
+    you = deltas_from_pieces(speech(["hello", "there."], 30) + speech(["bye."]), stream_id="m")
+    them = deltas_from_pieces([""] * 5 + speech(["hi!"]), stream_id="s")
+    paras = build_paragraphs(words_from_deltas(you + them), {"m": "You", "s": "Them"})
+    assert [(p.label, p.text) for p in paras] == [
+        ("You", "hello there."), ("Them", "hi!"), ("You", "bye.")]
