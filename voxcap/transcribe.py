@@ -7,12 +7,14 @@ import threading
 import time
 
 from .audio_file import TARGET_RATE, iter_blocks, probe
+from .captions.export import check_export_path, export
+from .captions.journal import Journal, engine_session_settings
 from .cli_options import add_engine_options, engine_settings
 from .engine.local import LocalEngine
 from .engine.settings import EngineSettings
 from .errors import EngineError
 from .events import EngineFailed, EngineProgress, EngineReady, StreamFinished, TextDelta
-from .transcript_files import check_output_path, write_transcript
+from .sessions_cli import add_export_options, export_kwargs
 
 
 def start_engine(settings: EngineSettings, verbose: bool, say) -> LocalEngine:
@@ -53,6 +55,11 @@ def _feed(engine: LocalEngine, stream_id: str, path, realtime: bool, stop: threa
         engine.close_stream(stream_id)
 
 
+def _journal_warning(status) -> None:
+    print(f"warning: {status.message}" + (f"\n  fix: {status.fix}" if status.fix else ""),
+          file=sys.stderr, flush=True)
+
+
 def add_parser(sub) -> list[str]:
     t = sub.add_parser("transcribe", help="transcribe an audio file through the engine",
                        description="Stream an audio file (WAV/FLAC/OGG/MP3, any rate and channels) "
@@ -60,7 +67,11 @@ def add_parser(sub) -> list[str]:
     t.add_argument("audio", metavar="AUDIO")
     t.add_argument("--realtime", action="store_true",
                    help="feed audio at wall-clock speed like a live source (default: as fast as possible)")
-    t.add_argument("-o", "--output", metavar="OUT", help="write the transcript (.txt or .jsonl)")
+    t.add_argument("-o", "--output", metavar="OUT",
+                   help="write the transcript (.srt, .vtt, .txt or .jsonl)")
+    t.add_argument("--no-journal", action="store_true",
+                   help="do not keep this run as a session (see `voxcap sessions`)")
+    add_export_options(t)
     t.add_argument("--quiet", "-q", action="store_true", help="do not print text or progress")
     add_engine_options(t)
     return ["transcribe"]
@@ -75,15 +86,21 @@ def run(args) -> int:
             print(msg, file=sys.stderr, flush=True)
 
     info = probe(args.audio)  # fail before the engine's long start
-    out_path = check_output_path(args.output) if args.output else None
+    out_path = check_export_path(args.output) if args.output else None
+    out_options = export_kwargs(args)
     say(f"audio: {info.path.name}, {info.seconds:.1f} s, {info.rate} Hz, {info.channels} ch")
     engine = start_engine(settings, args.verbose, say)
+    journal = None if args.no_journal else Journal.create(
+        engine_session_settings(settings, engine.ready_info, {"file": str(info.path)}),
+        kind="transcribe", title=info.path.name, on_status=_journal_warning)
     deltas: list[TextDelta] = []
     failure: str | None = None
     stop = threading.Event()
     feed_errors: list = []
     try:
         sid = engine.open_stream()
+        if journal is not None:
+            journal.stream_opened(sid, source=str(info.path))
         t0 = time.perf_counter()
         feeder = threading.Thread(target=_feed, name="voxcap-feed", daemon=True,
                                   args=(engine, sid, info.path, args.realtime, stop, feed_errors))
@@ -100,6 +117,8 @@ def run(args) -> int:
                     stop.set()
                     say("\ninterrupted: flushing (Ctrl-C again to abort)")
                 continue
+            if journal is not None:
+                journal.on_event(event)
             if isinstance(event, TextDelta) and event.stream_id == sid:
                 deltas.append(event)
                 if event.text and not quiet:
@@ -129,8 +148,11 @@ def run(args) -> int:
             failure = failure or str(feed_errors[0])
     finally:
         stop.set()
+        if journal is not None:
+            journal.close()
+            say(f"session: {journal.session_id} (voxcap export {journal.session_id} -o FILE)")
         if out_path is not None:  # written even after a failure: text already produced is kept
-            write_transcript(out_path, deltas)
+            export(deltas, out_path, **out_options)
             say(f"transcript: {out_path}")
         engine.shutdown()
     if failure:

@@ -131,11 +131,13 @@ def test_empty_session_gives_valid_empty_files(tmp_path):
         for suffix in (".srt", ".vtt", ".txt", ".jsonl"):
             path = tmp_path / f"empty{suffix}"
             result = export(source, path)
-            assert result.items == 0 and result.words == 0
+            assert result.words == 0
+            assert result.items == (len(source) if suffix == ".jsonl" else 0)
         assert parse_srt((tmp_path / "empty.srt").read_text()) == []
         assert parse_vtt((tmp_path / "empty.vtt").read_text()) == []
         assert (tmp_path / "empty.txt").read_text() == ""
-        assert (tmp_path / "empty.jsonl").read_text() == ""
+        rows = [json.loads(x) for x in (tmp_path / "empty.jsonl").read_text().splitlines()]
+        assert len(rows) == len(source) and not "".join(r["text"] for r in rows).strip("\ufffd")
 
 
 def test_txt_plain_and_timestamped():
@@ -146,14 +148,21 @@ def test_txt_plain_and_timestamped():
         "[00:00:03] First part.\n[00:00:06] Second part.\n")
 
 
-def test_jsonl_has_one_word_per_line():
+def test_jsonl_has_every_delta_losslessly():
     ds = deltas_from_pieces([" Hel", "lo", "", " there"], stream_id="mic")
-    text, items, _ = render(ds, ".jsonl", labels={"mic": "You"})
+    text, items, nwords = render(ds, ".jsonl", labels={"mic": "You"})
     rows = [json.loads(line) for line in text.splitlines()]
-    assert items == 2
-    assert rows == [
-        {"stream": "mic", "label": "You", "start": 0.0, "end": 0.16, "text": "Hello"},
-        {"stream": "mic", "label": "You", "start": 0.24, "end": 0.32, "text": "there"}]
+    assert (items, nwords) == (4, 2)
+    assert [(r["index"], r["start"], r["end"], r["text"], r["tokens"]) for r in rows] == [
+        (d.index, d.audio_start_s, d.audio_end_s, d.text, list(d.token_ids)) for d in ds]
+    assert {r["stream"] for r in rows} == {"mic"} and {r["label"] for r in rows} == {"You"}
+
+
+def test_jsonl_masking_keeps_piece_boundaries_and_drops_tokens():
+    ds = deltas_from_pieces([" Sh", "it", "!", " fine"])
+    rows = [json.loads(line) for line in render(ds, ".jsonl", masker=Masker(["shit"]))[0].splitlines()]
+    assert [r["text"] for r in rows] == [" S*", "**", "!", " fine"]
+    assert all("tokens" not in r for r in rows)
 
 
 def test_masking_in_every_export_format():

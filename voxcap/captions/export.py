@@ -17,7 +17,10 @@ of deltas (``TextDelta`` or ``DeltaRecord``); then give ``labels`` (stream id ->
   right to left even behind a left-to-right label.
 - ``.txt``: paragraphs (a new one after a pause), one per line; with several streams each
   starts with its label; ``timestamps=True`` puts ``[HH:MM:SS]`` in front of each.
-- ``.jsonl``: one JSON object per word: ``{"stream","label","start","end","text"}``.
+- ``.jsonl``: one JSON object per delta, lossless (empty steps included):
+  ``{"stream","label","index","start","end","wall","text","tokens"}``. Masking is applied
+  to the pieces (it keeps lengths, so a masked word stays split where it was) and drops
+  ``tokens`` (they would spell the word out).
 - An empty session gives a valid empty file of each format.
 - ``masker`` masks words in every format (the journal keeps the real words).
 Files are written atomically (a temporary file renamed over the target).
@@ -35,7 +38,7 @@ from pathlib import Path
 from ..errors import ConfigError
 from .cues import Cue, CueOptions, build_cues, build_paragraphs, prepare_words
 from .masking import Masker
-from .words import Word, words_from_deltas
+from .words import words_from_deltas
 
 FORMATS = (".srt", ".vtt", ".txt", ".jsonl")
 RLM = "\u200f"
@@ -65,13 +68,12 @@ def _gather(source, labels, end_s):
     from .sessions import Session  # late: sessions imports the journal
 
     if isinstance(source, Session):
-        return source.words(), {**source.labels, **(labels or {})}, \
-            (end_s if end_s is not None else source.end_s)
+        end_s = end_s if end_s is not None else source.end_s
+        return source.records, {**source.labels, **(labels or {})}, end_s
     deltas = list(source)
-    words = words_from_deltas(deltas)
     if end_s is None and deltas:
         end_s = max(d.audio_end_s for d in deltas)
-    return words, dict(labels or {}), end_s
+    return deltas, dict(labels or {}), end_s
 
 
 def render(source, fmt: str, *, labels: dict[str, str] | None = None,
@@ -81,8 +83,10 @@ def render(source, fmt: str, *, labels: dict[str, str] | None = None,
     fmt = "." + fmt.lower().lstrip(".")
     if fmt not in FORMATS:
         raise ConfigError(f"Unknown transcript format {fmt!r}", f"use one of {', '.join(FORMATS)}")
-    words, labels, end_s = _gather(source, labels, end_s)
-    words = prepare_words(words, masker)
+    deltas, labels, end_s = _gather(source, labels, end_s)
+    if fmt == ".jsonl":
+        return _jsonl(deltas, labels, masker), len(deltas), len(words_from_deltas(deltas))
+    words = prepare_words(words_from_deltas(deltas), masker)
     streams = list(dict.fromkeys(w.stream_id for w in words))
     several = len(streams) > 1
     if fmt in (".srt", ".vtt"):
@@ -90,14 +94,12 @@ def render(source, fmt: str, *, labels: dict[str, str] | None = None,
                           options=options)
         text = _srt(cues) if fmt == ".srt" else _vtt(cues, labels if several else None)
         return text, len(cues), len(words)
-    if fmt == ".txt":
-        paras = build_paragraphs(words, labels)
-        lines = []
-        for p in paras:
-            head = f"[{_clock(p.start_s)}] " if timestamps else ""
-            lines.append(f"{head}{p.label}: {p.text}" if several else f"{head}{p.text}")
-        return "".join(line + "\n" for line in lines), len(paras), len(words)
-    return "".join(_word_json(w, labels) for w in words), len(words), len(words)
+    paras = build_paragraphs(words, labels)
+    lines = []
+    for p in paras:
+        head = f"[{_clock(p.start_s)}] " if timestamps else ""
+        lines.append(f"{head}{p.label}: {p.text}" if several else f"{head}{p.text}")
+    return "".join(line + "\n" for line in lines), len(paras), len(words)
 
 
 def export(source, path: str | Path, *, labels: dict[str, str] | None = None,
@@ -172,7 +174,29 @@ def _vtt(cues: Iterable[Cue], voices: dict[str, str] | None) -> str:
     return "".join(out)
 
 
-def _word_json(w: Word, labels: dict[str, str]) -> str:
-    return json.dumps({"stream": w.stream_id, "label": labels.get(w.stream_id) or w.stream_id,
-                       "start": round(w.start_s, 3), "end": round(w.end_s, 3), "text": w.text},
-                      ensure_ascii=False) + "\n"
+def _mask_pieces(deltas: list, masker: Masker) -> list[str]:
+    """Each delta's text, masked as part of its stream's whole text (lengths are kept)."""
+    texts = [d.text for d in deltas]
+    by_stream: dict[str, list[int]] = {}
+    for i, d in enumerate(deltas):
+        by_stream.setdefault(d.stream_id, []).append(i)
+    for idxs in by_stream.values():
+        masked = masker.mask_text("".join(texts[i] for i in idxs))
+        pos = 0
+        for i in idxs:
+            n = len(texts[i])
+            texts[i], pos = masked[pos:pos + n], pos + n
+    return texts
+
+
+def _jsonl(deltas: list, labels: dict[str, str], masker: Masker | None) -> str:
+    texts = _mask_pieces(deltas, masker) if masker is not None else [d.text for d in deltas]
+    out = []
+    for d, text in zip(deltas, texts, strict=True):
+        rec = {"stream": d.stream_id, "label": labels.get(d.stream_id) or d.stream_id,
+               "index": d.index, "start": round(d.audio_start_s, 3),
+               "end": round(d.audio_end_s, 3), "wall": round(d.produced_at, 3), "text": text}
+        if masker is None:
+            rec["tokens"] = list(d.token_ids)
+        out.append(json.dumps(rec, ensure_ascii=False) + "\n")
+    return "".join(out)

@@ -340,3 +340,23 @@ def _fsync_dir(directory: Path) -> None:
         _fsync_and_close(os.open(directory, os.O_RDONLY))
     except OSError:
         pass
+
+
+def engine_session_settings(settings, ready=None, sources: dict | None = None) -> dict:
+    """What a session records about the engine: from ``EngineSettings`` and (once started)
+    its ``EngineReady``; ``sources``: stream label -> capture device or file."""
+    out = {
+        "model": str(getattr(settings, "model_dir", "")),
+        "dummy_weights": bool(getattr(settings, "dummy_weights", False)),
+        "graph_mode": getattr(settings, "graph_mode", None),
+        "delay_ms": getattr(settings, "transcription_delay_ms", None),
+        "max_model_len": getattr(settings, "max_model_len", None),
+        "dtype": getattr(settings, "dtype", None),
+        "eager": bool(getattr(settings, "enforce_eager", False)),
+    }
+    if ready is not None:
+        out.update(resolved_graph_mode=ready.resolved_graph_mode, device=ready.device,
+                   delay_ms=ready.transcription_delay_ms)
+    if sources:
+        out["sources"] = dict(sources)
+    return out
