@@ -29,3 +29,7 @@ class AudioFileError(VoxcapError):
 
 class EngineError(VoxcapError):
     """The engine failed to start or died."""
+
+
+class CaptureError(VoxcapError):
+    """Audio capture cannot start: no sound server, unknown device, missing system library."""

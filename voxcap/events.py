@@ -87,4 +87,96 @@ class AudioBlock:
     captured_at: float = 0.0
 
 
+# ---------------------------------------------------------------------------- capture ----
+# Every capture event names its ``source`` (the capture's label, e.g. "Them", "You") and carries
+# ``message``: one line a person can read, printed as is by the CLI and shown by the GUI.
+
+
+@dataclass(frozen=True)
+class CaptureStarted:
+    """A capture stream is open (first time, or again after an interruption)."""
+
+    source: str
+    device: str  # the sound server's name for the device, e.g. "vspeaker.monitor"
+    description: str  # what a person recognises, e.g. "Monitor of Built-in Audio Analog Stereo"
+    rate: int  # native rate the device is read at (resampled to 16 kHz after)
+    channels: int  # native channels (averaged to mono after)
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class CaptureInterrupted:
+    """Audio stopped arriving: ``reason`` is one of "stream finished", "stalled", "server gone",
+    "open failed". The watchdog keeps reopening with backoff; CaptureRecovered follows."""
+
+    source: str
+    reason: str
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class CaptureRecovered:
+    """Audio flows again after a CaptureInterrupted; ``outage_s`` is how long none arrived."""
+
+    source: str
+    device: str
+    description: str
+    outage_s: float
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class CaptureDeviceChanged:
+    """The stream now reads another device. ``reason``: "lost" (the chosen device vanished and
+    the capture fell back), "returned" (the chosen device is back and the capture followed it),
+    "default changed" (system/mic follow the server's default), "moved" (something else, e.g.
+    the user or the server, moved the stream; voxcap moved it back)."""
+
+    source: str
+    from_device: str  # descriptions
+    to_device: str
+    reason: str
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class CaptureLoss:
+    """Audio was lost (reported, never silent). ``kind``: "queue full" (the consumer was too
+    slow and the bounded queue dropped blocks), "overflow" (the sound server/PortAudio reported
+    an input overflow) or "gap" (fewer frames arrived than the wall clock says should have).
+    ``blocks``/``seconds`` are this report's loss; ``total_seconds`` all loss of that kind so far."""
+
+    source: str
+    kind: str
+    blocks: int
+    seconds: float
+    total_seconds: float
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class CaptureStopped:
+    """A capture was stopped on request; totals for the whole capture."""
+
+    source: str
+    seconds_delivered: float
+    dropped_blocks: int
+    overflows: int
+    gap_seconds: float
+    interruptions: int
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class DevicesChanged:
+    """The sound server's devices or defaults changed; ``devices`` is the new list
+    (``voxcap.capture.devices.DeviceInfo`` items)."""
+
+    devices: tuple = ()
+    server_up: bool = True
+
+
+CaptureEvent = (CaptureStarted | CaptureInterrupted | CaptureRecovered | CaptureDeviceChanged
+                | CaptureLoss | CaptureStopped | DevicesChanged)
+
 Event = EngineProgress | EngineReady | EngineFailed | EngineStopped | TextDelta | StreamFinished

@@ -1,0 +1,129 @@
+"""What to capture, by name: "system", "mic", "both", or a device's name, resolved against the
+sound server's current devices.
+
+"system" is the monitor of the default output and "mic" the default input; both follow the
+server's defaults as they change. A named device is the user's choice: while it is gone the
+capture falls back to the same kind of device (a monitor to "system", an input to "mic") and
+returns to the named one when it comes back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import CaptureError
+from .devices import DeviceInfo, ServerState, uses_sound_server
+
+SYSTEM, MIC, DEVICE = "system", "mic", "device"
+SOURCE_HELP = 'system (what the computer plays), mic, both, or a device name from `voxcap devices`'
+LABELS = {SYSTEM: "Them", MIC: "You"}
+_ALIASES = {"system": SYSTEM, "system audio": SYSTEM, "speakers": SYSTEM, "mic": MIC,
+            "microphone": MIC}
+
+
+@dataclass(frozen=True)
+class SourceSpec:
+    """One capture: ``kind`` is system, mic or device (``name`` is what the user typed)."""
+
+    kind: str
+    name: str = ""
+    label: str = ""  # the caption stream's label: "Them" (system), "You" (mic), or the name
+
+    def __str__(self) -> str:
+        return self.name if self.kind == DEVICE else self.kind
+
+
+@dataclass(frozen=True)
+class Resolution:
+    device: DeviceInfo
+    fallback: bool = False  # the chosen device is missing; this is the same kind's default
+    missing: str = ""  # description/name of the missing chosen device
+
+
+def parse_sources(text: str) -> list[SourceSpec]:
+    """``--source`` to captures: "both" gives system ("Them") then mic ("You")."""
+    t = (text or "").strip()
+    if not t:
+        raise CaptureError("No source given.", f"use --source {SOURCE_HELP}")
+    key = t.lower()
+    if key == "both":
+        return [SourceSpec(SYSTEM, label=LABELS[SYSTEM]), SourceSpec(MIC, label=LABELS[MIC])]
+    if key in _ALIASES:
+        kind = _ALIASES[key]
+        return [SourceSpec(kind, label=LABELS[kind])]
+    return [SourceSpec(DEVICE, name=t, label=t)]
+
+
+def find_device(name: str, state: ServerState) -> DeviceInfo | None:
+    """The device called ``name``: its description or server name (case-insensitive), or an
+    output device's description/name (meaning its monitor), or a unique partial description.
+    Raises CaptureError when a partial name matches several devices."""
+    want = name.strip().casefold()
+    for d in state.devices:
+        if want in (d.description.casefold(), d.name.casefold()):
+            return d
+    for o in state.outputs:  # "Built-in Audio Analog Stereo" (an output): what it plays
+        if want in (o.description.casefold(), o.name.casefold()):
+            mon = state.device(o.monitor)
+            if mon is not None:
+                return mon
+    partial = [d for d in state.devices if want in d.description.casefold()]
+    if len(partial) == 1:
+        return partial[0]
+    if len(partial) > 1:
+        raise CaptureError(f"Device name {name!r} matches several devices: "
+                           + "; ".join(repr(d.description) for d in partial),
+                           "give the full name as `voxcap devices` lists it")
+    return None
+
+
+def describe_devices(state: ServerState) -> str:
+    if not state.devices:
+        return "(no capture devices at all)"
+    return "; ".join(f"{d.description!r}" + (" [default]" if d.is_default else "")
+                     for d in state.devices)
+
+
+def resolve_initial(spec: SourceSpec, state: ServerState) -> tuple[SourceSpec, DeviceInfo]:
+    """Resolve a source at start: unknown names and missing devices are errors (with the list
+    of what exists). Returns the spec pinned to the device's stable name, and the device."""
+    if spec.kind == DEVICE:
+        dev = find_device(spec.name, state)
+        if dev is None:
+            raise CaptureError(f"No capture device called {spec.name!r}. Devices: "
+                               f"{describe_devices(state)}",
+                               "pick one of these names (see `voxcap devices`), or use --source "
+                               "system|mic|both")
+        return SourceSpec(DEVICE, name=dev.name, label=spec.label or dev.description), dev
+    res = resolve(spec, state)
+    if res is None:
+        if spec.kind == SYSTEM:
+            if not uses_sound_server():
+                raise CaptureError(
+                    "System audio capture needs a loopback device on this system.",
+                    "capture the microphone (--source mic), or install a loopback device (macOS: "
+                    "BlackHole; Windows: enable 'Stereo Mix') and pass its name as --source")
+            raise CaptureError("There is no output device, so no system audio to capture. Devices: "
+                               f"{describe_devices(state)}", "connect or enable an output device")
+        raise CaptureError(f"There is no microphone or other input device. Devices: "
+                           f"{describe_devices(state)}", "connect or enable a microphone")
+    return spec, res.device
+
+
+def resolve(spec: SourceSpec, state: ServerState, kind_hint: str = "") -> Resolution | None:
+    """The device to read now for ``spec`` (None when there is none of that kind at all).
+
+    For a named device that is gone, the default of its kind (``kind_hint``: "monitor" or
+    "input", remembered from when it was seen) with ``fallback=True``.
+    """
+    if spec.kind == SYSTEM:
+        dev = state.system_device()
+        return Resolution(dev) if dev else None
+    if spec.kind == MIC:
+        dev = state.mic_device()
+        return Resolution(dev) if dev else None
+    dev = state.device(spec.name)
+    if dev is not None:
+        return Resolution(dev)
+    fallback = state.system_device() if kind_hint == "monitor" else state.mic_device()
+    return Resolution(fallback, fallback=True, missing=spec.label or spec.name) if fallback else None
