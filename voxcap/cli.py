@@ -20,6 +20,8 @@ COMMAND_MODULES = (
     "voxcap.bench",
     "voxcap.engine.tiny_model",
     "voxcap.sessions_cli",
+    "voxcap.capture.cli",
+    "voxcap.live",
 )
 
 

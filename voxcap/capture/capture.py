@@ -129,7 +129,10 @@ class Capture:
         return self
 
     def stop(self, timeout: float = 5.0) -> CaptureStats:
-        """Stop capturing; blocks already captured are still delivered. Returns the totals."""
+        """Stop capturing; blocks already captured are still delivered. Returns the totals.
+        Idempotent (only the first call reports CaptureStopped)."""
+        if self._stop.is_set():
+            return self.stats()
         self._stop.set()
         if self._watch_thread is not None:
             self._watch_thread.join(timeout)
