@@ -246,7 +246,7 @@ def describe(info: SessionInfo, now: float | None = None) -> str:
     else:
         minutes = max(0.0, info.ended - info.created) / 60
         state = f"{minutes:.0f} min" if minutes >= 1 else "<1 min"
-    names = ", ".join(s.get("label") or s.get("source") or sid
+    names = ", ".join(s.get("label") or Path(s.get("source") or sid).name
                       for sid, s in info.streams.items() if isinstance(s, dict))
     size = f"{info.journal_bytes / 1024:.0f} KiB"
     parts = [info.session_id, when, info.kind, state, size]
