@@ -25,13 +25,11 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from voxcap import paths  # noqa: E402
-from voxcap.captions.assembly import CaptionAssembler  # noqa: E402
-from voxcap.captions.journal import Journal  # noqa: E402
-from voxcap.captions.sessions import read_session_dir  # noqa: E402
-from voxcap.events import TextDelta  # noqa: E402
+from voxcap import paths
+from voxcap.captions.assembly import CaptionAssembler
+from voxcap.captions.journal import Journal
+from voxcap.captions.sessions import read_session_dir
+from voxcap.events import TextDelta
 
 STEP_S = 0.08
 RATE_PER_STREAM = 1 / STEP_S  # 12.5 deltas per second

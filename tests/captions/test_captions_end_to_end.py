@@ -1,6 +1,7 @@
 """Through the tiny vLLM model: engine -> journal (on the engine thread, as live does) and
 live lines -> SRT/VTT whose cue times match the audio."""
 
+import itertools
 from datetime import timedelta
 
 import pytest
@@ -68,7 +69,7 @@ def test_tiny_model_to_srt_and_vtt(engine, engine_hub, engine_events, tmp_path):
             assert timedelta(0) <= start < end <= timedelta(seconds=SECONDS)
             assert end - start <= timedelta(seconds=7)
             assert all(len(line) <= 42 for line in text.split("\n")) and text.count("\n") <= 1
-        for (_, e0), (s1, _) in zip(spans, spans[1:]):
+        for (_, e0), (s1, _) in itertools.pairwise(spans):
             assert e0 <= s1
     first_word = words_from_deltas(deltas)[0]
     last_word = words_from_deltas(deltas)[-1]

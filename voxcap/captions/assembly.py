@@ -24,6 +24,9 @@ Rules:
 - Each stream has its own lines, labelled (``"You"``/``"Them"`` or a source name); lines of
   several streams interleave in the order they were started.
 - ``masker`` (``masking.Masker``) masks words as they are displayed.
+
+Not thread-safe: feed it from one thread (the consumer of an ``EventHub`` queue, or the Qt
+main thread), not from the engine's callback.
 """
 
 from __future__ import annotations

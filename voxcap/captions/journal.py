@@ -145,7 +145,8 @@ class Journal:
 
     def stream_opened(self, stream_id: str, label: str = "", source: str = "") -> None:
         self._streams.add(stream_id)
-        self.meta["streams"][stream_id] = {"label": label, "source": source}
+        with self._lock:  # session.json is serialised under the lock, from another thread maybe
+            self.meta["streams"][stream_id] = {"label": label, "source": source}
         self._write(stream_line(self.session_id, stream_id, label, source, time.time()),
                     meta=True)
 
@@ -156,20 +157,23 @@ class Journal:
         return self._write(delta_line(self.session_id, delta))
 
     def stream_finished(self, event: StreamFinished) -> None:
-        info = self.meta["streams"].setdefault(event.stream_id, {"label": "", "source": ""})
-        info.update(reason=event.reason, audio_seconds=round(event.audio_seconds, 3))
+        with self._lock:
+            info = self.meta["streams"].setdefault(event.stream_id, {"label": "", "source": ""})
+            info.update(reason=event.reason, audio_seconds=round(event.audio_seconds, 3))
         self._write(end_line(self.session_id, event.stream_id, event.reason,
                              event.audio_seconds, time.time()), meta=True)
 
     def update_settings(self, **settings) -> None:
-        self.meta["settings"].update(settings)
+        with self._lock:
+            self.meta["settings"].update(settings)
         self._write(b"", meta=True)
 
     def close(self) -> None:
         if self._closed:
             return
         now = time.time()
-        self.meta.update(ended=_iso(now), ended_unix=round(now, 3))
+        with self._lock:
+            self.meta.update(ended=_iso(now), ended_unix=round(now, 3))
         self._write(b"", meta=True)
         self._stop.set()
         if self._syncer is not None:
@@ -193,8 +197,9 @@ class Journal:
 
         with self._lock:
             pending = list(self._backlog)
+            meta = json.loads(json.dumps(self.meta))
         contents = read_journal_lines(self.path if self.path.exists() else None, pending)
-        return Session.from_contents(self.dir, dict(self.meta), contents)
+        return Session.from_contents(self.dir, meta, contents)
 
     # ---------------------------------------------------------------- internals --
     _pending_status: JournalStatus | None = None
