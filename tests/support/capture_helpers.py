@@ -43,23 +43,23 @@ class Recorder:
         with self._lock:
             return len(self.blocks)
 
-    def events_of(self, kind, **fields) -> list:
+    def events_of(self, cls, **fields) -> list:
         with self._lock:
-            return [e for e in self.events if isinstance(e, kind)
+            return [e for e in self.events if isinstance(e, cls)
                     and all(getattr(e, k) == v for k, v in fields.items())]
 
-    def wait_event(self, kind, timeout: float = 10.0, **fields):
-        """The first event of ``kind`` (matching ``fields``); raises AssertionError on timeout."""
+    def wait_event(self, cls, timeout: float = 10.0, **fields):
+        """The first event of class ``cls`` (matching ``fields``); raises AssertionError on timeout."""
         deadline = time.monotonic() + timeout
         with self._cond:
             while True:
-                found = [e for e in self.events if isinstance(e, kind)
+                found = [e for e in self.events if isinstance(e, cls)
                          and all(getattr(e, k) == v for k, v in fields.items())]
                 if found:
                     return found[0]
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    raise AssertionError(f"no {kind.__name__} {fields} within {timeout} s; events: "
+                    raise AssertionError(f"no {cls.__name__} {fields} within {timeout} s; events: "
                                          + "; ".join(getattr(e, "message", repr(e)) for e in self.events))
                 self._cond.wait(remaining)
 

@@ -45,6 +45,7 @@ class CaptureStats:
     source: str
     device: str  # description of the device being read ("" while none)
     running: bool  # audio is arriving
+    seconds_seen: float  # audio PortAudio handed to the callback (kept + dropped by the queue)
     seconds_delivered: float
     blocks_delivered: int
     dropped_blocks: int  # by the bounded queue (consumer too slow)
@@ -90,7 +91,7 @@ class Capture:
         self.device: DeviceInfo | None = None  # the device being read
         self._server: SoundServer | None = None
         # totals of closed streams + the open one's counters = all-time counters
-        self._closed = {"dropped_blocks": 0, "dropped_frames_s": 0.0, "overflows": 0}
+        self._closed = {"dropped_blocks": 0, "dropped_frames_s": 0.0, "overflows": 0, "seen_s": 0.0}
         self._reported = {"queue full": 0, "overflow": 0}
         self._reported_s = {"queue full": 0.0, "overflow": 0.0, "gap": 0.0}
         self._delivered_samples = 0
@@ -153,8 +154,9 @@ class Capture:
         dropped = self._closed["dropped_blocks"] + (s.dropped_blocks if s else 0)
         dropped_s = self._closed["dropped_frames_s"] + ((s.dropped_frames / s.rate) if s else 0.0)
         overflows = self._closed["overflows"] + (s.overflows if s else 0)
+        seen_s = self._closed["seen_s"] + ((s.frames / s.rate) if s else 0.0)
         return CaptureStats(self.label, self.device.description if self.device else "",
-                            self._down_since is None and s is not None,
+                            self._down_since is None and s is not None, seen_s,
                             self._delivered_samples / TARGET_RATE, self._blocks, dropped, dropped_s,
                             overflows, self._gaps, self._gap_s, self._interruptions)
 
@@ -185,6 +187,7 @@ class Capture:
         self._closed["dropped_blocks"] += s.dropped_blocks
         self._closed["dropped_frames_s"] += s.dropped_frames / s.rate
         self._closed["overflows"] += s.overflows
+        self._closed["seen_s"] += s.frames / s.rate
         if s.last_callback:
             self._last_audio_at = s.last_callback
 
