@@ -8,6 +8,7 @@ ids of the streams it opened.
 from __future__ import annotations
 
 import os
+import tempfile
 
 import pytest
 
@@ -15,6 +16,11 @@ from voxcap.engine.local import LocalEngine
 from voxcap.engine.settings import EngineSettings
 from voxcap.engine.tiny_model import write_tiny_model
 from voxcap.eventhub import EventHub
+
+# Tests never write into the user's real folders (sessions, settings, caches).
+_TEST_HOME = tempfile.mkdtemp(prefix="voxcap-test-dirs-")
+for _name in ("DATA", "CONFIG", "CACHE"):
+    os.environ.setdefault(f"VOXCAP_{_name}_DIR", os.path.join(_TEST_HOME, _name.lower()))
 
 # Engine tests share CPU with the engine's own processes: keep torch from oversubscribing.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -37,7 +43,6 @@ def engine_hub():
 def engine(tiny_model_dir, engine_hub, tmp_path_factory):
     """The session's engine: production settings (FULL_DECODE_ONLY requested, torch.compile
     on), tiny model with dummy weights, up to 4 streams."""
-    os.environ.setdefault("VOXCAP_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
     settings = EngineSettings(str(tiny_model_dir), dummy_weights=True,
                               max_model_len=SESSION_MAX_MODEL_LEN, max_streams=SESSION_MAX_STREAMS)
     eng = LocalEngine(settings, on_event=engine_hub.publish).start()

@@ -23,7 +23,6 @@ pytestmark = [pytest.mark.engine, pytest.mark.slow]
 
 @pytest.fixture(scope="module")
 def delay_engine(tiny_model_dir, tmp_path_factory):
-    os.environ.setdefault("VOXCAP_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
     hub = EventHub()
     events = hub.subscribe()
     before = (tiny_model_dir / "tekken.json").read_bytes()

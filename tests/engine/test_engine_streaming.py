@@ -11,6 +11,7 @@ from support.engine_helpers import collect_stream, collect_streams
 from support.framing import FIRST_STEP_SAMPLES, SAMPLE_RATE, STEP_SAMPLES, expected_tokens
 
 from voxcap.bench import speech_like
+from voxcap.errors import EngineError
 
 pytestmark = pytest.mark.engine
 
@@ -123,6 +124,8 @@ def test_abort_stops_a_stream_and_frees_its_slot(engine, engine_events):
     assert sid not in engine.open_stream_ids()
     # all slots are usable again: as many new streams as the engine allows, each complete
     sids = [engine.open_stream() for _ in range(engine.settings.max_streams)]
+    with pytest.raises(EngineError, match="stream slots"):
+        engine.open_stream()  # never queued silently behind the others
     for s in sids:
         _push(engine, s, audio[:SAMPLE_RATE])
         engine.close_stream(s)

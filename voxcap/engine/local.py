@@ -33,6 +33,9 @@ from .settings import EngineSettings
 from .stats import SAMPLE_RATE, EngineStats
 
 EventSink = Callable[[Event], None]
+# Stream ids are unique in the process, not just per engine: journals and captions key on them,
+# and a restarted engine (graph-mode switch) must not hand out "s1" again.
+_STREAM_IDS = itertools.count(1)
 _KV_MARGIN = 1.25  # block rounding and the prompt's own tokens
 # vLLM unifies page sizes across the decoder's and the encoder's cache groups; for small models
 # that makes blocks of ~1,000 tokens, so tiny budgets round badly. Real models never hit this.
@@ -76,7 +79,6 @@ class LocalEngine:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop_async: asyncio.Event | None = None
         self._streams: dict[str, _Stream] = {}
-        self._ids = itertools.count(1)
         self._engine = None
         self._t0 = 0.0
         self.model_info = None
@@ -122,7 +124,7 @@ class LocalEngine:
     def open_stream(self, label: str = "") -> str:
         """Start a new caption stream; returns its id. Thread-safe."""
         self._require_ready()
-        stream_id = f"s{next(self._ids)}"
+        stream_id = f"s{next(_STREAM_IDS)}"
         fut = asyncio.run_coroutine_threadsafe(self._open(stream_id, label), self._loop)
         fut.result(timeout=10)
         return stream_id
@@ -311,6 +313,11 @@ class LocalEngine:
 
     # ------------------------------------------------------------- stream tasks ----
     async def _open(self, stream_id: str, label: str) -> None:
+        busy = len(self.open_stream_ids())  # checked on the loop thread: no race between callers
+        if busy >= self.settings.max_streams:
+            # vLLM would queue it silently while its audio piles up: refuse instead
+            raise EngineError(f"All {busy} stream slots of the engine are in use.",
+                              "close a stream first, or restart the engine with more streams")
         rid = f"voxcap-{stream_id}-{uuid.uuid4().hex[:8]}"
         st = _Stream(stream_id, rid, asyncio.Queue(), label=label)
         self._streams[stream_id] = st
