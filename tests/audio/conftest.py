@@ -4,7 +4,6 @@ initial devices before each test, and espeak-ng speech to play into it."""
 from __future__ import annotations
 
 import pytest
-
 from support.pulse import PulseServer, speech_wav
 from support.xcorr import load_16k
 

@@ -10,8 +10,8 @@ import sys
 import time
 
 import pytest
-
 from support.capture_helpers import Recorder
+
 from voxcap.capture import Capture, list_devices, server_state
 from voxcap.capture.sources import find_device, parse_sources
 from voxcap.cli import main
@@ -91,7 +91,7 @@ def test_unknown_device_is_a_clear_error_listing_what_exists(pulse):
 def _cli(args, env, timeout=30):
     t0 = time.monotonic()
     r = subprocess.run([sys.executable, "-m", "voxcap.cli", *args], capture_output=True, text=True,
-                       env=env, timeout=timeout)
+                       env=env, timeout=timeout, check=False)
     return r, time.monotonic() - t0
 
 
@@ -133,3 +133,37 @@ def test_no_sound_server_cli(no_server_env, tiny_model_dir, args):
     assert lines[1].startswith("  fix: start the sound server")
     assert len(lines) == 2 and "Traceback" not in r.stderr
     assert took < 20  # no hang (most of it is Python importing voxcap)
+
+
+def test_device_watcher_reports_changes_and_the_server_going_away(pulse):
+    from voxcap.capture import DeviceWatcher
+    from voxcap.events import DevicesChanged
+
+    rec = Recorder()
+    watcher = DeviceWatcher(rec.on_event, retry_s=0.2).start()
+    try:
+        first = rec.wait_event(DevicesChanged)
+        assert len(first.devices) == 3 and first.server_up
+
+        def latest_names(timeout=5.0, **fields):
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                evs = rec.events_of(DevicesChanged, **fields)
+                if evs:
+                    yield {d.name for d in evs[-1].devices}
+                time.sleep(0.05)
+
+        pulse.unload_sink("vspeaker")
+        assert any(names == {"micfeed.monitor", "virtmic"} for names in latest_names())
+        pulse.load_sink("vspeaker")
+        assert any("vspeaker.monitor" in names for names in latest_names())
+        pulse.kill()
+        rec.wait_event(DevicesChanged, server_up=False)
+        pulse.restart()
+        n = len(rec.events_of(DevicesChanged, server_up=True))
+        deadline = time.monotonic() + 5
+        while len(rec.events_of(DevicesChanged, server_up=True)) == n:
+            assert time.monotonic() < deadline, "no DevicesChanged after the server came back"
+            time.sleep(0.05)
+    finally:
+        watcher.stop()

@@ -7,6 +7,7 @@ import time
 
 from support.capture_helpers import Recorder
 from support.xcorr import match
+
 from voxcap.capture import Capture
 from voxcap.events import CaptureDeviceChanged, CaptureInterrupted, CaptureRecovered
 

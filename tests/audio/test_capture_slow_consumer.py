@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 
 from support.capture_helpers import Recorder
+
 from voxcap.capture import Capture
 from voxcap.events import CaptureLoss, CaptureStopped
 

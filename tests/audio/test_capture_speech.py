@@ -11,9 +11,9 @@ loss in trailing silence changes nothing, which is why the loss counters are ass
 from __future__ import annotations
 
 import numpy as np
-
 from support.capture_helpers import Recorder
 from support.xcorr import match, rms
+
 from voxcap.capture import Capture
 from voxcap.events import CaptureStarted
 

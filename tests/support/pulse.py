@@ -82,7 +82,7 @@ class PulseServer:
         env.pop("PULSE_SINK", None)
         return env
 
-    def start(self, apply_env: bool = True, timeout: float = 10.0) -> "PulseServer":
+    def start(self, apply_env: bool = True, timeout: float = 10.0) -> PulseServer:
         if shutil.which("pulseaudio") is None:
             raise RuntimeError("pulseaudio is not installed: run scripts/setup-dev.sh")
         (self.root / "runtime").mkdir(parents=True, exist_ok=True)
@@ -130,7 +130,8 @@ class PulseServer:
         raise RuntimeError(f"pulseaudio did not come up in {timeout} s")
 
     def _pactl_ok(self) -> bool:
-        r = subprocess.run(["pactl", "--server", self.server, "info"], capture_output=True, timeout=5)
+        r = subprocess.run(["pactl", "--server", self.server, "info"], capture_output=True, timeout=5,
+                           check=False)
         return r.returncode == 0
 
     def apply_env(self) -> None:
@@ -176,7 +177,7 @@ class PulseServer:
         if self._own_root:
             shutil.rmtree(self.root, ignore_errors=True)
 
-    def __enter__(self) -> "PulseServer":
+    def __enter__(self) -> PulseServer:  # noqa: PYI034
         return self.start()
 
     def __exit__(self, *exc) -> None:
@@ -200,7 +201,7 @@ class PulseServer:
     # -------------------------------------------------------------------- control ----
     def pactl(self, *args: str, check: bool = True) -> str:
         r = subprocess.run(["pactl", "--server", self.server, *args], capture_output=True, text=True,
-                           timeout=10)
+                           timeout=10, check=False)
         if check and r.returncode != 0:
             raise RuntimeError(f"pactl {' '.join(args)}: {r.stderr.strip()}")
         return r.stdout

@@ -15,6 +15,7 @@ same caption session.
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import threading
 import time
@@ -167,10 +168,8 @@ class Capture:
 
     # ---------------------------------------------------------------------------- helpers ----
     def _emit(self, event: object) -> None:
-        try:
+        with contextlib.suppress(Exception):  # a broken consumer must not stop the capture
             self._on_event(event)
-        except Exception:  # a broken consumer must not stop the capture
-            pass
 
     def _open(self, dev: DeviceInfo) -> None:
         self._generation += 1
@@ -219,7 +218,7 @@ class Capture:
                     self._gap_s += lost
                 last_at = item.captured_at + item.data.shape[0] / rate
                 self._deliver(converter(item.data), item.captured_at)
-            except Exception as exc:  # a consumer error must not end the capture silently
+            except Exception as exc:  # noqa: BLE001 (a consumer error must not end the capture silently)
                 if self._processor_error is None:
                     self._processor_error = exc
                     self._emit(CaptureInterrupted(self.label, "consumer error",
@@ -269,7 +268,7 @@ class Capture:
             if check_route and self._server is not None and self._stream is not None:
                 try:
                     self._check_route()
-                except Exception:  # the server went away mid-query; reconnect next round
+                except Exception:  # noqa: BLE001 (the server went away mid-query: reconnect)
                     self._drop_server()
                 check_route = False
             # 5. losses
@@ -325,7 +324,7 @@ class Capture:
     def _try_reopen(self, now: float) -> bool:
         try:
             state = self._server.state() if self._server is not None else server_state()
-        except Exception:
+        except Exception:  # noqa: BLE001 (no server, or it went away mid-query)
             self._drop_server()
             return False
         res = resolve(self.spec, state, self._kind_hint)

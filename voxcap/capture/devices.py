@@ -11,6 +11,7 @@ loopback devices the user installed (e.g. BlackHole), which can be chosen by nam
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
 from collections.abc import Callable
@@ -102,7 +103,7 @@ class SoundServer:
         try:
             # (no timeout: pulsectl 24 then always waits it out; a dead server fails at once)
             self._pulse.connect(autospawn=False, wait=False)
-        except Exception as exc:  # pulsectl.PulseError and friends
+        except Exception as exc:  # noqa: BLE001 (pulsectl.PulseError and friends: all mean "no server")
             self._pulse.close()
             raise CaptureError(f"No sound server is running ({_server_hint()}): {exc}",
                                NO_SERVER_FIX) from None
@@ -167,12 +168,10 @@ class SoundServer:
         return came
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(Exception):  # closing a dead connection may raise
             self._pulse.close()
-        except Exception:
-            pass
 
-    def __enter__(self) -> SoundServer:
+    def __enter__(self) -> SoundServer:  # noqa: PYI034
         return self
 
     def __exit__(self, *exc) -> None:
@@ -191,7 +190,7 @@ def _portaudio_devices() -> list[DeviceInfo]:
     try:
         default_in = sd.default.device[0]
         devices = sd.query_devices()
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 (PortAudioError and whatever the host API raises)
         raise CaptureError(f"PortAudio cannot list audio devices: {exc}",
                            "check that a sound device is connected and enabled") from None
     out = []
@@ -269,7 +268,7 @@ class DeviceWatcher:
                     last = ((), False)
                     self._on_event(DevicesChanged((), False))
                 self._stop.wait(self._retry_s)
-            except Exception:  # a query raced with a removal: look again
+            except Exception:  # noqa: BLE001 (a query raced with a removal: look again)
                 self._stop.wait(0.1)
         if server is not None:
             server.close()

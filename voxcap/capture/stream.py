@@ -9,6 +9,7 @@ flag at all: see ``shared/design/audio-facts.md``).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import threading
@@ -78,11 +79,15 @@ class RawStream:
         self.last_callback = now
         if status.input_overflow:
             self.overflows += 1
+        # PortAudio's ADC time of the block (with the ALSA pulse plugin it dates the block's end
+        # rather than its start): the first sample is a block's length before it.
         age = time_info.currentTime - time_info.inputBufferAdcTime
         if not 0.0 <= age < 1.0:  # a host API without ADC times
-            age = frames / self.rate
+            age = 0.0
+        first = wall - age - frames / self.rate
         try:
-            self._out.put_nowait(RawBlock(self.generation, self.rate, indata.copy(), wall - age, now, self.frames))
+            self._out.put_nowait(RawBlock(self.generation, self.rate, indata.copy(), first, now,
+                                          self.frames))
         except queue.Full:
             self.dropped_blocks += 1
             self.dropped_frames += frames
@@ -111,7 +116,7 @@ class RawStream:
                 self._stream.start()
             except CaptureError:
                 raise
-            except Exception as exc:  # PortAudioError, ValueError (no such device)
+            except Exception as exc:  # noqa: BLE001 (PortAudioError, ValueError: no such device...)
                 self.close()
                 raise CaptureError(f"Cannot open {self.device.description!r}: {exc}",
                                    "check that the device is connected and the sound server runs") from None
@@ -136,14 +141,10 @@ class RawStream:
         s, self._stream = self._stream, None
         if s is None:
             return
-        try:
+        with contextlib.suppress(Exception):  # a stream whose server died may refuse both
             s.abort()
-        except Exception:
-            pass
-        try:
+        with contextlib.suppress(Exception):
             s.close()
-        except Exception:
-            pass
 
 
 class Converter:
