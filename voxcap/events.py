@@ -79,6 +79,61 @@ class StreamFinished:
 
 
 @dataclass(frozen=True)
+class StreamGap:
+    """Audio of a stream that will never be transcribed (reported, never silent). The remote
+    engine holds a bounded amount of audio the server has not turned into text yet; beyond
+    it (server unreachable, or too slow) the oldest is dropped. ``reason``: "disconnected" or
+    "server behind". ``at_s`` is where the gap starts in stream time (seconds from the
+    stream's first sample); ``total_lost_s`` all loss of that stream so far."""
+
+    stream_id: str
+    lost_seconds: float
+    reason: str
+    at_s: float = 0.0
+    total_lost_s: float = 0.0
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class StreamInterrupted:
+    """The remote engine lost the server for this stream; it reconnects with backoff and keeps
+    (a bounded amount of) the audio meanwhile. StreamResumed follows, or StreamFinished('error')
+    once it gives up."""
+
+    stream_id: str
+    reason: str
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class StreamResumed:
+    """Text flows again after a StreamInterrupted: a new server session took over the stream;
+    ``replayed_s`` of held audio is being transcribed late."""
+
+    stream_id: str
+    outage_s: float
+    replayed_s: float
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class SessionRolled:
+    """A stream continued in a fresh engine session at ``at_audio_s`` (seconds of the stream).
+
+    ``reason``: pause (switched at a pause after the soft limit), latency (steps got slow),
+    limit (hard limit reached with no pause), max_length (vLLM stopped the session early;
+    ``lost_s`` of audio it had not consumed could not be recovered).
+    """
+
+    stream_id: str
+    session: int  # number of the new session, 1 for the first rollover
+    at_audio_s: float
+    reason: str
+    wall: float
+    lost_s: float = 0.0
+
+
+@dataclass(frozen=True)
 class AudioBlock:
     """Captured audio: 16 kHz mono float32 samples and the capture time of the first one."""
 
@@ -179,4 +234,5 @@ class DevicesChanged:
 CaptureEvent = (CaptureStarted | CaptureInterrupted | CaptureRecovered | CaptureDeviceChanged
                 | CaptureLoss | CaptureStopped | DevicesChanged)
 
-Event = EngineProgress | EngineReady | EngineFailed | EngineStopped | TextDelta | StreamFinished
+Event = (EngineProgress | EngineReady | EngineFailed | EngineStopped | TextDelta | StreamFinished
+         | StreamGap | StreamInterrupted | StreamResumed)

@@ -118,6 +118,13 @@ class EngineStats:
             s.latencies.append(latency)
             return latency
 
+    def discard_sent(self, stream_id: str) -> None:
+        """Forget prompts whose tokens will never come back (a remote session was lost), so
+        the next token is not matched with them."""
+        with self._lock:
+            if s := self._streams.get(stream_id):
+                s.sent.clear()
+
     def finish(self, stream_id: str) -> None:
         with self._lock:
             if s := self._streams.get(stream_id):
@@ -136,6 +143,13 @@ class EngineStats:
                 self._graph_modes[runtime_mode] += 1
 
     # -- readers ----------------------------------------------------------------------
+    def recent_p95(self, stream_id: str, n: int = 50) -> float | None:
+        """p95 step latency (ms) of a stream's last ``n`` steps, once it has that many."""
+        with self._lock:
+            s = self._streams.get(stream_id)
+            recent = list(s.latencies)[-n:] if s is not None else []
+        return _percentile(recent, 95) if len(recent) >= n else None
+
     def snapshot(self) -> StatsSnapshot:
         now = time.perf_counter()
         with self._lock:

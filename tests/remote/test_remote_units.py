@@ -1,0 +1,194 @@
+"""Remote engine pieces that need no server: settings, URLs, the API key file, the audio
+bookkeeping (replay, bounds, spans across sessions), error explanations."""
+
+from __future__ import annotations
+
+import os
+import socket
+import stat
+
+import numpy as np
+import pytest
+
+from voxcap.engine.remote_audio import StreamAudio, to_pcm16
+from voxcap.engine.remote_settings import (
+    RemoteSettings,
+    api_key_from_env,
+    display_url,
+    load_api_key,
+    models_url,
+    normalize_url,
+    realtime_url,
+    save_api_key,
+)
+from voxcap.errors import ConfigError
+
+STEP = 1280
+
+
+def pcm(n: int, start: int = 0) -> np.ndarray:
+    """Samples whose values are their stream positions (mod 30000): checkable after replay."""
+    return (np.arange(start, start + n) % 30000).astype("<i2")
+
+
+# ------------------------------------------------------------------ settings ----
+def test_urls():
+    assert normalize_url("http://h:8000") == "ws://h:8000"
+    assert normalize_url("https://h") == "wss://h"
+    assert realtime_url("ws://h:8000") == "ws://h:8000/v1/realtime"
+    assert realtime_url("ws://h:8000/") == "ws://h:8000/v1/realtime"
+    assert realtime_url("wss://h/asr/v1/realtime") == "wss://h/asr/v1/realtime"
+    assert realtime_url("wss://h/asr") == "wss://h/asr/v1/realtime"
+    assert models_url("wss://h/asr") == "https://h/asr/v1/models"
+    assert models_url("ws://h:1/v1/realtime") == "http://h:1/v1/models"
+    assert display_url("ws://user:pw@h:8000/x?token=abc") == "ws://h:8000/x"
+
+
+@pytest.mark.parametrize("url", ["", "gpu-box:8000", "ftp://h", "ws://", "ws://h:99999"])
+def test_bad_urls_are_config_errors(url):
+    with pytest.raises(ConfigError) as e:
+        RemoteSettings(url, "m").validated()
+    assert e.value.fix
+
+
+def test_settings_validation_and_repr_hide_key():
+    s = RemoteSettings("ws://h:1", " m ", api_key="k-123-secret").validated()
+    assert s.model == "m" and "k-123-secret" not in repr(s)
+    with pytest.raises(ConfigError):
+        RemoteSettings("ws://h:1", "").validated()
+    with pytest.raises(ConfigError):
+        RemoteSettings("ws://h:1", "m", max_buffer_s=0.1).validated()
+    with pytest.raises(ConfigError):
+        RemoteSettings("ws://h:1", "m", transcription_delay_ms=500).validated()
+
+
+def test_api_key_file_owner_only(tmp_path):
+    p = save_api_key(tmp_path / "conf" / "api-key", "sk-abc\n")
+    assert stat.S_IMODE(p.stat().st_mode) == 0o600
+    assert load_api_key(p) == "sk-abc"
+    os.chmod(p, 0o644)
+    with pytest.raises(ConfigError) as e:
+        load_api_key(p)
+    assert "chmod 600" in e.value.fix and "sk-abc" not in str(e.value)
+    save_api_key(p, "sk-new")  # rewriting narrows the mode again
+    assert stat.S_IMODE(p.stat().st_mode) == 0o600
+
+
+def test_api_key_from_env(monkeypatch):
+    monkeypatch.setenv("VOXCAP_TEST_KEY", " k1 ")
+    assert api_key_from_env("VOXCAP_TEST_KEY") == "k1"
+    assert api_key_from_env(None) is None
+    monkeypatch.delenv("VOXCAP_TEST_KEY")
+    with pytest.raises(ConfigError):
+        api_key_from_env("VOXCAP_TEST_KEY")
+
+
+def test_to_pcm16_clips():
+    out = to_pcm16(np.array([0.0, 0.5, 1.0, 2.0, -3.0], np.float32))
+    assert out.dtype == np.dtype("<i2") and list(out) == [0, 16384, 32767, 32767, -32767]
+
+
+# ------------------------------------------------------------------ audio book ----
+def test_spans_follow_stream_time_across_sessions():
+    a = StreamAudio(STEP)
+    a.push(pcm(10 * STEP))
+    sent = a.take(10 * STEP)
+    assert np.array_equal(sent, pcm(10 * STEP))
+    spans = [a.on_token() for _ in range(4)]
+    assert spans[0] == (0, STEP) and spans[3] == (3 * STEP, 4 * STEP)
+    assert a.end_session() == 0  # a continuation loses nothing
+    replay = a.take(100 * STEP)
+    assert np.array_equal(replay, pcm(6 * STEP, 4 * STEP))  # from the first uncovered frame
+    assert a.on_token() == (4 * STEP, 5 * STEP)
+
+
+def test_partial_block_replay_and_flush_clamp():
+    a = StreamAudio(STEP)
+    a.push(pcm(3000))
+    a.take(3000)
+    assert a.on_token() == (0, STEP)
+    a.end_session()
+    replay = a.take(10_000)
+    assert replay.size == 3000 - STEP and replay[0] == STEP
+    assert a.on_token() == (STEP, 2 * STEP)
+    assert a.on_token() == (2 * STEP, 3000)  # past the audio: clamped to its end
+    assert a.on_token() == (3000, 3000)
+    assert a.covered() and a.held == 0
+
+
+def test_bound_drops_oldest_unsent_and_reports():
+    a = StreamAudio(STEP, max_samples=5 * STEP)
+    a.push(pcm(8 * STEP))
+    assert a.held == 5 * STEP
+    lost, at = a.take_lost()
+    assert lost == 3 * STEP and at == 0 and a.lost_total == 3 * STEP
+    out = a.take(100 * STEP)
+    assert out[0] == 3 * STEP
+    assert a.on_token() == (3 * STEP, 4 * STEP)  # spans skip the gap
+
+
+def test_dropping_in_flight_audio_is_lost_only_if_never_covered():
+    a = StreamAudio(STEP, max_samples=4 * STEP)
+    a.push(pcm(4 * STEP))
+    a.take(4 * STEP)
+    a.push(pcm(2 * STEP, 4 * STEP))  # held 6: the 2 oldest in-flight frames dropped
+    assert a.take_lost() == (0, None)
+    a.on_token()
+    a.on_token()  # the server covered them after all
+    assert a.end_session() == 0
+    assert a.held == 4 * STEP  # frames 2..5 wait for the next session
+    assert np.array_equal(a.take(100 * STEP), pcm(4 * STEP, 2 * STEP))
+    a.push(pcm(4 * STEP, 6 * STEP))  # in-flight frames 2..5 dropped, now at risk
+    assert a.take_lost() == (0, None)
+    assert a.on_token() == (2 * STEP, 3 * STEP)  # session 2 token 0 covers stream frame 2
+    lost = a.end_session()  # connection lost: frames 3..5 were dropped and never covered
+    assert lost == 3 * STEP
+    assert a.take_lost() == (3 * STEP, 3 * STEP)
+
+
+def test_unsent_gap_inside_a_session_keeps_spans_aligned():
+    a = StreamAudio(STEP, max_samples=3 * STEP)
+    a.push(pcm(2 * STEP))
+    a.take(2 * STEP)
+    assert a.on_token() == (0, STEP)
+    assert a.on_token() == (STEP, 2 * STEP)
+    a.push(pcm(5 * STEP, 2 * STEP))  # nothing in flight: 2 unsent frames dropped
+    assert a.take_lost() == (2 * STEP, 2 * STEP)
+    a.take(100 * STEP)
+    assert a.on_token() == (4 * STEP, 5 * STEP)  # session frame 2 is stream frame 4
+
+
+def test_big_push_is_split_so_drops_free_memory():
+    a = StreamAudio(STEP, max_samples=16000)
+    a.push(pcm(160_000))
+    assert a.held == 16000 and all(b.pcm.base is None for b in a.unsent)
+
+
+# ------------------------------------------------------------------ errors ----
+def test_connect_errors_are_explained():
+    from voxcap.engine.remote import _Fatal, _Retry, explain_connect_error
+
+    r = explain_connect_error(ConnectionRefusedError(111, "refused"), "ws://h:1", 10)
+    assert isinstance(r, _Retry) and "refused" in r.message and r.fix
+    r = explain_connect_error(socket.gaierror(-2, "Name or service not known"), "ws://x:1", 10)
+    assert isinstance(r, _Retry) and "host" in r.message
+    r = explain_connect_error(TimeoutError(), "ws://h:1", 7)
+    assert "7 s" in r.message
+    from websockets.datastructures import Headers
+    from websockets.exceptions import InvalidStatus
+    from websockets.http11 import Response
+
+    for code, cls, word in ((401, _Fatal, "API key"), (404, _Fatal, "endpoint"),
+                            (503, _Retry, "503")):
+        r = explain_connect_error(InvalidStatus(Response(code, "x", Headers())), "ws://h:1", 10)
+        assert isinstance(r, cls) and word in r.message, (code, r.message)
+
+
+def test_importing_the_remote_engine_does_not_import_vllm():
+    import subprocess
+    import sys
+
+    code = ("import sys, voxcap.engine.remote, voxcap.cli_options; "
+            "assert 'vllm' not in sys.modules and 'torch' not in sys.modules, "
+            "[m for m in sys.modules if m.startswith(('vllm', 'torch'))][:5]")
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -1,0 +1,745 @@
+"""The remote engine: captions from a vLLM server's realtime websocket (``/v1/realtime``).
+
+Same interface and events as the in-process engine (``CaptionEngine``), for a desktop without
+a suitable GPU or many desks sharing one GPU box. One websocket session per stream:
+``session.update {model}``, ``input_audio_buffer.commit`` (starts generation), PCM16 base64
+``input_audio_buffer.append`` blocks as audio arrives, ``commit {final: true}`` on close; the
+server answers ``transcription.delta`` per decoding step, ``transcription.done {usage}`` at the
+end, ``error {error, code}`` on errors (protocol: shared/design/engine-facts.md).
+
+Robustness (users rely on the text; losing it silently is the worst failure):
+
+* every sample the server has not turned into text yet is held (``StreamAudio``) and replayed
+  into a new session when the connection drops (reconnect with backoff, StreamInterrupted /
+  StreamResumed events) or when the server ends a session at its max length (continued at
+  once, seamlessly); spans and indices keep counting from the stream's start;
+* held audio is bounded (``max_buffer_s``); what is dropped beyond it is reported as StreamGap;
+* at most ``max_inflight_s`` of audio is sent ahead of the text: a slow server or network
+  backs the audio up on this side, where it is bounded, instead of in unbounded queues there.
+
+Measured, not assumed: the meter's step latency is the client-observed one. Step k of a
+session can run once the audio it needs (the first 9,000 samples, then 1,280 more per step;
+all of it after the final commit) has been handed to the socket AND step k-1's delta has
+arrived (steps of one stream run one after another). The latency recorded for step k is from
+the later of those two moments to the arrival of delta k. Fed in real time this is the full
+round trip (send -> network -> server queue and step -> network -> delta); when audio is
+ahead of the server (files, catching up) it is the interval between deltas, i.e. the
+server's step time as seen through the network. Tokens/s is deltas received per second.
+
+The API key is sent as a bearer token only; it is never put into a message, an event, an
+exception or a log record (websockets logs request headers at DEBUG: its logger here
+redacts them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import itertools
+import json
+import logging
+import math
+import queue
+import random
+import socket
+import ssl
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import __version__
+from ..errors import EngineError, VoxcapError
+from ..events import (
+    EngineFailed,
+    EngineProgress,
+    EngineReady,
+    EngineStopped,
+    Event,
+    StreamFinished,
+    StreamGap,
+    StreamInterrupted,
+    StreamResumed,
+    TextDelta,
+)
+from .remote_audio import StreamAudio, to_pcm16
+from .remote_settings import RemoteSettings, models_url
+from .stats import SAMPLE_RATE, EngineStats
+
+EventSink = Callable[[Event], None]
+STEP_SAMPLES = 1280  # one token per 80 ms at 16 kHz
+LOOK_AHEAD_SAMPLES = 40
+GRAPH_MODE = "remote"  # the protocol does not say how the server runs its model
+_GAP_REPORT_INTERVAL_S = 2.0
+_BACKOFF_S = (0.5, 1.0, 2.0, 4.0, 8.0, 10.0)
+_PROBE_WAIT_S = 5.0
+_SERVER_FIX = ("start it, e.g. python -m vllm.entrypoints.openai.api_server --model MODEL "
+               "(vllm serve MODEL on GPU builds), or check the host and port in --server")
+
+
+def first_step_samples(delay_ms: int) -> int:
+    """Real samples the first step of a session needs (9,000 at the default 480 ms)."""
+    return (delay_ms // 80 + 1) * STEP_SAMPLES + LOOK_AHEAD_SAMPLES
+
+
+# ------------------------------------------------------------------ errors ----
+class _Fatal(Exception):
+    """The stream (or the start-up) cannot go on: message + fix for a person."""
+
+    def __init__(self, message: str, fix: str = "") -> None:
+        super().__init__(message)
+        self.message, self.fix = message, fix
+
+
+class _Retry(Exception):
+    """The connection is gone or could not be made; worth trying again later."""
+
+    def __init__(self, reason: str, message: str, fix: str = "") -> None:
+        super().__init__(message)
+        self.reason, self.message, self.fix = reason, message, fix
+
+
+def explain_connect_error(exc: BaseException, url: str, timeout: float) -> _Fatal | _Retry:
+    """A person's reading of a failure to connect to ``url`` (already safe to show)."""
+    from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
+
+    if isinstance(exc, (_Fatal, _Retry)):
+        return exc
+    if isinstance(exc, InvalidStatus):
+        code = exc.response.status_code
+        if code in (401, 403):
+            return _Fatal(f"The server at {url} refused the connection (HTTP {code}): a missing "
+                          "or wrong API key.",
+                          "give the key the server was started with (--api-key-env VAR)")
+        if code == 404:
+            return _Fatal(f"No realtime endpoint at {url} (HTTP 404).",
+                          "give the server's base address, e.g. ws://gpu-box:8000 (voxcap adds "
+                          "/v1/realtime); the server must serve a Voxtral Realtime model")
+        if code >= 500 or code == 429:
+            return _Retry("server error", f"The server at {url} answered HTTP {code}.",
+                          "see the server's log")
+        return _Fatal(f"The server at {url} refused the websocket (HTTP {code}).",
+                      "check the address: is it a vLLM server?")
+    if isinstance(exc, InvalidURI):
+        return _Fatal(f"The server address {url} is not a valid websocket URL.",
+                      "e.g. --server ws://gpu-box:8000")
+    if isinstance(exc, ConnectionRefusedError):
+        return _Retry("refused", f"Cannot connect to the vLLM server at {url}: connection "
+                      "refused (nothing listens there).", _SERVER_FIX)
+    if isinstance(exc, socket.gaierror):
+        return _Retry("host not found", f"Cannot find the server host of {url}.",
+                      "check the host name in --server and the network")
+    if isinstance(exc, (TimeoutError, asyncio.TimeoutError)):
+        return _Retry("timeout", f"The server at {url} did not answer within {timeout:.0f} s.",
+                      "check the address, the network and any firewall")
+    if isinstance(exc, ssl.SSLError):
+        return _Fatal(f"The TLS handshake with {url} failed ({exc.reason or 'SSL error'}).",
+                      "use ws:// for a server without TLS, or give it a trusted certificate")
+    if isinstance(exc, ConnectionClosed):
+        return _Retry("disconnected", f"The server at {url} closed the connection.",
+                      "see the server's log")
+    if isinstance(exc, InvalidHandshake):
+        return _Fatal(f"The server at {url} did not answer as a websocket server "
+                      f"({type(exc).__name__}).", "check the address and port: is it the vLLM "
+                      "server?")
+    if isinstance(exc, OSError):
+        why = exc.strerror or type(exc).__name__
+        return _Retry("network", f"Cannot connect to the vLLM server at {url}: {why}.",
+                      _SERVER_FIX)
+    return _Retry("error", f"Connecting to {url} failed ({type(exc).__name__}).", "")
+
+
+class _RedactHeaders(logging.Filter):
+    """websockets logs each handshake header at DEBUG: never the Authorization header."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if isinstance(args, tuple) and len(args) >= 2 and isinstance(args[0], str) \
+                and args[0].lower() in ("authorization", "proxy-authorization"):
+            record.args = (args[0], "<redacted>") + tuple(args[2:])
+        return True
+
+
+_ws_logger = logging.getLogger("voxcap.engine.remote.websocket")
+_ws_logger.addFilter(_RedactHeaders())
+
+
+# ------------------------------------------------------------------ streams ----
+@dataclass
+class _Stream:
+    stream_id: str
+    label: str
+    audio: StreamAudio
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+    tokens: int = 0  # deltas over all sessions: the TextDelta index
+    close_requested: bool = False
+    aborted: bool = False
+    final_sent: bool = False  # in the current session
+    step_marked: bool = False  # a prompt_sent is pending for the next step
+    sessions: int = 0
+    usage: dict = field(default_factory=lambda: {"prompt_tokens": 0, "completion_tokens": 0,
+                                                 "sessions": 0})
+    last_gap_report: float = 0.0
+    ws: object | None = None
+    task: asyncio.Task | None = None
+    done: threading.Event = field(default_factory=threading.Event)
+
+
+class RemoteEngine:
+    """Voxtral Realtime on a vLLM server, through its realtime websocket.
+
+    Events go to ``on_event`` (called on the engine's thread: keep it quick) or, if none is
+    given, to ``self.events`` (a ``queue.Queue``).
+    """
+
+    def __init__(self, settings: RemoteSettings, on_event: EventSink | None = None,
+                 verbose: bool = False) -> None:
+        self.settings = settings
+        self.events: queue.Queue[Event] = queue.Queue()
+        self._sink: EventSink = on_event or self.events.put
+        self._verbose = verbose
+        self.stats = EngineStats()
+        self.ready_info: EngineReady | None = None
+        self.failure: EngineFailed | None = None
+        self.server_max_model_len: int | None = None
+        self._ready = threading.Event()
+        self._stopped = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop_async: asyncio.Event | None = None
+        self._streams: dict[str, _Stream] = {}
+        self._ids = itertools.count(1)
+        self._t0 = 0.0
+        self._first_step = first_step_samples(settings.transcription_delay_ms)
+
+    # ---------------------------------------------------------------- life cycle ----
+    def start(self) -> RemoteEngine:
+        """Validate the settings now (ConfigError), then connect in the background."""
+        self.settings = self.settings.validated()
+        self._first_step = first_step_samples(self.settings.transcription_delay_ms)
+        self._url = self.settings.display_url
+        self._t0 = time.perf_counter()
+        self._thread = threading.Thread(target=self._thread_main, name="voxcap-remote",
+                                        daemon=True)
+        self._thread.start()
+        return self
+
+    def wait_ready(self, timeout: float | None = None) -> EngineReady:
+        if not self._ready.wait(timeout):
+            raise EngineError(f"The vLLM server at {self._url} did not answer within "
+                              f"{timeout:.0f} s.", "check the address and the network")
+        if self.failure is not None:
+            raise EngineError(self.failure.message, self.failure.fix)
+        assert self.ready_info is not None
+        return self.ready_info
+
+    @property
+    def is_ready(self) -> bool:
+        return self.ready_info is not None and self.failure is None and not self._stopped.is_set()
+
+    def shutdown(self, timeout: float = 30.0) -> None:
+        """Abort open streams and close their connections. Safe to call twice."""
+        if self._loop is not None and self._stop_async is not None and not self._stopped.is_set():
+            try:
+                self._loop.call_soon_threadsafe(self._stop_async.set)
+            except RuntimeError:  # the loop already closed
+                pass
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def __enter__(self) -> RemoteEngine:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.shutdown()
+
+    # ------------------------------------------------------------------ streams ----
+    def open_stream(self, label: str = "") -> str:
+        self._require_ready()
+        stream_id = f"s{next(self._ids)}"
+        fut = asyncio.run_coroutine_threadsafe(self._open(stream_id, label), self._loop)
+        fut.result(timeout=10)
+        return stream_id
+
+    def push_audio(self, stream_id: str, samples: np.ndarray) -> None:
+        """Queue float32 16 kHz mono samples (any block size). Thread-safe, non-blocking."""
+        pcm = to_pcm16(samples)
+        if pcm.size == 0 or self._loop is None:
+            return
+        try:
+            self._loop.call_soon_threadsafe(self._push, stream_id, pcm)
+        except RuntimeError:  # the engine stopped
+            pass
+
+    def close_stream(self, stream_id: str) -> None:
+        self._call_soon(self._close, stream_id)
+
+    def abort_stream(self, stream_id: str) -> None:
+        self._call_soon(self._abort, stream_id)
+
+    def wait_stream(self, stream_id: str, timeout: float | None = None) -> bool:
+        st = self._streams.get(stream_id)
+        return True if st is None else st.done.wait(timeout)
+
+    def open_stream_ids(self) -> list[str]:
+        return [s for s, st in list(self._streams.items()) if not st.done.is_set()]
+
+    def usage(self, stream_id: str) -> dict:
+        """The server's ``transcription.done`` usage summed over the stream's sessions."""
+        st = self._streams.get(stream_id)
+        return dict(st.usage) if st else {}
+
+    def lost_seconds(self, stream_id: str) -> float:
+        st = self._streams.get(stream_id)
+        return st.audio.lost_total / SAMPLE_RATE if st else 0.0
+
+    def _call_soon(self, fn, *args) -> None:
+        if self._loop is None:
+            return
+        try:
+            self._loop.call_soon_threadsafe(fn, *args)
+        except RuntimeError:
+            pass
+
+    def _require_ready(self) -> None:
+        if self.failure is not None:
+            raise EngineError(self.failure.message, self.failure.fix)
+        if not self.is_ready:
+            raise EngineError("The remote engine is not ready yet.",
+                              "wait for the 'ready' status")
+
+    # ------------------------------------------------------------ engine thread ----
+    def _emit(self, event: Event) -> None:
+        try:
+            self._sink(event)
+        except Exception:  # noqa: BLE001, S110 - a broken consumer must not kill the engine
+            pass
+
+    def _progress(self, stage: str, detail: str = "") -> None:
+        self._emit(EngineProgress(stage, detail, time.perf_counter() - self._t0))
+
+    def _fail(self, message: str, fix: str = "") -> None:
+        if self.failure is None:
+            self.failure = EngineFailed(message, fix)
+            self._emit(self.failure)
+        self._ready.set()
+
+    def _thread_main(self) -> None:
+        try:
+            asyncio.run(self._main())
+        except (VoxcapError, _Fatal, _Retry) as exc:
+            self._fail(exc.message, exc.fix)
+        except BaseException as exc:  # noqa: BLE001 - reported, never a silent hang
+            self._fail(f"The remote engine failed ({type(exc).__name__}).",
+                       "run again with --verbose and report it")
+        finally:
+            self._stopped.set()
+            self._ready.set()
+            for st in self._streams.values():
+                st.done.set()
+
+    async def _main(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._stop_async = asyncio.Event()
+        s = self.settings
+        self._progress("connecting", self._url)
+        max_len = await self._probe_models()
+        self._progress("checking model", s.model)
+        await self._probe_realtime()
+        self.server_max_model_len = max_len
+        notes = [(f"transcription delay assumed {s.transcription_delay_ms} ms (the server does "
+                  "not report it; only the meter's backlog uses it)")]
+        if max_len is None:
+            notes.append("the server did not report its max session length; sessions that "
+                         "reach it are continued in new ones")
+        self.ready_info = EngineReady(
+            requested_graph_mode=GRAPH_MODE, resolved_graph_mode=GRAPH_MODE, capture_sizes=(),
+            start_seconds=time.perf_counter() - self._t0, device=self._url,
+            transcription_delay_ms=s.transcription_delay_ms, max_model_len=max_len or 0,
+            max_streams=s.max_streams, notes=tuple(notes),
+        )
+        self._progress("ready", f"{s.model} on {self._url}")
+        self._emit(self.ready_info)
+        self._ready.set()
+        await self._stop_async.wait()
+        for st in list(self._streams.values()):
+            if not st.done.is_set():
+                self._abort(st.stream_id)
+        tasks = [st.task for st in self._streams.values() if st.task and not st.task.done()]
+        if tasks:
+            await asyncio.wait(tasks, timeout=5)
+        self._emit(EngineStopped())
+
+    # ------------------------------------------------------------- start-up probes ----
+    async def _probe_models(self) -> int | None:
+        """GET /v1/models: is the model served there, and its max session length.
+
+        A server without the route (a proxy exposing only the websocket) is not an error;
+        the websocket probe decides then.
+        """
+        s = self.settings
+        url = models_url(s.server_url)
+        timeout = s.connect_timeout_s
+
+        def fetch():
+            req = urllib.request.Request(url, headers={"User-Agent": f"voxcap/{__version__}"})
+            if s.api_key:
+                req.add_unredirected_header("Authorization", f"Bearer {s.api_key}")
+            try:
+                with urllib.request.urlopen(req, timeout=timeout) as r:
+                    return r.status, r.read(1 << 20)
+            except urllib.error.HTTPError as e:
+                return e.code, b""
+
+        try:
+            status, body = await asyncio.to_thread(fetch)
+        except urllib.error.URLError as e:
+            reason = e.reason if isinstance(e.reason, BaseException) else OSError(str(e.reason))
+            err = explain_connect_error(reason, self._url, timeout)
+            raise _Fatal(err.message, err.fix)
+        except (OSError, TimeoutError) as e:
+            err = explain_connect_error(e, self._url, timeout)
+            raise _Fatal(err.message, err.fix)
+        if status in (401, 403):
+            raise _Fatal(f"The server at {self._url} refused the API key (HTTP {status})"
+                         if s.api_key else
+                         f"The server at {self._url} requires an API key (HTTP {status}).",
+                         "give the key the server was started with (--api-key-env VAR)")
+        if status != 200:
+            return None
+        try:
+            data = json.loads(body)
+            models = {m["id"]: m for m in data.get("data", []) if isinstance(m, dict)}
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return None
+        if models and s.model not in models:
+            served = ", ".join(sorted(models)[:5])
+            raise _Fatal(f"The server at {self._url} does not serve the model {s.model!r} "
+                         f"(it serves: {served}).", f"use --server-model {min(models)}")
+        max_len = models.get(s.model, {}).get("max_model_len")
+        return int(max_len) if isinstance(max_len, int) and max_len > 0 else None
+
+    async def _probe_realtime(self) -> None:
+        """Open the realtime websocket and check the model. The server acknowledges a good
+        ``session.update`` with silence, so an unknown event follows it: its error reply says
+        the update was handled (events are handled in order)."""
+        try:
+            ws = await self._connect()
+        except _Retry as exc:
+            raise _Fatal(exc.message, exc.fix)
+        try:
+            await self._handshake(ws)
+            await ws.send(json.dumps({"type": "voxcap.probe"}))
+            deadline = time.monotonic() + _PROBE_WAIT_S
+            while (left := deadline - time.monotonic()) > 0:
+                try:
+                    msg = json.loads(await asyncio.wait_for(ws.recv(), left))
+                except TimeoutError:
+                    break  # no complaint about the model
+                if msg.get("type") == "error":
+                    if msg.get("code") == "model_not_found":
+                        raise _Fatal(f"The server at {self._url} does not serve the model "
+                                     f"{self.settings.model!r}.",
+                                     "give the name in the server's /v1/models "
+                                     "(--served-model-name, or the path it was started with)")
+                    break  # the probe's own "unknown event": the model was accepted
+        except _Fatal:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            err = explain_connect_error(exc, self._url, self.settings.connect_timeout_s)
+            raise _Fatal(err.message, err.fix)
+        finally:
+            await self._close_ws(ws)
+
+    # ------------------------------------------------------------------ websocket ----
+    async def _connect(self):
+        from websockets.asyncio.client import connect
+
+        s = self.settings
+        headers = {"Authorization": f"Bearer {s.api_key}"} if s.api_key else None
+        try:
+            return await connect(
+                s.realtime_url, additional_headers=headers, open_timeout=s.connect_timeout_s,
+                ping_interval=20, ping_timeout=20, close_timeout=2, max_size=2**22,
+                user_agent_header=f"voxcap/{__version__}", logger=_ws_logger)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - every failure is explained
+            raise explain_connect_error(exc, self._url, s.connect_timeout_s) from None
+
+    async def _handshake(self, ws) -> None:
+        msg = json.loads(await asyncio.wait_for(ws.recv(), self.settings.connect_timeout_s))
+        if msg.get("type") != "session.created":
+            raise _Fatal(f"The server at {self._url} did not open a realtime session "
+                         f"(it sent {str(msg.get('type'))[:40]!r}).",
+                         "check the address: is it a vLLM server with a realtime model?")
+        await ws.send(json.dumps({"type": "session.update", "model": self.settings.model}))
+
+    @staticmethod
+    async def _close_ws(ws) -> None:
+        try:
+            await asyncio.wait_for(ws.close(), 3)
+        except BaseException:  # noqa: BLE001, S110 - closing a dead socket
+            pass
+
+    # ------------------------------------------------------------- stream tasks ----
+    async def _open(self, stream_id: str, label: str) -> None:
+        busy = len(self.open_stream_ids())
+        if busy >= self.settings.max_streams:
+            raise EngineError(f"All {busy} stream slots of the remote engine are in use.",
+                              "close a stream first, or allow more streams")
+        s = self.settings
+        cap = None if s.max_buffer_s is None else int(s.max_buffer_s * SAMPLE_RATE)
+        st = _Stream(stream_id, label, StreamAudio(STEP_SAMPLES, cap))
+        self._streams[stream_id] = st
+        self.stats.open(stream_id, self._first_step, STEP_SAMPLES)
+        st.task = asyncio.create_task(self._run_stream(st))
+
+    def _push(self, stream_id: str, pcm: np.ndarray) -> None:
+        st = self._streams.get(stream_id)
+        if st is None or st.close_requested or st.aborted or st.done.is_set():
+            return
+        self.stats.audio_in(stream_id, pcm.size)
+        st.audio.push(pcm)
+        self._report_gap(st, "server behind" if st.ws is not None else "disconnected")
+        st.wake.set()
+
+    def _close(self, stream_id: str) -> None:
+        st = self._streams.get(stream_id)
+        if st is not None:
+            st.close_requested = True
+            st.wake.set()
+
+    def _abort(self, stream_id: str) -> None:
+        st = self._streams.get(stream_id)
+        if st is None or st.done.is_set() or st.aborted:
+            return
+        st.aborted = True
+        st.wake.set()
+        if st.task is not None and not st.task.done():
+            st.task.cancel()
+
+    def _report_gap(self, st: _Stream, reason: str, force: bool = False) -> None:
+        a = st.audio
+        if not a.pending_lost:
+            return
+        now = time.monotonic()
+        if not force and now - st.last_gap_report < _GAP_REPORT_INTERVAL_S:
+            return
+        st.last_gap_report = now
+        n, at = a.take_lost()
+        lost, total = n / SAMPLE_RATE, a.lost_total / SAMPLE_RATE
+        why = ("the server could not be reached" if reason == "disconnected"
+               else "the server did not keep up")
+        self._emit(StreamGap(st.stream_id, lost, reason, (at or 0) / SAMPLE_RATE, total,
+                             f"{lost:.1f} s of audio could not be captioned: {why} and the "
+                             f"buffer holds {self.settings.max_buffer_s:g} s "
+                             f"({total:.1f} s lost in this stream so far)"))
+
+    async def _run_stream(self, st: _Stream) -> None:
+        s = self.settings
+        reason, message = "flushed", ""
+        outage_since: float | None = None  # set while the server is out of reach
+        attempt = 0
+        try:
+            while True:
+                try:
+                    ws = await self._connect()
+                except _Retry as exc:
+                    if outage_since is None:  # could not even start: an outage too
+                        outage_since = time.monotonic()
+                        self._emit(StreamInterrupted(st.stream_id, exc.reason, exc.message))
+                    if (s.reconnect_give_up_s is not None
+                            and time.monotonic() - outage_since > s.reconnect_give_up_s):
+                        raise _Fatal(f"Lost the vLLM server at {self._url} for "
+                                     f"{time.monotonic() - outage_since:.0f} s. {exc.message}",
+                                     exc.fix or _SERVER_FIX)
+                    await asyncio.sleep(_backoff(attempt))
+                    attempt += 1
+                    continue
+                try:
+                    outcome = await self._session(st, ws, resumed=outage_since)
+                except _Retry as exc:
+                    self._end_session(st, "disconnected")
+                    if st.ws is not None or outage_since is None:  # a session was running
+                        outage_since = time.monotonic()
+                        attempt = 0
+                        self._emit(StreamInterrupted(
+                            st.stream_id, exc.reason, f"{exc.message} Reconnecting; audio "
+                            "meanwhile is kept and captioned late."))
+                    await asyncio.sleep(_backoff(attempt))
+                    attempt += 1
+                    continue
+                finally:
+                    st.ws = None
+                    await self._close_ws(ws)
+                outage_since, attempt = None, 0
+                if outcome == "flushed":
+                    break
+                # The server ended the session (its max length): continue in a new one at
+                # once; what it had not covered yet is replayed, nothing is lost.
+                self._end_session(st, "server behind")
+                if st.close_requested and not st.audio.unsent:
+                    break
+        except asyncio.CancelledError:
+            reason = "aborted"
+        except _Fatal as exc:
+            reason = "aborted" if st.aborted else "error"
+            message = f"{exc.message}\n  fix: {exc.fix}" if exc.fix else exc.message
+        except Exception as exc:  # noqa: BLE001 - never a silent hang
+            reason = "aborted" if st.aborted else "error"
+            message = f"The remote stream failed ({type(exc).__name__})."
+        finally:
+            st.audio.end_session()
+            left = st.audio.unsent_samples / SAMPLE_RATE
+            st.audio.unsent.clear()
+            if reason == "error" and left > 0:
+                message += f"\n  {left:.1f} s of audio held for the server was not captioned"
+            self._report_gap(st, "disconnected", force=True)
+            self.stats.finish(st.stream_id)
+            self._emit(StreamFinished(st.stream_id, reason, st.tokens,
+                                      st.audio.total_in / SAMPLE_RATE, message))
+            st.done.set()
+
+    def _end_session(self, st: _Stream, reason: str) -> None:
+        st.audio.end_session()
+        st.final_sent = False
+        st.step_marked = False
+        self.stats.discard_sent(st.stream_id)
+        self._report_gap(st, reason, force=True)
+
+    async def _session(self, st: _Stream, ws, resumed: float | None) -> str:
+        """One server session for the stream; returns "flushed" (the stream is done) or
+        "continue" (the server ended the session: continue in a new one). Raises _Retry when
+        the connection drops, _Fatal on an error event."""
+        from websockets.exceptions import ConnectionClosed
+
+        s = self.settings
+        try:
+            await self._handshake(ws)
+            await ws.send(json.dumps({"type": "input_audio_buffer.commit"}))
+        except ConnectionClosed as exc:
+            raise explain_connect_error(exc, self._url, s.connect_timeout_s) from None
+        except TimeoutError:
+            raise _Retry("timeout", f"The server at {self._url} did not open a session.") from None
+        st.ws = ws
+        st.sessions += 1
+        if resumed is not None:
+            replay = st.audio.unsent_samples / SAMPLE_RATE
+            outage = time.monotonic() - resumed
+            self._emit(StreamResumed(st.stream_id, outage, replay,
+                                     f"Reconnected to {self._url} after {outage:.1f} s; "
+                                     f"captioning {replay:.1f} s of held audio late."))
+        sender = asyncio.create_task(self._sender(st, ws))
+        last_msg = time.monotonic()
+        try:
+            while True:
+                if sender.done() and sender.exception() is not None:
+                    raise sender.exception()
+                try:
+                    raw = await asyncio.wait_for(ws.recv(), 1.0)
+                except TimeoutError:
+                    pending = st.audio.inflight > 0 or st.final_sent
+                    if pending and time.monotonic() - last_msg > s.stall_timeout_s:
+                        raise _Retry("stalled", f"The server at {self._url} sent nothing for "
+                                     f"{s.stall_timeout_s:.0f} s.") from None
+                    if not pending:
+                        last_msg = time.monotonic()
+                    continue
+                last_msg = time.monotonic()
+                try:
+                    msg = json.loads(raw)
+                except (ValueError, TypeError):
+                    continue
+                kind = msg.get("type")
+                if kind == "transcription.delta":
+                    self._on_delta(st, str(msg.get("delta") or ""))
+                    st.wake.set()  # room in flight for more audio
+                elif kind == "transcription.done":
+                    usage = msg.get("usage") or {}
+                    st.usage["sessions"] += 1
+                    for k in ("prompt_tokens", "completion_tokens"):
+                        if isinstance(usage.get(k), int):
+                            st.usage[k] += usage[k]
+                    if st.final_sent and st.audio.covered() and not st.audio.unsent:
+                        return "flushed"
+                    return "continue"
+                elif kind == "error":
+                    err = str(msg.get("error") or "no details")[:300]
+                    code = str(msg.get("code") or "")[:60]
+                    if code == "model_not_found":
+                        raise _Fatal(f"The server at {self._url} no longer serves the model "
+                                     f"{s.model!r}.", "check the server's /v1/models")
+                    raise _Fatal(f"The vLLM server reported an error: {err}"
+                                 + (f" ({code})" if code else ""),
+                                 "see the server's log; restart the stream, or the server if "
+                                 "it persists")
+        except ConnectionClosed as exc:
+            raise _Retry("disconnected", f"Lost the connection to the server at {self._url}.") \
+                from exc
+        except OSError as exc:
+            raise explain_connect_error(exc, self._url, s.connect_timeout_s) from None
+        finally:
+            sender.cancel()
+            try:
+                await sender
+            except BaseException:  # noqa: BLE001, S110 - its error, if any, was raised above
+                pass
+
+    async def _sender(self, st: _Stream, ws) -> None:
+        """Audio to the server as it arrives, at most ``max_inflight_s`` ahead of the text."""
+        s = self.settings
+        a = st.audio
+        block = max(1, int(s.append_ms * SAMPLE_RATE / 1000))
+        catch_up = max(block, int(s.max_append_s * SAMPLE_RATE))
+        max_inflight = int(s.max_inflight_s * SAMPLE_RATE)
+        while True:
+            room = max_inflight - a.inflight
+            if a.unsent and room > 0:
+                want = catch_up if a.unsent_samples > block else block
+                pcm = a.take(min(want, room))
+                await ws.send(json.dumps({"type": "input_audio_buffer.append",
+                                          "audio": base64.b64encode(pcm.tobytes()).decode()}))
+                self._mark_step(st)
+                continue
+            if st.close_requested and not a.unsent and not st.final_sent:
+                await ws.send(json.dumps({"type": "input_audio_buffer.commit", "final": True}))
+                st.final_sent = True
+                self._mark_step(st)
+                return
+            st.wake.clear()
+            await st.wake.wait()
+
+    def _mark_step(self, st: _Stream) -> None:
+        """Start the clock of the session's next step once it can run (see the module doc)."""
+        if st.step_marked:
+            return
+        a = st.audio
+        if st.final_sent:
+            ready = math.inf
+        elif a.session_sent < self._first_step:
+            ready = 0
+        else:
+            ready = 1 + (a.session_sent - self._first_step) // STEP_SAMPLES
+        if ready > a.session_tokens:
+            self.stats.prompt_sent(st.stream_id)
+            st.step_marked = True
+
+    def _on_delta(self, st: _Stream, text: str) -> None:
+        start, end = st.audio.on_token()
+        self.stats.token_back(st.stream_id, 1)
+        st.step_marked = False
+        k = st.tokens
+        st.tokens += 1
+        self._emit(TextDelta(st.stream_id, text, (), k, start / SAMPLE_RATE, end / SAMPLE_RATE,
+                             time.time()))
+        self._mark_step(st)
+
+
+def _backoff(attempt: int) -> float:
+    base = _BACKOFF_S[min(attempt, len(_BACKOFF_S) - 1)]
+    return base * random.uniform(0.8, 1.2)

@@ -1,0 +1,204 @@
+"""One remote stream's audio between capture and the server's text (pure; no I/O).
+
+The remote engine may lose a server session at any time (dropped connection, the server's
+max session length), so it keeps every sample the server has not yet turned into text and
+replays it into the next session. This module is that bookkeeping:
+
+* stream time: samples since the stream's first one (``total_in`` so far);
+* session time: samples sent into the current server session; ``segments`` maps session
+  positions to stream positions (a new segment starts wherever audio was dropped);
+* token k of a session covers session frame k, ``[k*step, (k+1)*step)`` samples (the model's
+  delay is built into when the token arrives), exactly as the in-process engine maps it;
+* held audio (sent but not covered, or not sent yet) is bounded by ``max_samples``: beyond it
+  the oldest is dropped. Unsent audio dropped is lost at once; sent audio dropped is "at risk":
+  lost only if its session ends before the text for it arrives.
+
+Lost audio is counted in ``pending_lost`` (for the engine to report as StreamGap events) and
+``lost_total``; it is never silent.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+
+_BLOCK_MAX = 16000  # samples
+
+
+@dataclass
+class _Block:
+    start: int  # stream position of the first sample
+    pcm: np.ndarray  # int16
+    session_pos: int = -1  # session position once sent
+
+    @property
+    def n(self) -> int:
+        return int(self.pcm.size)
+
+    def cut_front(self, k: int) -> None:
+        self.pcm = self.pcm[k:]
+        self.start += k
+        if self.session_pos >= 0:
+            self.session_pos += k
+
+
+def to_pcm16(samples: np.ndarray) -> np.ndarray:
+    """float32 [-1, 1] -> little-endian int16 (clipped, rounded)."""
+    x = np.clip(np.asarray(samples, dtype=np.float32).reshape(-1), -1.0, 1.0)
+    return np.rint(x * 32767.0).astype("<i2")
+
+
+class StreamAudio:
+    def __init__(self, step_samples: int = 1280, max_samples: int | None = None) -> None:
+        self.step = step_samples
+        self.max_samples = max_samples
+        self.total_in = 0
+        self.unsent: deque[_Block] = deque()
+        self.sent: deque[_Block] = deque()
+        self.held = 0
+        self.session_sent = 0
+        self.session_tokens = 0
+        self._seg_pos: list[int] = []  # session positions where segments start
+        self._seg_start: list[int] = []  # their stream positions
+        self.risk_end = 0  # session position up to which in-flight audio was dropped
+        self.pending_lost = 0  # lost samples not yet reported
+        self.pending_lost_at: int | None = None  # stream position of the first of them
+        self.lost_total = 0
+
+    # ------------------------------------------------------------------ input ----
+    def push(self, pcm: np.ndarray) -> None:
+        # blocks of at most 1 s, each its own copy: dropping one frees its memory
+        for i in range(0, int(pcm.size), _BLOCK_MAX):
+            part = np.array(pcm[i:i + _BLOCK_MAX], dtype="<i2")
+            self.unsent.append(_Block(self.total_in, part))
+            self.total_in += int(part.size)
+            self.held += int(part.size)
+        self._enforce_bound()
+
+    def _enforce_bound(self) -> None:
+        if self.max_samples is None:
+            return
+        while self.held > self.max_samples:
+            excess = self.held - self.max_samples
+            if self.sent:  # in flight: the server may still transcribe it
+                b = self.sent[0]
+                k = min(excess, b.n)
+                self.risk_end = max(self.risk_end, b.session_pos + k)
+                if k == b.n:
+                    self.sent.popleft()
+                else:
+                    b.cut_front(k)
+            else:
+                b = self.unsent[0]
+                k = min(excess, b.n)
+                self._lose(b.start, k)
+                if k == b.n:
+                    self.unsent.popleft()
+                else:
+                    b.cut_front(k)
+            self.held -= k
+
+    def _lose(self, at: int, n: int) -> None:
+        if n <= 0:
+            return
+        if self.pending_lost_at is None:
+            self.pending_lost_at = at
+        self.pending_lost += n
+        self.lost_total += n
+
+    def take_lost(self) -> tuple[int, int | None]:
+        """(samples lost since the last call, stream position of the first of them)."""
+        out = (self.pending_lost, self.pending_lost_at)
+        self.pending_lost, self.pending_lost_at = 0, None
+        return out
+
+    # ------------------------------------------------------------------ sending ----
+    @property
+    def unsent_samples(self) -> int:
+        return sum(b.n for b in self.unsent)
+
+    @property
+    def inflight(self) -> int:
+        """Session samples sent but not yet covered by a token."""
+        return max(0, self.session_sent - self.session_tokens * self.step)
+
+    def take(self, max_n: int) -> np.ndarray | None:
+        """Up to ``max_n`` unsent samples (contiguous in stream time), now counted as sent."""
+        if not self.unsent or max_n <= 0:
+            return None
+        parts: list[np.ndarray] = []
+        got = 0
+        expect = self.unsent[0].start
+        while self.unsent and got < max_n and self.unsent[0].start == expect:
+            b = self.unsent[0]
+            if b.n > max_n - got:  # split: the rest stays first in line
+                k = max_n - got
+                head = _Block(b.start, b.pcm[:k])
+                b.cut_front(k)
+                b = head
+            else:
+                self.unsent.popleft()
+            if not self._seg_pos or self.map(self.session_sent) != b.start:
+                self._seg_pos.append(self.session_sent)
+                self._seg_start.append(b.start)
+            b.session_pos = self.session_sent
+            self.session_sent += b.n
+            self.sent.append(b)
+            parts.append(b.pcm)
+            got += b.n
+            expect = b.start + b.n
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+    def map(self, pos: int, end: bool = False) -> int:
+        """Stream position of session position ``pos`` (``end``: as the end of a span)."""
+        if not self._seg_pos:
+            return self.total_in
+        i = (bisect.bisect_left if end else bisect.bisect_right)(self._seg_pos, pos) - 1
+        i = max(i, 0)
+        return self._seg_start[i] + (pos - self._seg_pos[i])
+
+    # ------------------------------------------------------------------ text ----
+    def on_token(self) -> tuple[int, int]:
+        """A token of this session arrived: the stream span (samples) it covers."""
+        k = self.session_tokens
+        self.session_tokens += 1
+        start = min(self.map(k * self.step), self.total_in)
+        end = min(self.map((k + 1) * self.step, end=True), self.total_in)
+        done = self.session_tokens * self.step
+        while self.sent and self.sent[0].session_pos + self.sent[0].n <= done:
+            self.held -= self.sent.popleft().n
+        return start, max(start, end)
+
+    def covered(self) -> bool:
+        """Every sample sent into this session is covered by a token."""
+        return self.session_tokens * self.step >= self.session_sent
+
+    def end_session(self) -> int:
+        """The session is over: what it did not cover goes back to be sent again.
+
+        Returns the samples lost with it (dropped while in flight and never covered).
+        """
+        done = self.session_tokens * self.step
+        lost = max(0, min(self.risk_end, self.session_sent) - done)
+        if lost:
+            self._lose(self.map(done), lost)
+        requeue = []
+        for b in self.sent:
+            cut = done - b.session_pos
+            if cut >= b.n:
+                self.held -= b.n
+                continue
+            if cut > 0:
+                b.cut_front(cut)
+                self.held -= cut
+            b.session_pos = -1
+            requeue.append(b)
+        self.sent.clear()
+        self.unsent.extendleft(reversed(requeue))
+        self.session_sent = self.session_tokens = self.risk_end = 0
+        self._seg_pos.clear()
+        self._seg_start.clear()
+        return lost

@@ -1,0 +1,179 @@
+"""Settings of the remote engine (a vLLM server's /v1/realtime endpoint) and their validation.
+
+No websockets or vLLM import here: the CLI and the GUI validate settings without either.
+The API key is a secret: it is excluded from ``repr`` and never put into a message, an event
+or a log record by voxcap (see ``voxcap.engine.remote``); in a config file it lives in a file
+only its owner can read (``save_api_key`` / ``load_api_key``).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+from ..errors import ConfigError
+from .settings import validate_delay_ms
+
+REALTIME_PATH = "/v1/realtime"
+DEFAULT_MAX_BUFFER_S = 120.0
+
+
+@dataclass(frozen=True)
+class RemoteSettings:
+    """How to reach the server and how much audio to hold for it.
+
+    ``server_url``: the server's base address (``ws://host:8000``; ``http(s)://`` is accepted and
+    means ``ws(s)://``), or the full ``.../v1/realtime`` address. ``model``: the name the server
+    serves the model as (``--served-model-name``; by default the path it was started with).
+    ``max_buffer_s``: audio held per stream that the server has not transcribed yet (sent and
+    in flight, or waiting to be sent while the server is behind or unreachable); beyond it the
+    oldest is dropped and reported as a StreamGap. None: unbounded (files, where all the audio
+    exists anyway). ``max_inflight_s``: audio sent ahead of the last text received; the rest
+    waits on this side, where it can be bounded, replayed and reported.
+    """
+
+    server_url: str
+    model: str
+    api_key: str | None = field(default=None, repr=False)
+    max_streams: int = 2
+    transcription_delay_ms: int = 480  # the server's model; the protocol does not report it
+    max_buffer_s: float | None = DEFAULT_MAX_BUFFER_S
+    max_inflight_s: float = 4.0
+    append_ms: int = 80  # audio per append message while keeping up (more when catching up)
+    max_append_s: float = 1.0  # the most audio one append carries when catching up
+    connect_timeout_s: float = 10.0
+    reconnect_give_up_s: float | None = 300.0  # a stream fails after this long unreachable
+    stall_timeout_s: float = 60.0  # audio in flight and no message for this long: reconnect
+
+    # What the journal records as the model (it reads ``model_dir``).
+    @property
+    def model_dir(self) -> str:
+        return f"{self.model} @ {self.display_url}"
+
+    @property
+    def realtime_url(self) -> str:
+        return realtime_url(self.server_url)
+
+    @property
+    def display_url(self) -> str:
+        """The server address as shown to people: no user info, query or fragment."""
+        return display_url(self.server_url)
+
+    def validated(self) -> RemoteSettings:
+        url = normalize_url(self.server_url)
+        model = (self.model or "").strip()
+        if not model:
+            raise ConfigError("No model name for the remote server.",
+                              "give the name the server serves, e.g. --server-model "
+                              "mistralai/Voxtral-Mini-4B-Realtime-2602 (see its /v1/models)")
+        if self.api_key is not None and (not self.api_key.strip() or any(
+                c in self.api_key for c in "\r\n")):
+            raise ConfigError("The API key is empty or contains a line break.",
+                              "store the key alone on one line")
+        if not 1 <= self.max_streams <= 64:
+            raise ConfigError(f"max streams {self.max_streams} is out of range.", "use 1 to 64")
+        validate_delay_ms(self.transcription_delay_ms)
+        if self.max_buffer_s is not None and self.max_buffer_s < 1:
+            raise ConfigError("The remote audio buffer must hold at least 1 s.",
+                              "e.g. 120 (seconds), or unbounded for files")
+        if not 0.5 <= self.max_inflight_s <= 600:
+            raise ConfigError("max_inflight_s must be between 0.5 and 600 s.", "e.g. 4")
+        if not 10 <= self.append_ms <= 1000 or not 0.01 <= self.max_append_s <= 120:
+            raise ConfigError("The append block size is out of range.",
+                              "append_ms 10-1000, max_append_s 0.01-120")
+        if self.connect_timeout_s <= 0 or self.stall_timeout_s <= 0:
+            raise ConfigError("Timeouts must be positive.", "e.g. 10 s to connect")
+        return replace(self, server_url=url, model=model)
+
+
+def normalize_url(url: str) -> str:
+    """``ws://`` or ``wss://`` address (``http(s)://`` mapped to it); ConfigError otherwise."""
+    raw = (url or "").strip()
+    fix = "give the server's address, e.g. --server ws://gpu-box:8000 (or wss:// over TLS)"
+    if not raw:
+        raise ConfigError("No server address for the remote engine.", fix)
+    try:
+        parts = urlsplit(raw)
+        parts.port  # noqa: B018 - raises ValueError on a bad port
+    except ValueError:
+        raise ConfigError(f"The server address {display_url(raw)!r} is not a valid URL.", fix)
+    scheme = {"http": "ws", "https": "wss"}.get(parts.scheme.lower(), parts.scheme.lower())
+    if scheme not in ("ws", "wss") or not parts.hostname:
+        raise ConfigError(f"The server address {display_url(raw)!r} is not a ws:// or wss:// URL.",
+                          fix)
+    return urlunsplit((scheme, parts.netloc, parts.path, parts.query, ""))
+
+
+def realtime_url(url: str) -> str:
+    parts = urlsplit(normalize_url(url))
+    path = parts.path.rstrip("/")
+    if not path.endswith(REALTIME_PATH):
+        path += REALTIME_PATH
+    return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
+
+
+def models_url(url: str) -> str:
+    """The server's /v1/models over HTTP(S), next to its /v1/realtime."""
+    parts = urlsplit(realtime_url(url))
+    base = parts.path[: -len(REALTIME_PATH)]
+    scheme = "https" if parts.scheme == "wss" else "http"
+    return urlunsplit((scheme, parts.netloc, base + "/v1/models", "", ""))
+
+
+def display_url(url: str) -> str:
+    """``scheme://host:port/path`` without credentials, query or fragment (safe to show/log)."""
+    try:
+        parts = urlsplit((url or "").strip())
+        host = parts.hostname or ""
+        if ":" in host:
+            host = f"[{host}]"
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return "<invalid address>"
+    if not parts.scheme:
+        return "<address without scheme>"
+    return urlunsplit((parts.scheme, host + port, parts.path, "", ""))
+
+
+# ------------------------------------------------------------------ the API key ----
+def load_api_key(path: str | Path) -> str:
+    """The key stored alone in ``path``; refuses a file others can read (ConfigError)."""
+    p = Path(path).expanduser()
+    try:
+        st = p.stat()
+    except OSError as exc:
+        raise ConfigError(f"Cannot read the API key file {p}: {exc.strerror}.",
+                          "check the path, or use --api-key-env VAR")
+    if os.name == "posix" and st.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
+        raise ConfigError(f"The API key file {p} can be read by other users.",
+                          f"chmod 600 {p}")
+    key = p.read_text(encoding="utf-8").strip()
+    if not key:
+        raise ConfigError(f"The API key file {p} is empty.", "put the key in it, alone on a line")
+    return key
+
+
+def save_api_key(path: str | Path, key: str) -> Path:
+    """Write ``key`` to ``path`` readable by its owner only (created 0600, never wider)."""
+    p = Path(path).expanduser()
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.fchmod(fd, 0o600)  # an existing file keeps its mode through O_CREAT
+        os.write(fd, (key.strip() + "\n").encode("utf-8"))
+    finally:
+        os.close(fd)
+    return p
+
+
+def api_key_from_env(var: str | None) -> str | None:
+    if not var:
+        return None
+    key = os.environ.get(var)
+    if key is None or not key.strip():
+        raise ConfigError(f"The environment variable {var} holding the API key is not set.",
+                          f"export {var}=... before starting voxcap, or leave out --api-key-env")
+    return key.strip()
