@@ -1,0 +1,133 @@
+"""Rollover through the real engine: a context cap of ~20 s, 90 s of audio, nothing lost."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from support.engine_helpers import collect_stream
+from support.framing import SAMPLE_RATE, expected_tokens
+
+from voxcap.bench import speech_like
+from voxcap.engine.local import LocalEngine
+from voxcap.engine.rollover import RollingEngine, RolloverPolicy
+from voxcap.engine.settings import EngineSettings
+from voxcap.eventhub import EventHub
+from voxcap.events import SessionRolled
+
+pytestmark = [pytest.mark.engine, pytest.mark.slow]
+
+MAX_MODEL_LEN = 400  # (400 - 142) tokens x 80 ms = 20.6 s of audio per session at most
+
+
+@pytest.fixture(scope="module")
+def rolling(tiny_model_dir):
+    hub = EventHub()
+    settings = EngineSettings(str(tiny_model_dir), dummy_weights=True, max_model_len=MAX_MODEL_LEN,
+                              max_streams=2, enforce_eager=True)
+    eng = RollingEngine(lambda sink: LocalEngine(settings, on_event=sink), on_event=hub.publish)
+    eng.start().wait_ready(timeout=600)
+    yield eng, hub
+    eng.shutdown()
+
+
+def _run(eng, hub, audio, block=1600, policy=None):
+    if policy is not None:
+        eng.policy = policy
+    events = hub.subscribe()
+    try:
+        sid = eng.open_stream("Them")
+        for i in range(0, audio.size, block):
+            eng.push_audio(sid, audio[i:i + block])
+        eng.close_stream(sid)
+        deltas, fin = collect_stream(events, sid, timeout=300)
+        return sid, deltas, fin
+    finally:
+        hub.unsubscribe(events)
+
+
+def test_cap_is_respected_and_every_sample_is_accounted_for(rolling):
+    eng, hub = rolling
+    eng.policy = RolloverPolicy().capped(MAX_MODEL_LEN)  # what wait_ready() set up
+    assert eng.policy.hard_s == pytest.approx((MAX_MODEL_LEN - 142) * 0.08)
+    seen = hub.subscribe()
+    audio = speech_like(90.0, seed=31)
+    sid, deltas, fin = _run(eng, hub, audio)
+    rolled = [e for e in iter(lambda: seen.get_nowait() if not seen.empty() else None, None)
+              if isinstance(e, SessionRolled) and e.stream_id == sid]
+    hub.unsubscribe(seen)
+    sessions = eng.sessions(sid)
+    assert fin.reason == "flushed"
+    assert len(rolled) >= 3 and len(sessions) == len(rolled) + 1
+    # audio in = audio the engine consumed, session by session, back to back, no overlap
+    assert sum(s.samples for s in sessions) == audio.size
+    for a, b in zip(sessions, sessions[1:]):
+        assert b.start_sample == a.start_sample + a.samples
+        assert a.reason == "flushed" and a.samples <= eng.policy.hard_s * SAMPLE_RATE
+    for r, s in zip(rolled, sessions[1:]):
+        assert r.at_audio_s == pytest.approx(s.start_sample / SAMPLE_RATE) and r.lost_s == 0
+    # every session produced exactly its framing's tokens, and the stream saw all of them once
+    assert len(deltas) == sum(expected_tokens(s.samples) for s in sessions) == fin.tokens
+    assert [d.index for d in deltas] == list(range(len(deltas)))
+    # captions timing is continuous from the stream's first sample
+    assert deltas[0].audio_start_s == 0.0
+    for a, b in zip(deltas, deltas[1:]):
+        assert b.audio_start_s == pytest.approx(a.audio_end_s, abs=1e-6)
+    assert deltas[-1].audio_end_s == pytest.approx(90.0)
+    assert fin.audio_seconds == pytest.approx(90.0)
+
+
+def test_rollover_prefers_a_pause(rolling):
+    eng, hub = rolling
+    # continuous voiced sound (no natural pauses) with one 600 ms silence at 13 s
+    t = np.arange(int(40.0 * SAMPLE_RATE)) / SAMPLE_RATE
+    phase = 2 * np.pi * np.cumsum(140 + 30 * np.sin(2 * np.pi * 0.7 * t)) / SAMPLE_RATE
+    audio = (0.1 * (1 + 0.5 * np.sin(2 * np.pi * 4 * t))
+             * sum(np.sin(k * phase) / k for k in range(1, 6))).astype(np.float32)
+    audio[int(13.0 * SAMPLE_RATE):int(13.6 * SAMPLE_RATE)] = 0.0
+    seen = hub.subscribe()
+    policy = RolloverPolicy(soft_s=10.0, hard_s=eng.policy.hard_s)
+    sid, deltas, fin = _run(eng, hub, audio, policy=policy)
+    rolled = []
+    while not seen.empty():
+        ev = seen.get_nowait()
+        if isinstance(ev, SessionRolled) and ev.stream_id == sid:
+            rolled.append(ev)
+    hub.unsubscribe(seen)
+    assert rolled, "no rollover happened"
+    first = rolled[0]
+    assert first.reason == "pause"
+    assert 13.0 <= first.at_audio_s <= 13.6  # inside the silence, not at the hard limit
+    assert sum(s.samples for s in eng.sessions(sid)) == audio.size
+
+
+def test_audio_during_the_switch_is_buffered_not_dropped(rolling):
+    """Fed in real time across a forced switch: the new session gets every sample."""
+    eng, hub = rolling
+    policy = RolloverPolicy(soft_s=2.0, hard_s=3.0)
+    audio = speech_like(7.0, seed=33)
+    eng.policy = policy
+    events = hub.subscribe()
+    sid = eng.open_stream()
+    t0 = time.monotonic()
+    for i in range(0, audio.size, 640):  # 40 ms blocks at wall-clock pace
+        eng.push_audio(sid, audio[i:i + 640])
+        time.sleep(max(0.0, t0 + (i + 640) / SAMPLE_RATE - time.monotonic()))
+    eng.close_stream(sid)
+    deltas, fin = collect_stream(events, sid, timeout=120)
+    hub.unsubscribe(events)
+    sessions = eng.sessions(sid)
+    assert len(sessions) >= 2
+    assert sum(s.samples for s in sessions) == audio.size
+    assert len(deltas) == sum(expected_tokens(s.samples) for s in sessions)
+    assert deltas[-1].audio_end_s == pytest.approx(7.0)
+
+
+def test_policy_cap_math():
+    p = RolloverPolicy(soft_s=60, hard_s=120).capped(8192)
+    assert p.hard_s == 120 and p.soft_s == 60
+    small = RolloverPolicy(soft_s=60, hard_s=120).capped(400)
+    assert small.hard_s == pytest.approx(20.64) and small.soft_s == pytest.approx(0.8 * 20.64)
+    with pytest.raises(Exception, match="no room"):
+        RolloverPolicy().capped(150)
