@@ -138,7 +138,8 @@ class RollingEngine:
 
     def wait_ready(self, timeout: float | None = None):
         info = self.inner.wait_ready(timeout)
-        self.policy = self._policy_request.capped(info.max_model_len)
+        if info.max_model_len:  # a remote server may not say; it continues sessions itself
+            self.policy = self._policy_request.capped(info.max_model_len)
         return info
 
     def shutdown(self, timeout: float = 30.0) -> None:
