@@ -51,20 +51,48 @@ def test_aliasing_is_filtered_when_downsampling():
     assert np.sqrt(np.mean(out[2000:-2000] ** 2)) < 0.005  # would fold to 4 kHz at full level
 
 
+def _steady(g, rng, t0, k0, k1, frames):
+    """Callbacks k0..k1-1 of 20 ms blocks, each up to 4 ms early or late; returns (gaps, frames)."""
+    found = []
+    for k in range(k0, k1):
+        frames += 960
+        found.append(g.update(t0 + 0.02 * k + rng.uniform(-0.004, 0.004), frames))
+    return [x for x in found if x], frames
+
+
 def test_gap_meter_counts_missing_frames_once():
-    g = GapMeter(48000, threshold_s=0.25)
+    g = GapMeter(48000)
     rng = np.random.default_rng(1)
-    frames = 0
-    for k in range(50):  # 20 ms blocks, each callback up to 4 ms early or late
+    gaps, frames = _steady(g, rng, 100.0, 0, 50, 0)
+    assert gaps == []
+    # one second of audio never arrives: the blocks after it keep coming at the usual pace
+    gaps, frames = _steady(g, rng, 101.0, 50, 150, frames)
+    assert len(gaps) == 1 and abs(gaps[0] - 1.0) < 0.01
+    gaps, frames = _steady(g, rng, 101.0, 150, 250, frames)  # counted once
+    assert gaps == []
+
+
+def test_gap_meter_a_late_callback_that_catches_up_is_no_gap():
+    g = GapMeter(48000)
+    rng = np.random.default_rng(2)
+    gaps, frames = _steady(g, rng, 100.0, 0, 50, 0)
+    # starved for 300 ms, then the 15 blocks buffered meanwhile arrive in a burst
+    t = 100.0 + 0.02 * 50 + 0.3
+    for i in range(16):
         frames += 960
-        assert g.update(100.0 + 0.02 * k + rng.uniform(-0.004, 0.004), frames) == 0.0
-    # one second of audio never arrived: the next block comes 1 s late
-    frames += 960
-    lost = g.update(100.0 + 0.02 * 50 + 1.0, frames)
-    assert abs(lost - 1.0) < 0.01
-    for k in range(51, 100):  # counted once, then steady again
+        gaps.append(g.update(t + 0.0005 * i, frames))
+    more, frames = _steady(g, rng, 100.0, 66, 150, frames)
+    assert [x for x in gaps if x] == [] and more == []
+
+
+def test_gap_meter_a_slow_device_clock_is_no_gap():
+    g = GapMeter(48000)
+    frames, period = 0, 0.02 * (1 + 100e-6)  # the device runs 100 ppm slow: 0.36 s an hour
+    found = []
+    for k in range(180_000):  # an hour of 20 ms blocks
         frames += 960
-        assert g.update(101.0 + 0.02 * k + rng.uniform(-0.004, 0.004), frames) == 0.0
+        found.append(g.update(k * period, frames))
+    assert not any(found)
 
 
 def test_gap_meter_ignores_bursts_ahead_of_the_clock():

@@ -105,7 +105,7 @@ class RawStream:
                 if uses_sound_server():
                     device = _pulse_portaudio_device(sd)
                     os.environ["PULSE_SOURCE"] = self.device.name
-                    os.environ["PULSE_PROP"] = f"{TAG_KEY}={self.token} media.role=voxcap-capture"
+                    os.environ["PULSE_PROP"] = f"{TAG_KEY}={self.token}"
                 else:
                     device = self.device.index if self.device.index >= 0 else self.device.name
                 self._stream = sd.InputStream(
