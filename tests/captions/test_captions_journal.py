@@ -241,3 +241,23 @@ def test_sigkill_mid_session_loses_nothing_reported_written(tmp_path):
     assert SessionStore(tmp_path).list()[0].interrupted
     export(s, tmp_path / "after-crash.srt")  # a crashed session exports like any other
     assert (tmp_path / "after-crash.srt").stat().st_size > 0
+
+
+def test_rollovers_are_journalled_and_read_back(tmp_path):
+    from voxcap.captions.journal import Journal
+    from voxcap.captions.sessions import read_session_dir
+    from voxcap.events import SessionRolled, StreamFinished, TextDelta
+
+    j = Journal.create({"model": "tiny"}, kind="live", root=tmp_path)
+    j.stream_opened("s1", label="Them")
+    j.on_event(TextDelta("s1", " a", (300,), 0, 0.0, 0.08, 1.0))
+    j.on_event(SessionRolled("s1", 1, 61.28, "pause", 2.0))
+    j.on_event(SessionRolled("s1", 2, 120.0, "max_length", 3.0, lost_s=0.5))
+    j.on_event(TextDelta("s1", " b", (301,), 1, 61.28, 61.36, 4.0))
+    j.on_event(StreamFinished("s1", "flushed", 2, 61.4))
+    j.close()
+    session = read_session_dir(j.dir)
+    assert [(r.engine_session, r.at_audio_s, r.reason) for r in session.rollovers] == [
+        (1, 61.28, "pause"), (2, 120.0, "max_length")]
+    assert [r.text for r in session.records] == [" a", " b"]  # deltas unaffected
+    assert any("0.50 s" in w and "dropped by the engine" in w for w in session.warnings)

@@ -131,3 +131,45 @@ def test_policy_cap_math():
     assert small.hard_s == pytest.approx(20.64) and small.soft_s == pytest.approx(0.8 * 20.64)
     with pytest.raises(Exception, match="no room"):
         RolloverPolicy().capped(150)
+
+
+def test_two_live_streams_for_60s_keep_one_token_per_80ms(rolling):
+    """System audio and microphone side by side at real time, through rollovers."""
+    import threading
+
+    eng, hub = rolling
+    eng.policy = RolloverPolicy().capped(MAX_MODEL_LEN)
+    seconds = 60.0
+    audio = {"Them": speech_like(seconds, seed=41), "You": speech_like(seconds, seed=42)}
+    events = hub.subscribe()
+    ids = {label: eng.open_stream(label) for label in audio}
+    t0 = time.monotonic()
+    wall0 = time.time()
+
+    def feed(label):
+        sid, a = ids[label], audio[label]
+        for i in range(0, a.size, 640):  # 40 ms blocks, as a capture callback delivers them
+            eng.push_audio(sid, a[i:i + 640])
+            time.sleep(max(0.0, t0 + (i + 640) / SAMPLE_RATE - time.monotonic()))
+        eng.close_stream(sid)
+
+    threads = [threading.Thread(target=feed, args=(label,)) for label in audio]
+    for t in threads:
+        t.start()
+    from support.engine_helpers import collect_streams
+    got = collect_streams(events, list(ids.values()), timeout=240)
+    for t in threads:
+        t.join()
+    hub.unsubscribe(events)
+    for label, sid in ids.items():
+        deltas, fin = got[sid]
+        sessions = eng.sessions(sid)
+        assert fin.reason == "flushed" and len(sessions) >= 3
+        assert sum(s.samples for s in sessions) == audio[label].size
+        assert len(deltas) == sum(expected_tokens(s.samples) for s in sessions)
+        assert {d.stream_id for d in deltas} == {sid}
+        # one token per 80 ms of audio, produced in time: each delta within 1.5 s of its audio
+        steady = [d for d in deltas if d.audio_end_s > d.audio_start_s]
+        assert len(steady) == pytest.approx(seconds / 0.08, abs=len(sessions) + 1)
+        lags = sorted(d.produced_at - (wall0 + d.audio_end_s) for d in steady)
+        assert lags[int(0.95 * len(lags))] < 1.5, f"p95 caption lag {lags[int(0.95 * len(lags))]:.2f} s"

@@ -3,7 +3,8 @@
     journal = Journal.create({"model": ..., "graph_mode": ..., "delay_ms": ...}, kind="live",
                              on_status=print)         # on_status gets JournalStatus events
     journal.stream_opened(stream_id, label="You", source="Built-in microphone")
-    journal.on_event(event)     # TextDelta -> append, StreamFinished -> stream_finished;
+    journal.on_event(event)     # TextDelta -> append, StreamFinished -> stream_finished,
+                                # SessionRolled -> a rollover record;
                                 # usable directly as an EventHub callback
     journal.update_settings(resolved_graph_mode="FULL_DECODE_ONLY")
     journal.close()             # fsync, session.json gets its end time
@@ -40,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import __version__, paths
-from ..events import StreamFinished, TextDelta
+from ..events import SessionRolled, StreamFinished, TextDelta
 from .records import (
     FORMAT_VERSION,
     JOURNAL_NAME,
@@ -48,6 +49,7 @@ from .records import (
     delta_line,
     end_line,
     gap_line,
+    rollover_line,
     stream_line,
 )
 
@@ -142,6 +144,8 @@ class Journal:
             self.append(event)
         elif isinstance(event, StreamFinished):
             self.stream_finished(event)
+        elif isinstance(event, SessionRolled):
+            self._write(rollover_line(self.session_id, event))
 
     def stream_opened(self, stream_id: str, label: str = "", source: str = "") -> None:
         self._streams.add(stream_id)

@@ -6,6 +6,8 @@ writer (``journal``) and the reader (``sessions``).
      "text":" w17","tokens":[123]}
     {"type":"end","session":S,"stream":ID,"reason":"flushed","audio_seconds":12.3,"wall":T}
     {"type":"gap","session":S,"dropped":N,"wall":T}   # records lost while the disk failed
+    {"type":"rollover","session":S,"stream":ID,"engine_session":N,"at":61.28,
+     "reason":"pause","lost":0.0,"wall":T}   # the stream continued in a fresh engine session
 
 ``start``/``end`` are seconds of the stream's audio, ``wall`` is Unix time. Readers ignore
 unknown types and unknown keys (forward compatible).
@@ -60,6 +62,19 @@ class GapRecord:
     wall: float
 
 
+@dataclass(frozen=True)
+class RolloverRecord:
+    """A stream continued in a fresh engine session at ``at_audio_s`` (see SessionRolled)."""
+
+    session_id: str
+    stream_id: str
+    engine_session: int
+    at_audio_s: float
+    reason: str
+    lost_s: float
+    wall: float
+
+
 def _line(obj: dict) -> bytes:
     return (json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
 
@@ -87,7 +102,13 @@ def gap_line(session_id: str, dropped: int, wall: float) -> bytes:
                   "wall": round(wall, 3)})
 
 
-def parse_record(obj) -> DeltaRecord | StreamRecord | EndRecord | GapRecord | None:
+def rollover_line(session_id: str, ev) -> bytes:
+    return _line({"type": "rollover", "session": session_id, "stream": ev.stream_id,
+                  "engine_session": ev.session, "at": round(ev.at_audio_s, 3),
+                  "reason": ev.reason, "lost": round(ev.lost_s, 3), "wall": round(ev.wall, 3)})
+
+
+def parse_record(obj) -> DeltaRecord | StreamRecord | EndRecord | GapRecord | RolloverRecord | None:
     """A decoded JSON value -> record; None for an unknown type; ValueError if malformed."""
     if not isinstance(obj, dict):
         raise ValueError("not a JSON object")  # noqa: TRY004
@@ -114,6 +135,11 @@ def parse_record(obj) -> DeltaRecord | StreamRecord | EndRecord | GapRecord | No
         if kind == "gap":
             return GapRecord(str(obj.get("session", "")), int(obj.get("dropped") or 0),
                              float(obj.get("wall", 0.0)))
+        if kind == "rollover":
+            return RolloverRecord(str(obj.get("session", "")), str(obj["stream"]),
+                                  int(obj["engine_session"]), float(obj["at"]),
+                                  str(obj.get("reason") or ""), float(obj.get("lost") or 0.0),
+                                  float(obj.get("wall", 0.0)))
     except (KeyError, TypeError) as exc:
         raise ValueError(f"missing or invalid field {exc}") from None
     return None

@@ -31,6 +31,7 @@ from .records import (
     DeltaRecord,
     EndRecord,
     GapRecord,
+    RolloverRecord,
     StreamRecord,
     parse_record,
 )
@@ -48,6 +49,7 @@ class JournalContents:
     ends: dict[str, EndRecord] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     dropped: int = 0  # records the writer reported lost (gap records)
+    rollovers: list[RolloverRecord] = field(default_factory=list)
 
 
 def read_journal_lines(path: Path | None, extra: Iterable[bytes] = ()) -> JournalContents:
@@ -87,6 +89,11 @@ def _parse_into(out: JournalContents, raw: bytes, where: str) -> None:
         out.streams[rec.stream_id] = rec
     elif isinstance(rec, EndRecord):
         out.ends[rec.stream_id] = rec
+    elif isinstance(rec, RolloverRecord):
+        out.rollovers.append(rec)
+        if rec.lost_s > 0:
+            out.warnings.append(f"{where}: {rec.lost_s:.2f} s of stream {rec.stream_id} audio was "
+                                "dropped by the engine at a session switch")
     elif isinstance(rec, GapRecord):
         out.dropped += rec.dropped
         out.warnings.append(f"{where}: {rec.dropped} records were lost while the disk failed")
@@ -152,6 +159,7 @@ class Session:
     sources: dict[str, str]
     audio_seconds: float | None  # None when no stream recorded its end
     warnings: list[str]
+    rollovers: list[RolloverRecord] = field(default_factory=list)  # engine-session switches
 
     @classmethod
     def from_contents(cls, directory: Path, meta: dict | None, contents: JournalContents,
@@ -168,7 +176,7 @@ class Session:
             sources[sid] = s.source or sources.get(sid, "")
         ends = [e.audio_seconds for e in contents.ends.values()]
         return cls(info, contents.records, labels, sources, max(ends) if ends else None,
-                   list(warnings) + contents.warnings)
+                   list(warnings) + contents.warnings, contents.rollovers)
 
     @property
     def session_id(self) -> str:

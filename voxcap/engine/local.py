@@ -189,7 +189,7 @@ class LocalEngine:
         finally:
             self._stopped.set()
             self._ready.set()
-            for st in self._streams.values():
+            for st in list(self._streams.values()):
                 st.done.set()
 
     def _stage_errors(self) -> list[str]:
@@ -415,6 +415,7 @@ class LocalEngine:
             self._emit(StreamFinished(st.stream_id, reason, st.tokens,
                                       st.samples_in / SAMPLE_RATE, message))
             st.done.set()
+            self._streams.pop(st.stream_id, None)  # bounded over hours of sessions
 
     def _emit_delta(self, st: _Stream, text: str, ids: tuple[int, ...]) -> None:
         step_s = self._step_samples / SAMPLE_RATE

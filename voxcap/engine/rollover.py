@@ -317,7 +317,9 @@ class RollingEngine:
             reason = st.rollover_reason or "limit"
             st.session += 1
             st.session_start = at
-            st.inner_id = inner_id
+            previous, st.inner_id = st.inner_id, inner_id
+            self.stats.forget(previous)  # stats stay bounded over hours of rollovers
+            self.stats.alias(inner_id, st.stream_id)
             st.soft_reached = False
             st.quiet_run = 0
             st.rollover_reason = ""

@@ -84,6 +84,7 @@ class EngineStats:
         self._streams: dict[str, _StreamStats] = {}
         self._graph_modes: Counter[str] = Counter()
         self._engine_steps = 0
+        self._alias: dict[str, str] = {}  # engine session id -> the stream it serves
 
     # -- called by the engine ---------------------------------------------------------
     def open(self, stream_id: str, first_step_samples: int, step_samples: int) -> None:
@@ -134,6 +135,12 @@ class EngineStats:
     def forget(self, stream_id: str) -> None:
         with self._lock:
             self._streams.pop(stream_id, None)
+            self._alias.pop(stream_id, None)
+
+    def alias(self, session_id: str, stream_id: str) -> None:
+        """Report engine session ``session_id`` under ``stream_id`` (after a rollover)."""
+        with self._lock:
+            self._alias[session_id] = stream_id
 
     def engine_step(self, runtime_mode: str | None) -> None:
         """One scheduler step as reported by vLLM's stat logger."""
@@ -153,7 +160,8 @@ class EngineStats:
     def snapshot(self) -> StatsSnapshot:
         now = time.perf_counter()
         with self._lock:
-            per = tuple(self._snap(s, now) for s in self._streams.values())
+            per = tuple(self._snap(s, now, self._alias.get(s.stream_id, s.stream_id))
+                        for s in self._streams.values())
             all_lat = [x for s in self._streams.values() for x in s.latencies]
             modes = dict(self._graph_modes)
             steps = self._engine_steps
@@ -168,7 +176,7 @@ class EngineStats:
         )
 
     @staticmethod
-    def _snap(s: _StreamStats, now: float) -> StreamStatsSnapshot:
+    def _snap(s: _StreamStats, now: float, name: str) -> StreamStatsSnapshot:
         times = [t for t in s.token_times if now - t <= _WINDOW_S]
         # tokens per second while generating, over the last 10 s (0 once a stream stalls)
         rate = (len(times) - 1) / (times[-1] - times[0]) if len(times) >= 2 and times[-1] > times[0] else 0.0
@@ -176,7 +184,7 @@ class EngineStats:
         audio_in = s.samples_in / SAMPLE_RATE
         done = s.samples_done() / SAMPLE_RATE
         return StreamStatsSnapshot(
-            stream_id=s.stream_id, tokens=s.tokens, audio_in_s=audio_in, audio_done_s=done,
+            stream_id=name, tokens=s.tokens, audio_in_s=audio_in, audio_done_s=done,
             backlog_ms=0.0 if s.finished else max(0.0, (audio_in - done) * 1000.0),
             tokens_per_s=rate, step_p50_ms=p50, step_p95_ms=p95,
             headroom=(STEP_BUDGET_MS / p50) if p50 else None,
