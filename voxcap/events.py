@@ -236,3 +236,46 @@ CaptureEvent = (CaptureStarted | CaptureInterrupted | CaptureRecovered | Capture
 
 Event = (EngineProgress | EngineReady | EngineFailed | EngineStopped | TextDelta | StreamFinished
          | StreamGap | StreamInterrupted | StreamResumed)
+
+
+# ------------------------------------------------------------------------ app session ----
+# Published by the session controller (``voxcap.app.controller``) that the GUI drives.
+
+
+@dataclass(frozen=True)
+class CaptioningState:
+    """Captioning as a whole: ``state`` is "starting", "waiting" (for the engine),
+    "on", "restarting" (engine restart: audio is held, streams reopen after), "stopping"
+    (flushing the last words) or "off". ``sources``: the stream labels."""
+
+    state: str
+    session_id: str = ""
+    sources: tuple[str, ...] = ()
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class StreamOpened:
+    """A caption stream opened for a source (again after an engine restart: new id, same label)."""
+
+    stream_id: str
+    label: str
+    source: str  # the device's description
+
+
+@dataclass(frozen=True)
+class EngineRestarting:
+    """The engine is being replaced (new settings, e.g. the graph mode); stages follow."""
+
+    reason: str
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class AppProblem:
+    """Something the user should know and can act on (a source that cannot be opened, held
+    audio dropped...). ``where``: "capture", "engine", "journal", "settings"."""
+
+    message: str
+    fix: str = ""
+    where: str = ""

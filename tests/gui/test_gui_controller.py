@@ -1,0 +1,124 @@
+"""The Qt-free session controller with the scripted engine and fake audio."""
+
+from __future__ import annotations
+
+import queue
+import time
+
+from support.gui_fakes import FakeAudio, ScriptedEngine, scripted_factory
+
+from voxcap.app.controller import SessionController
+from voxcap.captions.sessions import SessionStore
+from voxcap.engine.settings import EngineSettings
+from voxcap.events import (
+    AppProblem,
+    CaptioningState,
+    EngineFailed,
+    EngineReady,
+    EngineRestarting,
+    StreamOpened,
+    TextDelta,
+)
+
+
+class Events(queue.Queue):
+    """Everything published; ``wait`` looks at what was not yet waited past."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.all: list = []
+        self.pos = 0
+
+    def _wait(self, pred, timeout=10.0):
+        deadline = time.monotonic() + timeout
+        while True:
+            while self.pos < len(self.all):
+                ev = self.all[self.pos]
+                self.pos += 1
+                if pred(ev):
+                    return ev, self.all[:self.pos]
+            if time.monotonic() > deadline:
+                raise AssertionError(f"not seen; got {[type(e).__name__ for e in self.all]}")
+            try:
+                self.all.append(self.get(timeout=0.05))
+            except queue.Empty:
+                pass
+
+
+def _wait(q, pred, timeout=10.0):
+    return q._wait(pred, timeout)
+
+
+def _settings(mode="FULL_DECODE_ONLY"):
+    return EngineSettings("/tmp/model", graph_mode=mode, max_streams=2)
+
+
+def _state(name):
+    return lambda e: isinstance(e, CaptioningState) and e.state == name
+
+
+def test_captioning_before_ready_holds_audio_then_restart_keeps_session(tmp_path):
+    q = Events()
+    audio = FakeAudio()
+    ctl = SessionController(q.put, engine_factory=scripted_factory(start_s=0.3), audio=audio,
+                            journal_root=tmp_path)
+    ctl.start_engine(_settings())
+    ctl.start_captioning("both")
+    ev, _ = _wait(q, _state("waiting"))
+    assert ev.sources == ("Them", "You")
+    audio.feed("Them", 1.0)  # said while the engine loads: held, not lost
+    assert ctl.held_audio_s() > 0.9
+    _wait(q, lambda e: isinstance(e, TextDelta) and e.index == 11)
+    _, seen = _wait(q, _state("on"))
+    opened = [e for e in seen if isinstance(e, StreamOpened)]
+    assert ctl.held_audio_s() == 0
+    session_id = ctl.session_id
+
+    ctl.restart_engine(_settings("PIECEWISE"), "graph mode PIECEWISE")
+    _wait(q, lambda e: isinstance(e, EngineRestarting))
+    _wait(q, _state("restarting"))
+    audio.feed("You", 0.5)  # held during the restart
+    ev, seen = _wait(q, lambda e: isinstance(e, EngineReady))
+    assert ev.resolved_graph_mode == "PIECEWISE"
+    ev, seen = _wait(q, lambda e: isinstance(e, TextDelta) and e.index == 5)
+    assert ctl.session_id == session_id  # one session across the restart
+    assert ScriptedEngine.instances[-2].shutdown_called
+
+    ctl.stop_captioning()
+    _wait(q, _state("off"))
+    session = SessionStore(tmp_path).open(session_id)
+    assert len(session.labels) == 4  # two streams before and two after the restart
+    assert set(session.labels.values()) == {"Them", "You"}
+    assert session.info.settings["graph_mode"] == "PIECEWISE"
+    assert session.info.ended is not None
+    assert len(session.records) >= 12 + 6
+    assert ctl.shutdown().wait(10)
+    assert opened
+
+
+def test_bad_model_and_bad_source_are_reported(tmp_path):
+    q = Events()
+    ctl = SessionController(q.put, engine_factory=scripted_factory(), audio=FakeAudio(),
+                            journal_root=tmp_path)
+    ctl.start_engine(EngineSettings("/missing"))
+    ev, _ = _wait(q, lambda e: isinstance(e, EngineFailed))
+    assert "does not exist" in ev.message and ev.fix
+    ctl.start_captioning("no such device")
+    ev, _ = _wait(q, lambda e: isinstance(e, AppProblem))
+    assert "no such device" in ev.message
+    _wait(q, _state("off"))
+    assert ctl.shutdown().wait(10)
+
+
+def test_engine_failure_stops_captioning(tmp_path):
+    q = Events()
+    audio = FakeAudio()
+    ctl = SessionController(q.put, engine_factory=scripted_factory(fail_start="CUDA out of memory"),
+                            audio=audio, journal_root=tmp_path)
+    ctl.start_captioning("system")
+    _wait(q, _state("waiting"))
+    ctl.start_engine(_settings())
+    ev, _ = _wait(q, _state("off"))
+    assert "CUDA out of memory" in ev.message
+    assert audio.captures["Them"].stopped
+    assert ctl.shutdown().wait(10)

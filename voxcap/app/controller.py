@@ -1,0 +1,515 @@
+"""The session controller: engine, capture and journal wired together, with no Qt.
+
+    hub = EventHub()
+    ctl = SessionController(hub.publish)       # every event goes to ``publish``
+    ctl.start_engine(settings.engine_settings())
+    ctl.start_captioning("both")               # "system", "mic", "both" or a device name
+    ctl.restart_engine(new_settings, "graph mode FULL_AND_PIECEWISE")
+    ctl.stop_captioning()
+    ctl.shutdown().wait()                      # flushes, closes the journal, stops the engine
+
+Every public method returns at once: the work runs on the controller's own thread, one command
+after the other, and its outcome comes back as plain events (``voxcap.events``): the engine's
+own (stages, ready, failed, deltas, stream ends), the capture layer's, and the controller's
+``CaptioningState``, ``StreamOpened``, ``EngineRestarting`` and ``AppProblem``. ``publish`` is
+called on whatever thread produced the event (engine, capture, controller): it must be quick
+(an ``EventHub``, a Qt signal emit, a queue put).
+
+What it promises:
+
+- Captures start as soon as captioning is asked for, even while the engine is still loading or
+  being restarted (a graph-mode switch): their audio is held (up to ``hold_s`` per source, the
+  excess reported as ``AppProblem``) and pushed into the new streams once the engine is ready, so
+  nothing said in the meantime is lost; it is transcribed late instead.
+- An engine restart first flushes the open streams (their last words still arrive), then stops
+  the old engine, then starts the new one; the journal session goes on (one session, new stream
+  ids with the same labels, the new graph mode recorded in its settings).
+- The journal is fed on its own thread (never the engine's), and closed after every delta that
+  reached it was written.
+- ``clock`` (``CaptureClock``) knows when each stream sample was captured: the GUI measures
+  caption lag with it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import queue
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+
+from ..captions.journal import Journal, engine_session_settings
+from ..errors import EngineError, VoxcapError
+from ..events import (
+    AppProblem,
+    CaptioningState,
+    CaptureLoss,
+    EngineFailed,
+    EngineProgress,
+    EngineReady,
+    EngineRestarting,
+    EngineStopped,
+    StreamFinished,
+    StreamGap,
+    StreamOpened,
+    TextDelta,
+)
+from .lag import SAMPLE_RATE, CaptureClock
+
+FLUSH_TIMEOUT_S = 30.0
+HOLD_S = 120.0
+_LIFECYCLE = (EngineProgress, EngineReady, EngineFailed, EngineStopped)
+ACTIVE = ("starting", "waiting", "on", "restarting")
+
+
+class AudioSources:
+    """Audio from the sound server (the capture layer). Tests give a fake with the same methods."""
+
+    def resolve(self, source: str) -> list[tuple]:
+        """[(SourceSpec pinned to a device, device description)]; raises CaptureError."""
+        from ..capture.devices import server_state
+        from ..capture.sources import parse_sources, resolve_initial
+
+        specs = parse_sources(source)
+        state = server_state()
+        return [(spec, dev.description) for spec, dev in (resolve_initial(s, state) for s in specs)]
+
+    def open(self, spec, on_block: Callable, on_event: Callable):
+        """A started capture (has ``stop()``); raises CaptureError."""
+        from ..capture.capture import Capture
+
+        return Capture(spec, on_block, on_event).start()
+
+    def watch(self, on_event: Callable):
+        """Something with ``stop()`` that publishes ``DevicesChanged``."""
+        from ..capture.devices import DeviceWatcher
+
+        return DeviceWatcher(on_event).start()
+
+
+def default_engine_factory(verbose: bool = False):
+    def make(settings, on_event):
+        from ..engine.factory import build_engine
+
+        return build_engine(settings, on_event=on_event, verbose=verbose)
+    return make
+
+
+class SessionController:
+    def __init__(self, publish: Callable[[object], None], *, engine_factory: Callable | None = None,
+                 audio: AudioSources | None = None, journal: bool = True,
+                 journal_root=None, hold_s: float = HOLD_S,
+                 flush_timeout_s: float = FLUSH_TIMEOUT_S, verbose: bool = False) -> None:
+        self._out = publish
+        self._engine_factory = engine_factory or default_engine_factory(verbose)
+        self.audio = audio or AudioSources()
+        self._journal_enabled = journal
+        self._journal_root = journal_root
+        self.hold_s = hold_s
+        self.flush_timeout_s = flush_timeout_s
+        self.clock = CaptureClock()
+        self.engine = None
+        self.engine_settings = None
+        self.state = "off"
+        self.session_id = ""
+        self._generation = 0
+        self._lock = threading.RLock()  # routes, held audio, drops
+        self._routes: dict[str, str | None] = {}  # label -> stream id (None: hold the audio)
+        self._held: dict[str, deque] = {}
+        self._held_samples: dict[str, int] = {}
+        self._held_warned: set[str] = set()
+        self._drops: dict[tuple, float] = {}
+        self._sources: list[tuple] = []  # (spec, description)
+        self._captures: dict[str, object] = {}
+        self._streams: dict[str, str] = {}  # open stream id -> label
+        self._journal: Journal | None = None
+        self._watcher = None
+        self._closing = threading.Event()
+        self.closed = threading.Event()
+        self._cmds: queue.Queue = queue.Queue()
+        self._journal_q: queue.Queue = queue.Queue()
+        self._worker = threading.Thread(target=self._run, name="voxcap-controller", daemon=True)
+        self._journal_thread = threading.Thread(target=self._run_journal, daemon=True,
+                                                name="voxcap-journal-feed")
+        self._worker.start()
+        self._journal_thread.start()
+
+    # ================================================================ public (any thread) ==
+    def start_engine(self, settings) -> None:
+        self._submit(self._do_start_engine, settings)
+
+    def restart_engine(self, settings, reason: str = "settings changed") -> None:
+        self._submit(self._do_restart_engine, settings, reason)
+
+    def start_captioning(self, source: str) -> None:
+        self._submit(self._do_start_captioning, source)
+
+    def stop_captioning(self) -> None:
+        self._submit(self._do_stop_captioning)
+
+    def watch_devices(self) -> None:
+        self._submit(self._do_watch_devices)
+
+    def shutdown(self) -> threading.Event:
+        """Stop everything (flush, journal, engine) in the background; the returned event is
+        set once done, and ``CaptioningState("closed")`` is published."""
+        self._closing.set()
+        self._submit(self._do_shutdown)
+        return self.closed
+
+    @property
+    def ready_info(self):
+        eng = self.engine
+        return eng.ready_info if eng is not None and eng.is_ready else None
+
+    def stats(self):
+        """The engine's measured stats now (``StatsSnapshot``), or None without an engine."""
+        eng = self.engine
+        return eng.stats.snapshot() if eng is not None else None
+
+    def dropped_audio_s(self) -> float:
+        """Audio that will never be captioned, all causes: capture losses (queue full, overflow,
+        gaps), remote-engine gaps, held audio beyond ``hold_s``."""
+        with self._lock:
+            return sum(self._drops.values())
+
+    def held_audio_s(self) -> float:
+        with self._lock:
+            return sum(self._held_samples.values()) / SAMPLE_RATE
+
+    def journal_session(self):
+        """The current session as journalled so far (``sessions.Session``), or None."""
+        j = self._journal
+        return j.session() if j is not None else None
+
+    # ========================================================================= internals ==
+    def _emit(self, event) -> None:
+        with contextlib.suppress(Exception):  # a broken consumer must not stop the controller
+            self._out(event)
+
+    def _submit(self, fn, *args) -> None:
+        self._cmds.put((fn, args))
+
+    def _run(self) -> None:
+        while True:
+            fn, args = self._cmds.get()
+            try:
+                if fn(*args) == "exit":
+                    return
+            except VoxcapError as exc:
+                self._emit(AppProblem(exc.message, exc.fix, "engine"))
+            except Exception as exc:  # noqa: BLE001 - reported, the controller goes on
+                self._emit(AppProblem(f"Internal error: {exc!r}", "please report it", "app"))
+
+    def _set_state(self, state: str, message: str = "") -> None:
+        self.state = state
+        labels = tuple(spec.label for spec, _ in self._sources)
+        self._emit(CaptioningState(state, self.session_id, labels, message))
+
+    # ------------------------------------------------------------------------- engine ----
+    def _engine_sink(self, gen: int) -> Callable:
+        def sink(event) -> None:  # on the engine's thread: quick
+            if isinstance(event, _LIFECYCLE) and gen != self._generation:
+                return  # a replaced engine stopping: not news
+            if isinstance(event, (TextDelta, StreamFinished)):
+                self._journal_q.put(event)
+            if isinstance(event, StreamGap):
+                with self._lock:
+                    self._drops[("gap", event.stream_id)] = event.total_lost_s
+            self._emit(event)
+            if isinstance(event, EngineFailed):
+                self._submit(self._on_engine_failed, gen, event)
+            elif isinstance(event, StreamFinished):
+                self._submit(self._on_stream_finished, event)
+        return sink
+
+    def _do_start_engine(self, settings) -> None:
+        if self._closing.is_set():
+            return
+        self._generation += 1
+        gen = self._generation
+        self.engine_settings = settings
+        try:
+            eng = self._engine_factory(settings, self._engine_sink(gen))
+            eng.start()  # bad settings, missing model: raised here at once
+        except VoxcapError as exc:
+            self.engine = None
+            self._emit(EngineFailed(exc.message, exc.fix))
+            self._on_engine_failed(gen, None)
+            return
+        self.engine = eng
+        threading.Thread(target=self._await_ready, args=(eng, gen), daemon=True,
+                         name="voxcap-engine-wait").start()
+
+    def _await_ready(self, eng, gen: int) -> None:
+        while not self._closing.is_set() and gen == self._generation:
+            try:
+                eng.wait_ready(0.25)
+            except EngineError:
+                if eng.failure is not None:
+                    return  # EngineFailed was published by the engine
+                continue
+            self._submit(self._on_engine_ready, gen)
+            return
+
+    def _on_engine_ready(self, gen: int) -> None:
+        if gen != self._generation or self.engine is None:
+            return
+        if self._journal is not None:
+            self._journal.update_settings(**engine_session_settings(
+                self.engine_settings, self.engine.ready_info))
+        if self.state in ("waiting", "restarting"):
+            self._open_streams()
+
+    def _wait_settled(self, eng, timeout: float) -> None:
+        """An engine still starting cannot be stopped cleanly: let it finish (or fail) first."""
+        deadline = time.monotonic() + timeout
+        while eng.failure is None and not eng.is_ready and time.monotonic() < deadline:
+            with contextlib.suppress(EngineError):
+                eng.wait_ready(0.25)
+
+    def _do_restart_engine(self, settings, reason: str) -> None:
+        if self._closing.is_set():
+            return
+        self._emit(EngineRestarting(reason, f"restarting the engine: {reason}"))
+        if self.state in ("on", "waiting"):
+            with self._lock:
+                for label in self._routes:
+                    self._routes[label] = None  # from now on the captures' audio is held
+            self._set_state("restarting", "captions resume once the engine is ready; the "
+                                          "audio meanwhile is kept")
+            self._flush_streams()
+        old, self.engine = self.engine, None
+        self._generation += 1  # the old engine's stop is not news
+        if old is not None:
+            self._wait_settled(old, 600.0)
+            old.shutdown()
+        self._do_start_engine(settings)
+
+    def _on_engine_failed(self, gen: int, event) -> None:
+        if gen != self._generation:
+            return
+        if self.state in ACTIVE:
+            message = event.message if event is not None else "the engine could not start"
+            self._stop_captures()
+            self._streams.clear()
+            self._close_journal()
+            self._set_state("off", f"captioning stopped: {message}")
+
+    def _on_stream_finished(self, event: StreamFinished) -> None:
+        label = self._streams.pop(event.stream_id, None)
+        if label is None or self.state != "on":
+            return
+        if event.reason == "error":
+            self._emit(AppProblem(f"{label}: the caption stream failed: {event.message}",
+                                  "start captioning again; if it repeats, restart the engine "
+                                  "(Settings)", "engine"))
+        if not self._streams:
+            self._stop_captures()
+            self._close_journal()
+            self._set_state("off", event.message or f"the stream ended ({event.reason})")
+
+    # ---------------------------------------------------------------------- captioning ----
+    def _do_start_captioning(self, source: str) -> None:
+        if self.state in ACTIVE or self._closing.is_set():
+            return
+        self._sources = []
+        self._set_state("starting")
+        try:
+            self._sources = self.audio.resolve(source)
+        except VoxcapError as exc:
+            self._emit(AppProblem(exc.message, exc.fix, "capture"))
+            self._set_state("off", exc.message)
+            return
+        self._open_journal()
+        with self._lock:
+            self._held_warned.clear()
+            for spec, _ in self._sources:
+                self._routes[spec.label] = None
+                self._held[spec.label] = deque()
+                self._held_samples[spec.label] = 0
+        for spec, _desc in self._sources:
+            try:
+                self._captures[spec.label] = self.audio.open(
+                    spec, lambda block, label=spec.label: self._on_block(label, block),
+                    self._on_capture_event)
+            except VoxcapError as exc:
+                self._emit(AppProblem(exc.message, exc.fix, "capture"))
+                self._stop_captures()
+                self._close_journal()
+                self._set_state("off", exc.message)
+                return
+        if self.engine is not None and self.engine.is_ready:
+            self._open_streams()
+        else:
+            self._set_state("waiting", "waiting for the engine; the audio meanwhile is kept")
+
+    def _open_streams(self) -> None:
+        eng = self.engine
+        for spec, desc in self._sources:
+            label = spec.label
+            try:
+                sid = eng.open_stream(label)
+            except VoxcapError as exc:
+                self._emit(AppProblem(f"{label}: {exc.message}", exc.fix, "engine"))
+                continue
+            self.clock.open(sid)
+            self._streams[sid] = label
+            if self._journal is not None:
+                self._journal.stream_opened(sid, label=label, source=desc)
+            self._emit(StreamOpened(sid, label, desc))
+            with self._lock:  # held audio first, in order, then the live blocks
+                held = self._held.get(label) or deque()
+                while held:
+                    samples, at = held.popleft()
+                    eng.push_audio(sid, samples)
+                    self.clock.pushed(sid, samples.size, at)
+                self._held_samples[label] = 0
+                if label in self._routes:
+                    self._routes[label] = sid
+        if self._streams:
+            self._set_state("on")
+        else:
+            self._stop_captures()
+            self._close_journal()
+            self._set_state("off", "no caption stream could be opened")
+
+    def _on_block(self, label: str, block) -> None:
+        """A capture's audio (on its thread): to the engine, or held while it is not ready."""
+        samples = block.samples
+        with self._lock:
+            if label not in self._routes:
+                return  # captioning stopped
+            sid = self._routes[label]
+            if sid is None:
+                self._hold(label, samples, block.captured_at)
+                return
+            eng = self.engine
+            if eng is None:
+                return
+            eng.push_audio(sid, samples)
+            self.clock.pushed(sid, samples.size, block.captured_at)
+
+    def _hold(self, label: str, samples, captured_at: float) -> None:
+        held = self._held.setdefault(label, deque())
+        held.append((samples, captured_at))
+        self._held_samples[label] = self._held_samples.get(label, 0) + samples.size
+        limit = int(self.hold_s * SAMPLE_RATE)
+        while self._held_samples[label] > limit and held:
+            dropped, _ = held.popleft()
+            self._held_samples[label] -= dropped.size
+            key = ("held", label)
+            self._drops[key] = self._drops.get(key, 0.0) + dropped.size / SAMPLE_RATE
+            if label not in self._held_warned:
+                self._held_warned.add(label)
+                self._emit(AppProblem(
+                    f"{label}: the engine is not ready after {self.hold_s:.0f} s; the oldest "
+                    "held audio is being dropped", "wait for the engine, or stop captioning",
+                    "capture"))
+
+    def _on_capture_event(self, event) -> None:
+        if isinstance(event, CaptureLoss):
+            with self._lock:
+                self._drops[(event.source, event.kind)] = event.total_seconds
+        self._emit(event)
+
+    def _stop_captures(self) -> None:
+        caps, self._captures = self._captures, {}
+        for cap in caps.values():
+            with contextlib.suppress(Exception):
+                cap.stop()  # the last captured blocks are still delivered
+        with self._lock:
+            self._routes.clear()
+            self._held.clear()
+            self._held_samples.clear()
+
+    def _flush_streams(self) -> None:
+        """Close the open streams (their delayed words are flushed) and wait for them."""
+        eng, sids = self.engine, list(self._streams)
+        self._streams.clear()
+        if eng is None:
+            return
+        for sid in sids:
+            with contextlib.suppress(Exception):
+                eng.close_stream(sid)
+        deadline = time.monotonic() + self.flush_timeout_s
+        for sid in sids:
+            if not eng.wait_stream(sid, max(0.0, deadline - time.monotonic())):
+                with contextlib.suppress(Exception):
+                    eng.abort_stream(sid)
+                eng.wait_stream(sid, 5.0)
+
+    def _do_stop_captioning(self) -> None:
+        if self.state not in ACTIVE:
+            return
+        self._set_state("stopping", "flushing the last words")
+        self._stop_captures()
+        self._flush_streams()
+        self._close_journal()
+        self._set_state("off")
+
+    # ------------------------------------------------------------------------- journal ----
+    def _open_journal(self) -> None:
+        self._close_journal()
+        if not self._journal_enabled:
+            self.session_id = ""
+            return
+        sources = {spec.label: desc for spec, desc in self._sources}
+        settings = engine_session_settings(self.engine_settings, self.ready_info, sources)
+        self._journal = Journal.create(settings, kind="live", title=" + ".join(sources.values()),
+                                       root=self._journal_root, on_status=self._emit)
+        self.session_id = self._journal.session_id
+
+    def _close_journal(self) -> None:
+        """Close the journal once every event queued for it is written."""
+        journal, self._journal = self._journal, None
+        if journal is None:
+            return
+        done = threading.Event()
+
+        def close() -> None:
+            journal.close()
+            done.set()
+        self._journal_q.put(close)
+        done.wait(30.0)
+
+    def _run_journal(self) -> None:
+        while True:
+            item = self._journal_q.get()
+            if item is None:
+                return
+            try:
+                if callable(item):
+                    item()
+                elif (j := self._journal) is not None:
+                    j.on_event(item)
+            except Exception as exc:  # noqa: BLE001 - the journal reports its own I/O problems
+                self._emit(AppProblem(f"Journal error: {exc!r}", "", "journal"))
+
+    # --------------------------------------------------------------------------- misc ----
+    def _do_watch_devices(self) -> None:
+        if self._watcher is None and not self._closing.is_set():
+            try:
+                self._watcher = self.audio.watch(self._emit)
+            except VoxcapError as exc:
+                self._emit(AppProblem(exc.message, exc.fix, "capture"))
+
+    def _do_shutdown(self) -> str:
+        try:
+            if self.state in ACTIVE:
+                self._do_stop_captioning()
+            if self._watcher is not None:
+                with contextlib.suppress(Exception):
+                    self._watcher.stop()
+            eng, self.engine = self.engine, None
+            self._generation += 1
+            if eng is not None:
+                self._wait_settled(eng, 15.0)
+                eng.shutdown()
+            self._journal_q.put(None)
+            self._journal_thread.join(10.0)
+        finally:
+            self.closed.set()
+            self._set_state("closed")
+        return "exit"

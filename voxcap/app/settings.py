@@ -1,0 +1,247 @@
+"""The app's settings: one JSON file in the user's config directory.
+
+    settings, problem = load_settings()      # problem: a message for the user, or None
+    settings.overlay.font_size = 32
+    save_settings(settings)                  # atomic (temporary file renamed over the old)
+    engine_settings = settings.engine_settings()   # validated EngineSettings/RemoteSettings
+
+A file that cannot be read as settings (not JSON, not an object) is renamed to
+``settings.json.corrupt-<time>`` and the defaults are used; a single value of the wrong type or
+out of range falls back to its default. Either way ``problem`` says what happened, so the app
+shows it instead of silently forgetting the user's choices. Unknown keys are ignored (a newer
+version's file still loads).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import paths
+from ..engine.settings import DEFAULT_GRAPH_MODE, GRAPH_MODES, MAX_DELAY_MS, MIN_DELAY_MS, TOKEN_MS
+
+SETTINGS_NAME = "settings.json"
+ENGINES = ("local", "remote")
+ENGINE_STREAMS = 2  # the engine always has room for "both": switching sources never restarts it
+
+
+@dataclass
+class OverlaySettings:
+    visible: bool = True
+    lines: int = 2  # 1-5 lines of captions
+    font_family: str = ""  # "" = the desktop's sans-serif
+    font_size: int = 28  # points
+    bold: bool = True
+    text_color: str = "#ffffff"
+    background_color: str = "#000000"
+    background_opacity: float = 0.65  # 0 = no band, text outline only
+    outline: bool = True
+    click_through: bool = False
+    screen: str = ""  # the monitor it was on (QScreen.name())
+    geometry: list[int] | None = None  # x, y, width, height in virtual-desktop pixels
+
+
+@dataclass
+class AppSettings:
+    engine: str = "local"  # local: vLLM in this process; remote: a vLLM server
+    model_dir: str = ""
+    dummy_weights: bool = False  # self-check with the tiny model (random weights)
+    server_url: str = ""
+    server_model: str = ""
+    graph_mode: str = DEFAULT_GRAPH_MODE
+    delay_ms: int = 480
+    kv_cache_gib: float | None = None  # None: sized for the streams and the session length
+    max_model_len: int = 8192  # tokens per engine session (12.5 per second of audio)
+    enforce_eager: bool = False
+    source: str = "system"  # system, mic, both, or a device name
+    mask_profanity: bool = False
+    start_minimized: bool = False
+    start_captioning: bool = False
+    show_meter: bool = True
+    window_geometry: str = ""  # QWidget.saveGeometry() as hex: opaque to this module
+    overlay: OverlaySettings = field(default_factory=OverlaySettings)
+
+    # ------------------------------------------------------------------------ derived ----
+    @property
+    def configured(self) -> bool:
+        """Whether an engine can be started at all (else the first-run dialog is due)."""
+        return bool(self.server_url) if self.engine == "remote" else bool(self.model_dir)
+
+    def engine_settings(self):
+        """Validated EngineSettings (local) or RemoteSettings; raises ConfigError with a fix."""
+        if self.engine == "remote":
+            from ..engine.remote_settings import RemoteSettings, default_api_key_path, load_api_key
+
+            key_path = default_api_key_path()
+            return RemoteSettings(server_url=self.server_url, model=self.server_model,
+                                  api_key=load_api_key(key_path) if key_path.exists() else None,
+                                  max_streams=ENGINE_STREAMS,
+                                  transcription_delay_ms=self.delay_ms).validated()
+        from ..engine.settings import EngineSettings
+        from ..errors import ConfigError
+
+        if not self.model_dir:
+            raise ConfigError("No model directory is set.",
+                              "choose one in Settings (or download the model from the first-run "
+                              "dialog), or use a vLLM server")
+        return EngineSettings(model_dir=self.model_dir, dummy_weights=self.dummy_weights,
+                              graph_mode=self.graph_mode, transcription_delay_ms=self.delay_ms,
+                              max_model_len=self.max_model_len, max_streams=ENGINE_STREAMS,
+                              kv_cache_gib=self.kv_cache_gib,
+                              enforce_eager=self.enforce_eager).validated()
+
+    def engine_key(self) -> tuple:
+        """What decides the engine: a change here needs an engine restart."""
+        return (self.engine, self.model_dir, self.dummy_weights, self.server_url,
+                self.server_model, self.graph_mode, self.delay_ms, self.kv_cache_gib,
+                self.max_model_len, self.enforce_eager)
+
+    def copy(self) -> AppSettings:
+        return from_dict(to_dict(self))[0]
+
+
+# ------------------------------------------------------------------------- validation ----
+def _check(name: str, value, default):
+    """``value`` if it is a valid value of field ``name``, else raise ValueError."""
+    if name == "engine" and value not in ENGINES:
+        raise ValueError(f"one of {', '.join(ENGINES)}")
+    if name == "graph_mode" and value not in GRAPH_MODES:
+        raise ValueError(f"one of {', '.join(GRAPH_MODES)}")
+    if name == "delay_ms" and (not MIN_DELAY_MS <= value <= MAX_DELAY_MS or value % TOKEN_MS):
+        raise ValueError(f"a multiple of {TOKEN_MS} from {MIN_DELAY_MS} to {MAX_DELAY_MS}")
+    if name == "kv_cache_gib" and value is not None and value <= 0:
+        raise ValueError("positive, or null for automatic")
+    if name == "max_model_len" and value < 128:
+        raise ValueError("at least 128")
+    if name == "lines" and not 1 <= value <= 5:
+        raise ValueError("1 to 5")
+    if name == "font_size" and not 6 <= value <= 200:
+        raise ValueError("6 to 200")
+    if name == "background_opacity" and not 0.0 <= value <= 1.0:
+        raise ValueError("0 to 1")
+    if name in ("text_color", "background_color") and not _is_color(value):
+        raise ValueError("a colour like #ffffff")
+    if name == "geometry" and value is not None and (
+            len(value) != 4 or not all(isinstance(v, int) for v in value)):
+        raise ValueError("[x, y, width, height]")
+    return value
+
+
+def _is_color(value: str) -> bool:
+    if not (isinstance(value, str) and value.startswith("#") and len(value) in (4, 7, 9)):
+        return False
+    try:
+        int(value[1:], 16)
+    except ValueError:
+        return False
+    return True
+
+
+def _coerce(value, default, annotation: str):
+    """JSON value -> the field's type (ints accepted for floats); raise ValueError if wrong."""
+    if annotation.startswith("float"):
+        if value is None and "None" in annotation:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError("a number")
+        return float(value)
+    if annotation.startswith("int"):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError("a whole number")
+        return value
+    if annotation == "bool":
+        if not isinstance(value, bool):
+            raise ValueError("true or false")
+        return value
+    if annotation == "str":
+        if not isinstance(value, str):
+            raise ValueError("text")
+        return value
+    if annotation.startswith("list"):
+        if value is None:
+            return None
+        if not isinstance(value, list):
+            raise ValueError("a list")
+        return list(value)
+    return value
+
+
+def _fill(cls, data: dict, notes: list[str], prefix: str = ""):
+    obj = cls()
+    for f in dataclasses.fields(cls):
+        if f.name not in data:
+            continue
+        value, default = data[f.name], getattr(obj, f.name)
+        if dataclasses.is_dataclass(default):
+            if isinstance(value, dict):
+                setattr(obj, f.name, _fill(type(default), value, notes, f"{prefix}{f.name}."))
+            else:
+                notes.append(f"{prefix}{f.name} is not a group of settings")
+            continue
+        try:
+            setattr(obj, f.name, _check(f.name, _coerce(value, default, str(f.type)), default))
+        except (ValueError, TypeError) as exc:
+            notes.append(f"{prefix}{f.name} = {json.dumps(value)[:40]} (must be {exc})")
+    return obj
+
+
+def from_dict(data: dict) -> tuple[AppSettings, list[str]]:
+    """Settings from a parsed file; the notes name every value replaced by its default."""
+    notes: list[str] = []
+    return _fill(AppSettings, data, notes), notes
+
+
+def to_dict(settings: AppSettings) -> dict:
+    return dataclasses.asdict(settings)
+
+
+def settings_path() -> Path:
+    return paths.config_dir() / SETTINGS_NAME
+
+
+def load_settings(path: str | Path | None = None) -> tuple[AppSettings, str | None]:
+    """The saved settings (defaults if none were saved) and a message when some were lost."""
+    p = Path(path) if path is not None else settings_path()
+    try:
+        raw = p.read_bytes()
+    except FileNotFoundError:
+        return AppSettings(), None
+    except OSError as exc:
+        return AppSettings(), (f"Could not read the settings ({exc.strerror}: {p}); using the "
+                               "defaults for now.")
+    try:
+        data = json.loads(raw.decode("utf-8"))
+        if not isinstance(data, dict):
+            raise ValueError("not a JSON object")  # noqa: TRY004
+    except (UnicodeDecodeError, ValueError) as exc:
+        backup = p.with_name(f"{p.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
+        try:
+            os.replace(p, backup)
+            where = f"it was kept as {backup}"
+        except OSError:
+            where = "it could not be moved aside"
+        return AppSettings(), (f"The settings file was damaged ({str(exc)[:80]}); the defaults "
+                               f"are used and {where}.")
+    settings, notes = from_dict(data)
+    if notes:
+        return settings, ("Some settings were invalid and are back to their defaults: "
+                          + "; ".join(notes) + ".")
+    return settings, None
+
+
+def save_settings(settings: AppSettings, path: str | Path | None = None) -> Path:
+    """Write atomically; raises OSError (the caller tells the user)."""
+    p = Path(path) if path is not None else settings_path()
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_name(p.name + ".tmp")
+    data = json.dumps(to_dict(settings), indent=2, ensure_ascii=False).encode("utf-8")
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, p)
+    return p
