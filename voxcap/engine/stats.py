@@ -85,6 +85,8 @@ class EngineStats:
         self._graph_modes: Counter[str] = Counter()
         self._engine_steps = 0
         self._alias: dict[str, str] = {}  # engine session id -> the stream it serves
+        # optional (stream_id, latency_ms) callback per step, for benchmarks that need every step
+        self.latency_observer = None
 
     # -- called by the engine ---------------------------------------------------------
     def open(self, stream_id: str, first_step_samples: int, step_samples: int) -> None:
@@ -117,7 +119,9 @@ class EngineStats:
                 return None
             latency = (now - s.sent.popleft()) * 1000.0
             s.latencies.append(latency)
-            return latency
+        if self.latency_observer is not None:
+            self.latency_observer(stream_id, latency)
+        return latency
 
     def discard_sent(self, stream_id: str) -> None:
         """Forget prompts whose tokens will never come back (a remote session was lost), so
