@@ -9,7 +9,6 @@ import json
 import sys
 import time
 
-import numpy as np
 import soundfile as sf
 
 

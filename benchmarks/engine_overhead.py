@@ -47,8 +47,9 @@ def main() -> None:
     sf.write(wav, speech_like(args.seconds, seed=1), 16000)
     eager = ["--eager"] if args.eager else []
     rows = []
-    for rep in range(args.repeats):
-        bare, bare_wall = timed([sys.executable, str(HERE / "bare_vllm_loop.py"), str(wav), str(model), *eager])
+    for _ in range(args.repeats):
+        bare, bare_wall = timed([sys.executable, str(HERE / "bare_vllm_loop.py"), str(wav), str(model),
+                                 *eager])
         b = json.loads(bare.stdout.strip().splitlines()[-1])
         vox, vox_wall = timed([sys.executable, "-m", "voxcap.cli", "transcribe", str(wav), "--model",
                                str(model), "--dummy-weights", "-o", str(work / "out.jsonl"), *eager])

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import queue
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 
 class EventHub:
@@ -25,7 +25,7 @@ class EventHub:
             except Exception:  # one broken consumer must not starve the others
                 pass
 
-    def subscribe(self, callback: Callable[[object], None] | None = None) -> "queue.Queue | None":
+    def subscribe(self, callback: Callable[[object], None] | None = None) -> queue.Queue | None:
         """Register ``callback``, or return a new unbounded queue that receives every event."""
         q: queue.Queue | None = None
         if callback is None:

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import time
 
-import numpy as np
 import pytest
 from support.engine_helpers import collect_stream
-from support.framing import SAMPLE_RATE, expected_tokens, first_step_samples
+from support.framing import expected_tokens, first_step_samples
 
 from voxcap.bench import speech_like
 from voxcap.engine.local import LocalEngine
@@ -77,8 +75,8 @@ def test_engine_process_killed_mid_stream(delay_engine):
         if len(kept) >= 10:
             break
     os.kill(pids[0], signal.SIGKILL)
-    for i in range(i + 1280, min(audio.size, i + 1280 * 20), 1280):
-        eng.push_audio(sid, audio[i:i + 1280])  # the app goes on pushing: no exception
+    for j in range(i + 1280, min(audio.size, i + 1280 * 20), 1280):
+        eng.push_audio(sid, audio[j:j + 1280])  # the app goes on pushing: no exception
     got_failed = got_finished = None
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not (got_failed and got_finished):

@@ -62,17 +62,17 @@ def test_cap_is_respected_and_every_sample_is_accounted_for(rolling):
     assert len(rolled) >= 3 and len(sessions) == len(rolled) + 1
     # audio in = audio the engine consumed, session by session, back to back, no overlap
     assert sum(s.samples for s in sessions) == audio.size
-    for a, b in zip(sessions, sessions[1:]):
+    for a, b in zip(sessions, sessions[1:], strict=False):
         assert b.start_sample == a.start_sample + a.samples
         assert a.reason == "flushed" and a.samples <= eng.policy.hard_s * SAMPLE_RATE
-    for r, s in zip(rolled, sessions[1:]):
+    for r, s in zip(rolled, sessions[1:], strict=True):
         assert r.at_audio_s == pytest.approx(s.start_sample / SAMPLE_RATE) and r.lost_s == 0
     # every session produced exactly its framing's tokens, and the stream saw all of them once
     assert len(deltas) == sum(expected_tokens(s.samples) for s in sessions) == fin.tokens
     assert [d.index for d in deltas] == list(range(len(deltas)))
     # captions timing is continuous from the stream's first sample
     assert deltas[0].audio_start_s == 0.0
-    for a, b in zip(deltas, deltas[1:]):
+    for a, b in zip(deltas, deltas[1:], strict=False):
         assert b.audio_start_s == pytest.approx(a.audio_end_s, abs=1e-6)
     assert deltas[-1].audio_end_s == pytest.approx(90.0)
     assert fin.audio_seconds == pytest.approx(90.0)

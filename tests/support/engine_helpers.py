@@ -8,7 +8,7 @@ import time
 from voxcap.events import StreamFinished, TextDelta
 
 
-def collect_stream(events: "queue.Queue", stream_id: str, timeout: float = 120.0):
+def collect_stream(events: queue.Queue, stream_id: str, timeout: float = 120.0):
     """Deltas of ``stream_id`` until its StreamFinished; returns (deltas, finished)."""
     deltas, deadline = [], time.monotonic() + timeout
     while True:
@@ -25,7 +25,7 @@ def collect_stream(events: "queue.Queue", stream_id: str, timeout: float = 120.0
             return deltas, ev
 
 
-def collect_streams(events: "queue.Queue", stream_ids, timeout: float = 120.0):
+def collect_streams(events: queue.Queue, stream_ids, timeout: float = 120.0):
     """Like collect_stream for several streams at once: {id: (deltas, finished)}."""
     pending = set(stream_ids)
     deltas = {sid: [] for sid in stream_ids}

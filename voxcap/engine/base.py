@@ -21,7 +21,7 @@ class CaptionEngine(Protocol):
     ready_info: EngineReady | None
     failure: EngineFailed | None
 
-    def start(self) -> "CaptionEngine":
+    def start(self) -> CaptionEngine:
         """Validate settings (raise VoxcapError at once if bad), then start in the background."""
 
     def wait_ready(self, timeout: float | None = None) -> EngineReady:

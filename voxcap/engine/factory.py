@@ -6,7 +6,7 @@ same way everywhere; ``voxcap bench`` alone uses a bare engine, to measure vLLM 
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from .rollover import RollingEngine, RolloverPolicy
 from .settings import EngineSettings

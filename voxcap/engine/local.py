@@ -12,20 +12,28 @@ import gc
 import itertools
 import os
 import queue
+import shutil
 import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
 from .. import paths
 from ..errors import EngineError, VoxcapError
-from ..events import (EngineFailed, EngineProgress, EngineReady, EngineStopped, Event,
-                      StreamFinished, TextDelta)
+from ..events import (
+    EngineFailed,
+    EngineProgress,
+    EngineReady,
+    EngineStopped,
+    Event,
+    StreamFinished,
+    TextDelta,
+)
 from . import platform as engine_platform
 from .model_dir import inspect_model_dir, tokenizer_dir_for_delay
 from .progress import STAGE_ENV, StageTail, kv_cache_capacity, write_logging_config
@@ -85,7 +93,7 @@ class LocalEngine:
         self._workdir = Path(tempfile.mkdtemp(prefix="voxcap-engine-"))
 
     # ---------------------------------------------------------------- life cycle ----
-    def start(self) -> "LocalEngine":
+    def start(self) -> LocalEngine:
         """Validate the settings and model now (raising VoxcapError), then start in the background."""
         self.model_info = inspect_model_dir(self.settings.model_dir, self.settings.dummy_weights)
         self._t0 = time.perf_counter()
@@ -114,7 +122,7 @@ class LocalEngine:
         if self._thread is not None:
             self._thread.join(timeout)
 
-    def __enter__(self) -> "LocalEngine":
+    def __enter__(self) -> LocalEngine:
         return self.start()
 
     def __exit__(self, *exc) -> None:
@@ -191,6 +199,7 @@ class LocalEngine:
             self._ready.set()
             for st in list(self._streams.values()):
                 st.done.set()
+            shutil.rmtree(self._workdir, ignore_errors=True)
 
     def _stage_errors(self) -> list[str]:
         tail = getattr(self, "_tail", None)
@@ -199,7 +208,6 @@ class LocalEngine:
     async def _main(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._stop_async = asyncio.Event()
-        s = self.settings
         self._progress("importing", "vLLM and PyTorch")
         build = engine_platform.check_platform()
         stage_file = self._workdir / "stages.jsonl"

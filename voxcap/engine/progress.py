@@ -14,8 +14,8 @@ import os
 import re
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 # (stage, pattern on the log message); first match wins. Checked against vLLM 0.32's messages.
 STAGE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
@@ -46,12 +46,10 @@ def stage_of(message: str) -> str | None:
 class StageFileHandler(logging.Handler):
     """Appends one JSON line per start-up stage or error record to the file in $VOXCAP_STAGE_FILE."""
 
-    def __init__(self, level: int = logging.INFO) -> None:
-        super().__init__(level)
-        self._path = os.environ.get(STAGE_ENV)
-
     def emit(self, record: logging.LogRecord) -> None:
-        if not self._path:
+        # read per record: a process configures logging once, but starts engines many times
+        path = os.environ.get(STAGE_ENV)
+        if not path:
             return
         try:
             message = record.getMessage()
@@ -68,7 +66,7 @@ class StageFileHandler(logging.Handler):
         line = json.dumps({"stage": stage, "detail": detail[:400],
                            "t": time.time(), "pid": os.getpid()})
         try:
-            with open(self._path, "a", encoding="utf-8") as f:
+            with open(path, "a", encoding="utf-8") as f:
                 f.write(line + "\n")
         except OSError:
             pass
@@ -104,7 +102,7 @@ class StageTail:
         self.lines: list[tuple[str, str]] = []  # every (stage, message) seen, for later parsing
         self._thread = threading.Thread(target=self._run, name="voxcap-stage-tail", daemon=True)
 
-    def start(self) -> "StageTail":
+    def start(self) -> StageTail:
         self._thread.start()
         return self
 
@@ -119,7 +117,7 @@ class StageTail:
 
     def poll(self) -> None:
         try:
-            with open(self._path, "r", encoding="utf-8") as f:
+            with open(self._path, encoding="utf-8") as f:
                 f.seek(self._offset)
                 chunk = f.read()
         except OSError:

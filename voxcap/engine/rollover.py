@@ -24,8 +24,8 @@ from __future__ import annotations
 import queue
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Callable
 
 import numpy as np
 
@@ -48,7 +48,7 @@ class RolloverPolicy:
     silence_rms: float = 10 ** (-50 / 20)  # below -50 dBFS is quiet whatever the level
     min_pause_s: float = 0.32  # quiet this long is a pause between sentences, not words
 
-    def capped(self, max_model_len: int, prompt_tokens: int = 63) -> "RolloverPolicy":
+    def capped(self, max_model_len: int, prompt_tokens: int = 63) -> RolloverPolicy:
         """Hard limit that always leaves room for the prompt and the flush below the cap."""
         cap_s = (max_model_len - prompt_tokens - FLUSH_TOKENS_MAX - 16) * FRAME / SAMPLE_RATE
         if cap_s <= 1.0:
@@ -132,7 +132,7 @@ class RollingEngine:
     def is_ready(self) -> bool:
         return self.inner.is_ready
 
-    def start(self) -> "RollingEngine":
+    def start(self) -> RollingEngine:
         self.inner.start()
         return self
 

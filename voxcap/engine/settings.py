@@ -39,10 +39,10 @@ class EngineSettings:
     cpu_threads: int | None = None
     extra_engine_args: dict = field(default_factory=dict)
 
-    def validated(self) -> "EngineSettings":
+    def validated(self) -> EngineSettings:
         mode = self.graph_mode.strip().upper()
         if mode == "FULL":
-            raise ConfigError(FULL_REFUSED, f"use FULL_DECODE_ONLY (default) or FULL_AND_PIECEWISE")
+            raise ConfigError(FULL_REFUSED, "use FULL_DECODE_ONLY (default) or FULL_AND_PIECEWISE")
         if mode not in GRAPH_MODES:
             raise ConfigError(f"Unknown graph mode {self.graph_mode!r}.",
                               f"choose one of {', '.join(GRAPH_MODES)}")
