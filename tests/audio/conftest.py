@@ -12,8 +12,9 @@ SPEECH_YOU = "Could you please repeat the last number? I did not hear it clearly
 
 
 @pytest.fixture(scope="session")
-def pulse_server(tmp_path_factory):
-    server = PulseServer(tmp_path_factory.mktemp("pulse")).start()  # sets PULSE_SERVER, re-inits PortAudio
+def pulse_server():
+    # its own short temp dir (a unix socket path must stay under 108 bytes); removed by stop()
+    server = PulseServer().start()  # sets PULSE_SERVER, re-inits PortAudio
     yield server
     server.stop()  # kills it and restores the environment
 

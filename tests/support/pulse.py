@@ -50,6 +50,15 @@ def _mic_line() -> str:
             f"source_properties='device.description=\"{description}\"'")
 
 
+def _die_with_parent() -> None:
+    """In the server's process before exec: SIGKILL it when the test process dies, even by SIGKILL
+    (so no orphaned server outlives a crashed test run)."""
+    import ctypes
+
+    PR_SET_PDEATHSIG = 1
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
 def reinit_portaudio() -> None:
     """Make PortAudio re-read its device list (its ``default`` device routes to PulseAudio only
     if the server was up when PortAudio initialised)."""
@@ -112,7 +121,9 @@ class PulseServer:
             self.proc = subprocess.Popen(
                 ["pulseaudio", "-n", "-F", str(self.config), "--daemonize=no", "--exit-idle-time=-1",
                  "--disallow-exit", "--use-pid-file=no", "--log-target=stderr"],
-                stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env, start_new_session=True)
+                stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env,
+                start_new_session=True,  # a Ctrl-C of the tests reaches it only through stop()
+                preexec_fn=_die_with_parent)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
