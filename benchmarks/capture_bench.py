@@ -30,11 +30,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
-from support.capture_helpers import Recorder
-from support.pulse import PulseServer, speech_wav
+from support.capture_helpers import Recorder  # noqa: E402 (after the sys.path lines)
+from support.pulse import PulseServer, speech_wav  # noqa: E402
 
-from voxcap.capture import Capture
-from voxcap.events import CaptureDeviceChanged, CaptureInterrupted, CaptureRecovered
+from voxcap.capture import Capture  # noqa: E402
+from voxcap.events import CaptureDeviceChanged, CaptureInterrupted, CaptureRecovered  # noqa: E402
 
 
 def pct(values, q):
@@ -86,7 +86,7 @@ def measure_latency(seconds: float) -> dict:
     # pair each detection with the click it belongs to (the nearest click time before delivery)
     lat = []
     click_arr = np.array(clicks)
-    for stamp, delivered in found:
+    for _stamp, delivered in found:
         before = click_arr[click_arr <= delivered]
         if before.size:
             lat.append(delivered - before[-1])
@@ -97,7 +97,7 @@ def measure_latency(seconds: float) -> dict:
 # --------------------------------------------------------------------------------------- CPU ----
 def measure_cpu(pulse: PulseServer, sources: list[str], seconds: float, wav: Path) -> dict:
     recs = [Recorder() for _ in sources]
-    caps = [Capture(s, r.on_block, r.on_event).start() for s, r in zip(sources, recs)]
+    caps = [Capture(s, r.on_block, r.on_event).start() for s, r in zip(sources, recs, strict=True)]
     stop = threading.Event()
 
     def player():
@@ -169,7 +169,9 @@ def measure_recovery(pulse: PulseServer, repeats: int) -> dict:
         up_s.append(time.monotonic() - t)
         up_audio_s.append(_first_block_after(rec, mark) - t_wall)
         cap.stop()
-    med = lambda v: round(statistics.median(v), 3)
+    def med(v):
+        return round(statistics.median(v), 3)
+
     return {"repeats": repeats,
             "device_unplugged_to_reported_s": [med(lost_s), round(max(lost_s), 3)],
             "device_replugged_to_capturing_it_s": [med(back_s), round(max(back_s), 3)],
