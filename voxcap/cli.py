@@ -3,6 +3,10 @@
 
 Errors a person can fix are printed as one line plus the fix (exit code 2); vLLM's own log
 is shown only with --verbose.
+
+A command module whose third-party dependency is missing is left out (and named if its command
+is asked for), so the others, ``voxcap doctor`` first of all, still run in a broken or bare
+environment.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ COMMAND_MODULES = (
     "voxcap.sessions_cli",
     "voxcap.capture.cli",
     "voxcap.live",
+    "voxcap.doctor",
+    "voxcap.gui.cli",
 )
 
 
@@ -32,14 +38,40 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict]:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     runners = {}
     for name in COMMAND_MODULES:
-        module = importlib.import_module(name)
+        try:
+            module = importlib.import_module(name)
+        except ImportError as exc:
+            if (getattr(exc, "name", None) or "voxcap").startswith("voxcap"):
+                raise  # voxcap's own module: a bug, not a missing dependency
+            UNAVAILABLE[name] = f"{exc}"
+            continue
         for command in module.add_parser(sub):
             runners[command] = module.run
     return parser, runners
 
 
+UNAVAILABLE: dict[str, str] = {}  # command module -> why it could not be loaded
+
+
+def _unavailable_command(argv: list[str], runners: dict) -> str | None:
+    """The command asked for when it is unknown because a module could not be loaded."""
+    command = next((a for a in argv if not a.startswith("-")), None)
+    if command is None or command in runners or not UNAVAILABLE:
+        return None
+    return command
+
+
 def main(argv: list[str] | None = None) -> int:
     parser, runners = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    missing = _unavailable_command(argv, runners)
+    if missing is not None:
+        why = "; ".join(f"{m} ({e})" for m, e in UNAVAILABLE.items())
+        print(f"error: `voxcap {missing}` is not available: a package voxcap needs is missing: "
+              f"{why}", file=sys.stderr)
+        print("  fix: reinstall voxcap (installer/install.sh, or pip install 'voxcap[audio,gui]'); "
+              "`voxcap doctor` checks the installation", file=sys.stderr)
+        return EXIT_USER_ERROR
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()

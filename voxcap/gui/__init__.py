@@ -1,0 +1,17 @@
+"""The desktop app (PySide6). Every Qt import of voxcap lives in this package; the layers below
+(engine, capture, captions, ``voxcap.app``) know nothing of Qt and reach the GUI only as plain
+events through ``bridge.EventBridge``. One widget per module:
+
+- ``app``            VoxcapApp: builds everything, routes events, quits cleanly
+- ``bridge``         EventBridge: events from any thread -> one Qt signal on the GUI thread
+- ``overlay``        CaptionOverlay: the frameless always-on-top caption window
+- ``main_window``    MainWindow: start/stop, source, history, sessions, status, meter dock
+- ``history``        HistoryView: the session's captions, append-only, screen-reader readable
+- ``search_bar``     SearchBar: find in the history
+- ``sessions_view``  SessionsView: previous sessions from the journal, export
+- ``engine_status``  EngineStatus: loading stages with progress, ready, error with its fix
+- ``meter``          MeterWidget: measured throughput figures; ``chart`` MiniChart: last minute
+- ``settings_dialog`` SettingsDialog; ``first_run`` FirstRunDialog; ``tray`` Tray
+- ``instance``       one running app per user: a second ``voxcap gui`` talks to the first
+- ``cli``            ``voxcap gui`` (no Qt import until it runs)
+"""

@@ -1,0 +1,521 @@
+"""The app: settings, the session controller, the windows, and the routing of events between them.
+
+Threads: the GUI thread never waits on the engine. Engine start, restart and shutdown, stream
+open/close, capture start/stop and journal writes run on the controller's threads
+(``voxcap.app.controller``); their events come back through ``EventBridge`` as one queued
+signal, handled here on the GUI thread: caption assembly (``CaptionAssembler``), then the
+overlay and the history.
+
+Measurements taken here (shown by the meter, reported by ``benchmarks/gui_bench.py``):
+``paint_lag``: delta leaves the engine (``TextDelta.produced_at``) -> the overlay painted the
+update it caused; ``caption_lag``: audio captured -> on screen (definition in ``voxcap.app.lag``).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from PySide6.QtCore import QByteArray, QObject, QTimer
+from PySide6.QtWidgets import QApplication, QFileDialog
+
+from ..app.controller import ACTIVE, SessionController
+from ..app.lag import Window
+from ..app.meter import MeterSampler
+from ..app.settings import AppSettings, load_settings, save_settings
+from ..captions.assembly import CaptionAssembler
+from ..captions.export import check_export_path, export
+from ..captions.journal import JournalStatus
+from ..captions.masking import make_masker
+from ..captions.sessions import SessionStore
+from ..errors import VoxcapError
+from ..events import (
+    AppProblem,
+    CaptioningState,
+    CaptureDeviceChanged,
+    CaptureInterrupted,
+    CaptureLoss,
+    CaptureRecovered,
+    CaptureStarted,
+    DevicesChanged,
+    EngineFailed,
+    EngineProgress,
+    EngineReady,
+    EngineRestarting,
+    EngineStopped,
+    StreamFinished,
+    StreamGap,
+    StreamInterrupted,
+    StreamOpened,
+    StreamResumed,
+    TextDelta,
+)
+from .bridge import EventBridge
+from .first_run import FirstRunDialog
+from .icons import app_icon
+from .main_window import MainWindow
+from .overlay import CaptionOverlay, place_overlay
+from .settings_dialog import SettingsDialog
+from .tray import Tray, tray_available
+
+LINE_COLUMNS = 160  # assembler lines; the overlay wraps them to its width, the history joins them
+NOTICES = (CaptureStarted, CaptureInterrupted, CaptureRecovered, CaptureDeviceChanged, CaptureLoss,
+           StreamGap, StreamInterrupted, StreamResumed)
+EXPORT_FILTERS = {"SubRip subtitles (*.srt)": ".srt", "WebVTT subtitles (*.vtt)": ".vtt",
+                  "Plain text (*.txt)": ".txt"}
+
+
+def screens_info() -> tuple[list, int]:
+    screens = QApplication.screens()
+    primary = QApplication.primaryScreen()
+    info = [(s.name(), s.availableGeometry().getRect()) for s in screens]
+    return info, screens.index(primary) if primary in screens else 0
+
+
+class VoxcapApp(QObject):
+    def __init__(self, settings: AppSettings | None = None, settings_problem: str | None = None, *,
+                 controller_factory=None, sessions_root=None, persist: bool = True,
+                 use_tray: bool = True, first_run: bool = True) -> None:
+        super().__init__()
+        self.settings = settings or AppSettings()
+        self.settings_problem = settings_problem
+        self.persist = persist
+        self.first_run_enabled = first_run
+        self.sessions_root = sessions_root
+        self.bridge = EventBridge(self)
+        factory = controller_factory or (lambda publish: SessionController(
+            publish, journal_root=sessions_root))
+        self.controller = factory(self.bridge.post)
+        self.caption_lag = Window()
+        self.paint_lag = Window()
+        self.sampler = MeterSampler(self.controller, self.caption_lag, self.paint_lag)
+        self.state = "off"
+        self.session_id = ""
+        self.labels: dict[str, str] = {}
+        self.deltas_seen = 0
+        self._quitting = False
+        self.settings_dialog: SettingsDialog | None = None
+        self.first_run_dialog: FirstRunDialog | None = None
+        self._new_session()
+
+        self.window = MainWindow(sessions_root)
+        self.window.setWindowIcon(app_icon())
+        self.window.history.time_of = self._line_wall_time
+        self.overlay = CaptionOverlay(self.settings.overlay)
+        self.overlay.setWindowIcon(app_icon())
+        self.overlay.on_painted = self._painted
+        self.tray = None
+        if use_tray and tray_available():
+            show = self.window.addAction("Show voxcap window")
+            show.triggered.connect(self.show_window)
+            w = self.window
+            self.tray = Tray(app_icon(), [w.act_start, w.act_overlay, w.act_click, None, show,
+                                          w.act_settings, None, w.act_quit], self)
+            self.tray.activated.connect(lambda _r: self.show_window())
+            self.tray.show()
+        self.meter_timer = QTimer(self, interval=1000)
+        self.meter_timer.timeout.connect(self.tick)
+        self._wire()
+
+    # ------------------------------------------------------------------------- set-up ----
+    def _wire(self) -> None:
+        w = self.window
+        self.bridge.event.connect(self.on_event)
+        w.act_start.triggered.connect(self.toggle_captioning)
+        w.act_quit.triggered.connect(self.quit)
+        w.closing.connect(self.quit)
+        w.act_overlay.toggled.connect(self.set_overlay_visible)
+        w.act_click.toggled.connect(self.overlay.set_click_through)
+        self.overlay.clickThroughChanged.connect(self._click_through_changed)
+        self.overlay.geometryChangedByUser.connect(self.save_overlay_geometry)
+        self.overlay.hideRequested.connect(lambda: w.act_overlay.setChecked(False))
+        self.overlay.settingsRequested.connect(self.open_settings)
+        w.act_reset_overlay.triggered.connect(self.reset_overlay)
+        w.act_settings.triggered.connect(self.open_settings)
+        w.act_export.triggered.connect(self.export_current)
+        w.act_copy.triggered.connect(self.copy_all)
+        w.act_meter.toggled.connect(self._meter_toggled)
+        w.sourceChosen.connect(self.choose_source)
+        w.sessions.exportRequested.connect(self.export_session)
+
+    def start(self) -> None:
+        """Show the windows and start the engine (or the first-run dialog). Returns at once."""
+        s = self.settings
+        w = self.window
+        if s.window_geometry:
+            w.restoreGeometry(QByteArray.fromHex(s.window_geometry.encode()))
+        w.set_source(s.source)
+        w.act_meter.setChecked(s.show_meter)
+        w.meter_dock.setVisible(s.show_meter)
+        self.place_overlay()
+        w.act_click.setChecked(self.overlay.click_through)
+        w.act_overlay.setChecked(s.overlay.visible)
+        self.overlay.setVisible(s.overlay.visible)
+        if s.start_minimized:
+            if self.tray is None:
+                w.showMinimized()
+        else:
+            w.show()
+        if self.settings_problem:
+            w.show_notice(self.settings_problem)
+        self.meter_timer.start()
+        self.tick()
+        self.controller.watch_devices()
+        if s.configured:
+            self.start_engine()
+            if s.start_captioning:
+                self.controller.start_captioning(s.source)
+        elif self.first_run_enabled:
+            self.open_first_run()
+        else:
+            w.engine_status.message("No model configured.", "open Settings and choose the model "
+                                                            "folder or a vLLM server")
+
+    def start_engine(self) -> None:
+        try:
+            es = self.settings.engine_settings()
+        except VoxcapError as exc:
+            self.window.engine_status.failed(EngineFailed(exc.message, exc.fix))
+            return
+        self.window.engine_status.message("Engine: starting…")
+        self.controller.start_engine(es)
+
+    def _new_session(self) -> None:
+        self.assembler = CaptionAssembler(width=LINE_COLUMNS, max_lines=5,
+                                          masker=make_masker(self.settings.mask_profanity))
+        self.labels = {}
+        self._last_piece_at: dict[str, float] = {}
+
+    # ------------------------------------------------------------------------- events ----
+    def on_event(self, ev) -> None:
+        w = self.window
+        if isinstance(ev, TextDelta):
+            self.deltas_seen += 1
+            self._show(self.assembler.feed(ev), ev)
+        elif isinstance(ev, StreamFinished):
+            self._show(self.assembler.finish(ev.stream_id), None)
+        elif isinstance(ev, StreamOpened):
+            self.labels[ev.stream_id] = ev.label
+            self.assembler.set_label(ev.stream_id, ev.label)
+            multi = len(set(self.labels.values())) > 1
+            self.overlay.show_labels = self.window.history.show_labels = multi
+        elif isinstance(ev, CaptioningState):
+            self._captioning_state(ev)
+        elif isinstance(ev, EngineProgress):
+            w.engine_status.progress(ev)
+        elif isinstance(ev, EngineReady):
+            w.engine_status.ready(ev)
+        elif isinstance(ev, EngineFailed):
+            w.engine_status.failed(ev)
+        elif isinstance(ev, EngineRestarting):
+            w.engine_status.restarting(ev)
+        elif isinstance(ev, EngineStopped):
+            w.engine_status.stopped()
+        elif isinstance(ev, DevicesChanged):
+            if ev.server_up:
+                w.set_devices(ev.devices)
+            else:
+                w.show_notice("The sound server is not running: no devices to capture from.")
+        elif isinstance(ev, AppProblem):
+            w.show_notice(ev.message, ev.fix)
+        elif isinstance(ev, JournalStatus):
+            w.show_notice(ev.message, ev.fix)
+        elif isinstance(ev, NOTICES) and getattr(ev, "message", ""):
+            w.show_notice(ev.message)
+
+    def _show(self, updates, delta) -> None:
+        if not updates:
+            return
+        stamp = None
+        if delta is not None:
+            ends = [u.line.end_s for u in updates if u.added]
+            if ends:
+                stamp = (delta.stream_id, delta.produced_at, max(ends))
+        if self.overlay.isVisible():
+            self.overlay.add_updates(updates, stamp)
+        else:
+            self.overlay.add_updates(updates, None)
+        self.window.history.apply(updates)
+
+    def _painted(self, stamps, painted_at: float) -> None:
+        clock = self.controller.clock
+        for sid, produced_at, end_s in stamps:
+            self.paint_lag.add(painted_at - produced_at, painted_at)
+            heard = clock.wall_time(sid, end_s)
+            if heard is not None:
+                self.caption_lag.add(painted_at - heard, painted_at)
+
+    def _line_wall_time(self, line) -> float | None:
+        return self.controller.clock.wall_time(line.stream_id, line.start_s)
+
+    def _captioning_state(self, ev: CaptioningState) -> None:
+        if ev.state == "closed":
+            QApplication.quit()
+            return
+        if ev.state == "starting" and self.state in ("off", "stopping"):
+            self._new_session()
+            self.window.history.clear_history()
+            self.window.history.show_labels = self.overlay.show_labels = False
+        self.state = ev.state
+        if ev.session_id:
+            self.session_id = ev.session_id
+        self.window.set_state(ev.state, ev.message)
+        if ev.state == "off":
+            self.window.sessions.refresh()
+
+    # ------------------------------------------------------------------------ actions ----
+    def toggle_captioning(self) -> None:
+        if self.state in ACTIVE:
+            self.controller.stop_captioning()
+        elif self.state != "stopping":
+            self.controller.start_captioning(self.settings.source)
+
+    def choose_source(self, key: str) -> None:
+        if not key or key == self.settings.source:
+            return
+        self.settings.source = key
+        self.save()
+        if self.state in ACTIVE:  # switch now: the new source(s) in a new session
+            self.controller.stop_captioning()
+            self.controller.start_captioning(key)
+
+    def set_overlay_visible(self, on: bool) -> None:
+        self.settings.overlay.visible = on
+        self.overlay.setVisible(on)
+        self.save()
+
+    def _click_through_changed(self, on: bool) -> None:
+        self.window.act_click.setChecked(on)
+        self.settings.overlay.click_through = on
+        self.save()
+
+    def place_overlay(self) -> None:
+        o = self.settings.overlay
+        screens, primary = screens_info()
+        rect = place_overlay(tuple(o.geometry) if o.geometry else None, o.screen, screens, primary,
+                             self.overlay.fitted_height())
+        self.overlay.setGeometry(*rect)
+
+    def reset_overlay(self) -> None:
+        o = self.settings.overlay
+        o.geometry, o.screen = None, ""
+        self.place_overlay()
+        self.set_overlay_visible(True)
+        self.window.act_overlay.setChecked(True)
+        self.save_overlay_geometry()
+
+    def save_overlay_geometry(self) -> None:
+        o = self.settings.overlay
+        g = self.overlay.geometry()
+        o.geometry = [g.x(), g.y(), g.width(), g.height()]
+        screen = self.overlay.screen()
+        o.screen = screen.name() if screen is not None else ""
+        self.save()
+
+    def _meter_toggled(self, on: bool) -> None:
+        if self.settings.show_meter != on:
+            self.settings.show_meter = on
+            self.save()
+        if on:
+            self.tick()
+
+    def tick(self) -> None:
+        reading = self.sampler.sample()
+        if self.window.meter_dock.isVisible():
+            self.window.meter.show_reading(reading, self.sampler)
+
+    def show_window(self) -> None:
+        self.window.showNormal()
+        self.window.raise_()
+        self.window.activateWindow()
+
+    def handle_message(self, msg: str) -> None:
+        """From a second ``voxcap gui`` (see ``instance``)."""
+        if msg == "show":
+            self.show_window()
+        elif msg == "toggle-click-through":
+            self.overlay.set_click_through(not self.overlay.click_through)
+        elif msg == "toggle-overlay":
+            self.window.act_overlay.toggle()
+        elif msg == "toggle-captioning":
+            self.toggle_captioning()
+
+    def copy_all(self) -> None:
+        text = self.window.history.toPlainText()
+        QApplication.clipboard().setText(text)
+        self.window.show_notice(f"Copied {len(text.splitlines())} caption paragraphs.")
+
+    # ------------------------------------------------------------------------- export ----
+    def current_session(self):
+        session = self.controller.journal_session()
+        if session is None and self.session_id:
+            try:
+                session = SessionStore(self.sessions_root).open(self.session_id)
+            except VoxcapError:
+                session = None
+        return session
+
+    def export_current(self) -> None:
+        self.export_session(self.current_session())
+
+    def export_session(self, session, path: str | None = None) -> str | None:
+        """Export a session (the dialog asks for the path unless given); returns the path."""
+        if session is None:
+            self.window.show_notice("Nothing to export yet: start captioning first.")
+            return None
+        if path is None:
+            path, chosen = QFileDialog.getSaveFileName(
+                self.window, "Export captions", f"{session.session_id}.srt",
+                ";;".join(EXPORT_FILTERS))
+            if not path:
+                return None
+            if "." not in path.rsplit("/", 1)[-1]:
+                path += EXPORT_FILTERS.get(chosen, ".srt")
+        try:
+            out = check_export_path(path)
+            export(session, out, masker=make_masker(self.settings.mask_profanity),
+                   timestamps=out.suffix == ".txt")
+        except (VoxcapError, OSError) as exc:
+            msg = getattr(exc, "message", str(exc))
+            self.window.show_notice(f"Export failed: {msg}", getattr(exc, "fix", ""))
+            return None
+        self.window.show_notice(f"Exported to {out}")
+        return str(out)
+
+    # ----------------------------------------------------------------------- settings ----
+    def open_settings(self) -> None:
+        if self.settings_dialog is None:
+            self.settings_dialog = SettingsDialog(self.settings, self.window)
+            self.settings_dialog.applied.connect(self.apply_settings)
+            self.settings_dialog.finished.connect(self._settings_closed)
+        self.settings_dialog.show()
+        self.settings_dialog.raise_()
+        self.settings_dialog.activateWindow()
+
+    def _settings_closed(self, _result: int) -> None:
+        self.settings_dialog.deleteLater()
+        self.settings_dialog = None
+
+    def apply_settings(self, new: AppSettings) -> None:
+        old = self.settings
+        # what the windows changed meanwhile is not the dialog's to undo
+        new.source, new.window_geometry, new.show_meter = old.source, old.window_geometry, old.show_meter
+        for f in ("visible", "click_through", "geometry", "screen"):
+            setattr(new.overlay, f, getattr(old.overlay, f))
+        self.settings = new
+        refit = (new.overlay.lines, new.overlay.font_size, new.overlay.font_family,
+                 new.overlay.bold) != (old.overlay.lines, old.overlay.font_size,
+                                       old.overlay.font_family, old.overlay.bold)
+        self.overlay.apply_settings(new.overlay)
+        if refit:
+            self.overlay.fit_height()
+        self.assembler.masker = make_masker(new.mask_profanity)
+        if new.engine_key() != old.engine_key():
+            try:
+                es = new.engine_settings()
+            except VoxcapError as exc:
+                self.window.engine_status.failed(EngineFailed(exc.message, exc.fix))
+            else:
+                reason = _describe_change(old, new)
+                if self.controller.engine is None and not old.configured:
+                    self.controller.start_engine(es)
+                else:
+                    self.controller.restart_engine(es, reason)
+        self.save()
+
+    def open_first_run(self) -> None:
+        dlg = FirstRunDialog(self.window)
+        self.first_run_dialog = dlg
+        dlg.accepted.connect(lambda: self._first_run_done(dlg.result_choice))
+        dlg.rejected.connect(lambda: self.window.engine_status.message(
+            "No model configured.", "open Settings and choose the model folder or a vLLM server"))
+        dlg.open()
+
+    def _first_run_done(self, choice: dict | None) -> None:
+        if not choice:
+            return
+        new = self.settings.copy()
+        for k, v in choice.items():
+            setattr(new, k, v)
+        self.apply_settings(new)
+
+    def save(self) -> None:
+        if not self.persist:
+            return
+        try:
+            save_settings(self.settings)
+        except OSError as exc:
+            self.window.show_notice(f"Settings could not be saved: {exc.strerror or exc}",
+                                    "check that the config folder is writable")
+
+    # --------------------------------------------------------------------------- quit ----
+    def quit(self) -> None:
+        """Flush the captions, close the journal, stop the engine, then leave (never blocks)."""
+        if self._quitting:
+            return
+        self._quitting = True
+        self.settings.window_geometry = bytes(self.window.saveGeometry().toHex()).decode()
+        self.save()
+        self.meter_timer.stop()
+        self.overlay.hide()
+        self.window.hide()
+        if self.tray is not None:
+            self.tray.hide()
+        self.controller.shutdown()  # CaptioningState("closed") quits the event loop
+        QTimer.singleShot(90_000, QApplication.quit)  # never hang on the way out
+
+
+def _describe_change(old: AppSettings, new: AppSettings) -> str:
+    names = {"graph_mode": "graph mode", "delay_ms": "delay", "model_dir": "model",
+             "engine": "engine", "server_url": "server", "kv_cache_gib": "GPU memory budget",
+             "max_model_len": "session length", "enforce_eager": "fast start",
+             "dummy_weights": "random weights", "server_model": "server model"}
+    parts = [f"{label} {getattr(new, f)}" for f, label in names.items()
+             if getattr(old, f) != getattr(new, f)]
+    return ", ".join(parts) or "settings changed"
+
+
+def run_gui(args) -> int:
+    """``voxcap gui``: one app per user; a second start hands its request to the first."""
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("voxcap")
+    app.setApplicationDisplayName("voxcap")
+    app.setDesktopFileName("voxcap")
+    app.setWindowIcon(app_icon())
+    app.setQuitOnLastWindowClosed(False)
+    from .instance import InstanceServer, send_to_running
+
+    message = "toggle-click-through" if getattr(args, "toggle_click_through", False) else "show"
+    if send_to_running(message):
+        print(f"voxcap: sent '{message}' to the running app", file=sys.stderr)
+        return 0
+    if message != "show":
+        print("voxcap: no running app to toggle", file=sys.stderr)
+        return 1
+    settings, problem = load_settings()
+    overrides = {"model_dir": getattr(args, "model", None),
+                 "graph_mode": getattr(args, "graph_mode", None),
+                 "source": getattr(args, "source", None)}
+    for key, value in overrides.items():
+        if value:
+            setattr(settings, key, value)
+    if getattr(args, "model", None):
+        settings.engine = "local"
+    if getattr(args, "dummy_weights", False):
+        settings.dummy_weights = True
+    if getattr(args, "eager", False):
+        settings.enforce_eager = True
+    if getattr(args, "start", False):
+        settings.start_captioning = True
+    if getattr(args, "minimized", False):
+        settings.start_minimized = True
+    vapp = VoxcapApp(settings, problem)
+    server = InstanceServer(vapp)
+    server.messageReceived.connect(vapp.handle_message)
+    server.listen()
+    vapp.start()
+    t0 = time.monotonic()
+    code = app.exec()
+    if getattr(args, "verbose", False):
+        print(f"voxcap: ran {time.monotonic() - t0:.0f} s", file=sys.stderr)
+    return code

@@ -1,0 +1,21 @@
+"""Events from any thread into the GUI thread, through one Qt signal."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, Qt, Signal
+
+
+class EventBridge(QObject):
+    """``post(event)`` may be called on any thread (engine, capture, controller); ``event`` is
+    emitted on the thread this object lives in (the GUI thread), in the order posted. Only plain
+    event objects cross; no Qt object ever leaves the GUI thread."""
+
+    event = Signal(object)
+    _posted = Signal(object)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._posted.connect(self.event, Qt.ConnectionType.QueuedConnection)
+
+    def post(self, event: object) -> None:
+        self._posted.emit(event)

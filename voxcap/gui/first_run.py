@@ -1,0 +1,247 @@
+"""First run: where the model comes from (a folder, a download, or a vLLM server), and what the
+machine's GPU means for it."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from PySide6.QtCore import QTimer, Signal
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QRadioButton,
+    QVBoxLayout,
+)
+
+from .. import gpu, paths
+from ..app.download import MODEL_REPO, DownloadCancelled, ModelDownload
+from ..errors import VoxcapError
+from .settings_dialog import check_model_dir
+
+NO_GPU = ("<b>No NVIDIA GPU was found</b> ({reason}). voxcap's local engine needs an NVIDIA GPU "
+          "(16 GB or more) to caption in real time; on this machine it would run far slower than "
+          "speech. Use a vLLM server on a machine with a GPU instead (third option), or set up "
+          "the model here to use it on a GPU later.")
+
+
+def default_download_dir() -> Path:
+    return paths.data_dir() / "models" / MODEL_REPO.split("/")[-1]
+
+
+def _fmt_bytes(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1000 or unit == "GB":
+            return f"{n:.1f} {unit}" if unit != "B" else f"{n:.0f} B"
+        n /= 1000
+    return f"{n:.1f} GB"
+
+
+class FirstRunDialog(QDialog):
+    _progress = Signal(object)
+    _finished = Signal(str, str, str, bool)  # path, error, fix, cancelled
+    _checked = Signal(str, str, str)
+
+    def __init__(self, parent=None, downloader=ModelDownload, gpus=None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Welcome to voxcap")
+        self._downloader_cls = downloader
+        self.download = None
+        self.result_choice: dict | None = None
+        gpus = gpu.list_gpus() if gpus is None else gpus
+        if gpus:
+            text = "✓ " + "; ".join(f"NVIDIA {g.name}, {g.memory_total_gib:.0f} GB" for g in gpus)
+        else:
+            text = NO_GPU.format(reason=gpu.nvml_unavailable_reason() or "no driver answered")
+        self.gpu_label = QLabel(text, self)
+        self.gpu_label.setWordWrap(True)
+        self.gpu_label.setAccessibleName("GPU check")
+        intro = QLabel("voxcap needs the Voxtral Realtime model (Mistral's "
+                       f"<code>{MODEL_REPO}</code>, about 9 GB) or a vLLM server that runs it.",
+                       self)
+        intro.setWordWrap(True)
+
+        self.opt_folder = QRadioButton("Use a model &folder I already have", self)
+        self.opt_download = QRadioButton("&Download the model from Hugging Face", self)
+        self.opt_server = QRadioButton("Use a vLLM &server", self)
+        group = QButtonGroup(self)
+        for b in (self.opt_folder, self.opt_download, self.opt_server):
+            group.addButton(b)
+        self.folder = QLineEdit(self)
+        self.folder.setAccessibleName("Model folder")
+        self.browse = QPushButton("&Browse…", self)
+        self.folder_check = QLabel("", self)
+        self.folder_check.setWordWrap(True)
+        self.target = QLineEdit(str(default_download_dir()), self)
+        self.target.setAccessibleName("Download to folder")
+        self.start_dl = QPushButton("Start do&wnload", self)
+        self.cancel_dl = QPushButton("&Cancel download", self)
+        self.cancel_dl.setEnabled(False)
+        self.bar = QProgressBar(self)
+        self.bar.setRange(0, 1000)
+        self.bar.setAccessibleName("Download progress")
+        self.dl_status = QLabel("A cancelled or broken download resumes where it stopped.", self)
+        self.dl_status.setWordWrap(True)
+        self.dl_status.setAccessibleName("Download status")
+        self.server = QLineEdit(self)
+        self.server.setPlaceholderText("ws://gpu-box:8000")
+        self.server.setAccessibleName("vLLM server address")
+
+        grid = QGridLayout()
+        grid.addWidget(self.opt_folder, 0, 0, 1, 3)
+        grid.addWidget(self.folder, 1, 1)
+        grid.addWidget(self.browse, 1, 2)
+        grid.addWidget(self.folder_check, 2, 1, 1, 2)
+        grid.addWidget(self.opt_download, 3, 0, 1, 3)
+        grid.addWidget(self.target, 4, 1)
+        dl_row = QHBoxLayout()
+        dl_row.addWidget(self.start_dl)
+        dl_row.addWidget(self.cancel_dl)
+        grid.addLayout(dl_row, 4, 2)
+        grid.addWidget(self.bar, 5, 1, 1, 2)
+        grid.addWidget(self.dl_status, 6, 1, 1, 2)
+        grid.addWidget(self.opt_server, 7, 0, 1, 3)
+        grid.addWidget(self.server, 8, 1, 1, 2)
+        grid.setColumnMinimumWidth(0, 20)
+        grid.setColumnStretch(1, 1)
+
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
+                                        | QDialogButtonBox.StandardButton.Cancel, self)
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Use this")
+        lay = QVBoxLayout(self)
+        lay.addWidget(self.gpu_label)
+        lay.addWidget(intro)
+        lay.addLayout(grid)
+        lay.addWidget(self.buttons)
+
+        self.opt_download.setChecked(True) if gpus else self.opt_server.setChecked(True)
+        group.buttonToggled.connect(lambda *_: self._update())
+        self.folder.textChanged.connect(lambda _t: self._check_timer.start())
+        self.server.textChanged.connect(lambda _t: self._update())
+        self.browse.clicked.connect(self._browse)
+        self.start_dl.clicked.connect(self.start_download)
+        self.cancel_dl.clicked.connect(self.cancel_download)
+        self.buttons.accepted.connect(self._accept)
+        self.buttons.rejected.connect(self.reject)
+        self._progress.connect(self._show_progress)
+        self._finished.connect(self._download_done)
+        self._checked.connect(self._show_check)
+        self._check_timer = QTimer(self, singleShot=True, interval=300)
+        self._check_timer.timeout.connect(self._check_folder)
+        self._folder_ok = False
+        self._downloaded: str | None = None
+        self._update()
+
+    # ----------------------------------------------------------------------------------
+    def _update(self) -> None:
+        ok = self.buttons.button(QDialogButtonBox.StandardButton.Ok)
+        if self.opt_folder.isChecked():
+            ok.setEnabled(self._folder_ok)
+        elif self.opt_download.isChecked():
+            ok.setEnabled(self._downloaded is not None)
+        else:
+            ok.setEnabled(bool(self.server.text().strip()))
+
+    def _browse(self) -> None:
+        d = QFileDialog.getExistingDirectory(self, "Voxtral Realtime model folder", str(Path.home()))
+        if d:
+            self.opt_folder.setChecked(True)
+            self.folder.setText(d)
+
+    def _check_folder(self) -> None:
+        path = self.folder.text().strip()
+        self.opt_folder.setChecked(True)
+        if not path:
+            return
+
+        def work() -> None:
+            reason, fix = check_model_dir(path, False)
+            self._checked.emit(path, reason, fix)
+        threading.Thread(target=work, daemon=True).start()
+
+    def _show_check(self, path: str, reason: str, fix: str) -> None:
+        if path != self.folder.text().strip():
+            return
+        self._folder_ok = not reason
+        self.folder_check.setText("✓ Voxtral Realtime model found" if not reason
+                                  else f"✗ {reason}" + (f"\nFix: {fix}" if fix else ""))
+        self._update()
+
+    # ----------------------------------------------------------------------- download ----
+    def start_download(self) -> None:
+        if self.download is not None:
+            return
+        self.opt_download.setChecked(True)
+        target = self.target.text().strip()
+        self.download = self._downloader_cls(MODEL_REPO, target, on_progress=self._progress.emit)
+        self.start_dl.setEnabled(False)
+        self.cancel_dl.setEnabled(True)
+        self.dl_status.setText("Connecting…")
+        dl = self.download
+
+        def work() -> None:
+            try:
+                path = str(dl.run())
+                self._finished.emit(path, "", "", False)
+            except DownloadCancelled as exc:
+                self._finished.emit("", exc.message, exc.fix, True)
+            except VoxcapError as exc:
+                self._finished.emit("", exc.message, exc.fix, False)
+            except Exception as exc:  # noqa: BLE001 - shown, never a silent stop
+                self._finished.emit("", f"The download failed: {exc!r}", "try again", False)
+        threading.Thread(target=work, daemon=True, name="voxcap-download").start()
+
+    def cancel_download(self) -> None:
+        if self.download is not None:
+            self.download.cancel()
+            self.dl_status.setText("Cancelling…")
+
+    def _show_progress(self, p) -> None:
+        if p.total_bytes:
+            self.bar.setValue(int(p.fraction * 1000))
+            self.bar.setFormat(f"{p.fraction:.0%}")
+        if p.stage == "listing":
+            self.dl_status.setText("Listing the model's files…")
+        elif p.stage == "verifying":
+            self.dl_status.setText(f"Checking what was already downloaded of {p.file}…")
+        elif p.stage == "downloading":
+            rate = f", {_fmt_bytes(p.bytes_per_s)}/s" if p.bytes_per_s else ""
+            self.dl_status.setText(f"{p.file}: {_fmt_bytes(p.done_bytes)} of "
+                                   f"{_fmt_bytes(p.total_bytes)}{rate}")
+
+    def _download_done(self, path: str, error: str, fix: str, cancelled: bool) -> None:
+        self.download = None
+        self.cancel_dl.setEnabled(False)
+        self.start_dl.setEnabled(True)
+        if path:
+            self._downloaded = path
+            self.bar.setValue(1000)
+            self.dl_status.setText(f"✓ Downloaded to {path}")
+            self.start_dl.setEnabled(False)
+        else:
+            self.start_dl.setText("Resume do&wnload")
+            self.dl_status.setText(("Cancelled. " if cancelled else "✗ ") + error
+                                   + (f" ({fix})" if fix and not cancelled else ""))
+        self._update()
+
+    # ----------------------------------------------------------------------------------
+    def _accept(self) -> None:
+        if self.opt_folder.isChecked():
+            self.result_choice = {"engine": "local", "model_dir": self.folder.text().strip()}
+        elif self.opt_download.isChecked():
+            self.result_choice = {"engine": "local", "model_dir": self._downloaded or ""}
+        else:
+            self.result_choice = {"engine": "remote", "server_url": self.server.text().strip()}
+        self.accept()
+
+    def reject(self) -> None:
+        self.cancel_download()
+        super().reject()

@@ -1,0 +1,79 @@
+"""The session's caption history: append-only plain text that screen readers can read.
+
+A ``QPlainTextEdit`` (read-only, selectable and navigable by keyboard), so assistive technology
+sees one text document: it can be read line by line with the arrow keys, searched, selected and
+copied, and Qt announces inserted text. One paragraph per block: a paragraph starts after a pause
+or when the speaker (stream) changes, with its wall-clock time and, with several streams, the
+speaker's label ("[14:03:27] Them: ..."). New text goes in through a cursor of its own, so the
+user's selection and reading position are never disturbed; the view follows new text only
+while it is scrolled to the end.
+"""
+
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFont, QTextCursor
+from PySide6.QtWidgets import QPlainTextEdit
+
+
+class HistoryView(QPlainTextEdit):
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setReadOnly(True)
+        self.setUndoRedoEnabled(False)
+        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse
+                                     | Qt.TextInteractionFlag.TextSelectableByKeyboard)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.setAccessibleName("Caption history")
+        self.setAccessibleDescription("Every caption of this session, one paragraph per line, "
+                                      "newest at the end. Ctrl+F searches.")
+        self.setPlaceholderText("Captions of this session appear here.")
+        font = QFont(self.font())
+        font.setPointSize(max(12, font.pointSize() + 2))
+        self.setFont(font)
+        self.show_labels = False
+        self.time_of = None  # callable(CaptionLine) -> wall time of its start, or None
+        self._blocks: dict[int, int] = {}  # line id -> block number
+        self._last_stream: str | None = None
+
+    def clear_history(self) -> None:
+        self.clear()
+        self._blocks.clear()
+        self._last_stream = None
+
+    def _prefix(self, line) -> str:
+        at = self.time_of(line) if self.time_of else None
+        stamp = time.strftime("[%H:%M:%S] ", time.localtime(at if at else time.time()))
+        return stamp + (f"{line.label}: " if self.show_labels else "")
+
+    def apply(self, updates) -> None:
+        if not updates:
+            return
+        bar = self.verticalScrollBar()
+        follow = bar.value() >= bar.maximum() - 2
+        doc = self.document()
+        cur = QTextCursor(doc)
+        for u in updates:
+            line = u.line
+            if u.new_line:
+                empty = doc.characterCount() <= 1
+                cur.movePosition(QTextCursor.MoveOperation.End)
+                if not line.paragraph_start and self._last_stream == line.stream_id and not empty:
+                    cur.insertText(" " + line.text)  # the paragraph goes on
+                else:
+                    if not empty:
+                        cur.insertBlock()
+                    cur.insertText(self._prefix(line) + line.text)
+                    self._last_stream = line.stream_id
+                self._blocks[line.line_id] = doc.blockCount() - 1
+            elif u.added:
+                n = self._blocks.get(line.line_id)
+                if n is None:
+                    continue
+                block = doc.findBlockByNumber(n)
+                cur.setPosition(block.position() + block.length() - 1)
+                cur.insertText(u.added)
+        if follow:
+            bar.setValue(bar.maximum())

@@ -1,0 +1,237 @@
+"""The main window: start/stop, source, overlay controls, engine status, the caption history
+with search/copy/export, previous sessions, and the meter in a dock.
+
+Everything is reachable from the keyboard: menus (Alt), mnemonics, and shortcuts (Help → Keyboard
+shortcuts lists them). The window holds no logic of its own: its actions are connected by
+``app.VoxcapApp``.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDockWidget,
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QPushButton,
+    QScrollArea,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from .engine_status import EngineStatus
+from .history import HistoryView
+from .meter import MeterWidget
+from .search_bar import SearchBar
+from .sessions_view import SessionsView
+
+SOURCES = (("System audio (what this computer plays)", "system"), ("Microphone", "mic"),
+           ("Both: system audio and microphone", "both"))
+STATE_TEXT = {"off": "Not captioning", "starting": "Starting captioning…",
+              "waiting": "Waiting for the engine (audio is kept)…", "on": "Captioning",
+              "restarting": "Engine restarting (audio is kept)…", "stopping": "Stopping…",
+              "closed": "Closed"}
+
+
+class MainWindow(QMainWindow):
+    sourceChosen = Signal(str)
+    closing = Signal()
+
+    def __init__(self, sessions_root=None) -> None:
+        super().__init__()
+        self.setWindowTitle("voxcap — live captions")
+        self.quit_on_close = True
+
+        # -- actions -------------------------------------------------------------------
+        def act(text, shortcut=None, checkable=False, tip=""):
+            a = QAction(text, self)
+            if shortcut:
+                a.setShortcut(QKeySequence(shortcut))
+                a.setShortcutContext(Qt.ShortcutContext.ApplicationShortcut)
+            a.setCheckable(checkable)
+            if tip:
+                a.setStatusTip(tip)
+            self.addAction(a)
+            return a
+
+        self.act_start = act("&Start captioning", "F5")
+        self.act_export = act("&Export captions…", "Ctrl+E")
+        self.act_copy = act("&Copy all captions", "Ctrl+Shift+C")
+        self.act_find = act("&Find…", "Ctrl+F")
+        self.act_quit = act("&Quit", "Ctrl+Q")
+        self.act_overlay = act("Show captions &overlay", "Ctrl+L", checkable=True)
+        self.act_click = act("Overlay &click-through", "Ctrl+T", checkable=True,
+                             tip="The mouse passes through the overlay to the windows below")
+        self.act_reset_overlay = act("&Reset overlay position", "Ctrl+Shift+R")
+        self.act_meter = act("Throughput &meter", "Ctrl+M", checkable=True)
+        self.act_settings = act("&Settings…", "Ctrl+,")
+        self.act_tab_captions = act("Caption &history", "Ctrl+1")
+        self.act_tab_sessions = act("&Previous sessions", "Ctrl+2")
+        self.act_shortcuts = act("&Keyboard shortcuts", "F1")
+
+        mb = self.menuBar()
+        m = mb.addMenu("&Captions")
+        for a in (self.act_start, None, self.act_find, self.act_copy, self.act_export, None,
+                  self.act_quit):
+            m.addSeparator() if a is None else m.addAction(a)
+        m = mb.addMenu("&View")
+        for a in (self.act_overlay, self.act_click, self.act_reset_overlay, None, self.act_meter,
+                  self.act_tab_captions, self.act_tab_sessions):
+            m.addSeparator() if a is None else m.addAction(a)
+        mb.addMenu("&Settings").addAction(self.act_settings)
+        mb.addMenu("&Help").addAction(self.act_shortcuts)
+
+        # -- top row ---------------------------------------------------------------------
+        self.start_button = QPushButton("Start captioning (F5)", self)
+        self.start_button.setAccessibleName("Start or stop captioning")
+        self.start_button.setMinimumWidth(200)
+        self.source = QComboBox(self)
+        self.source.setAccessibleName("Audio source")
+        self.source.setMinimumContentsLength(28)
+        for text, key in SOURCES:
+            self.source.addItem(text, key)
+        source_label = QLabel("S&ource:", self)
+        source_label.setBuddy(self.source)
+        self.overlay_button = QPushButton("Overlay", self)
+        self.overlay_button.setCheckable(True)
+        self.overlay_button.setAccessibleName("Show captions overlay")
+        self.click_button = QPushButton("Click-through", self)
+        self.click_button.setCheckable(True)
+        self.click_button.setAccessibleName("Overlay click-through")
+        self.settings_button = QPushButton("Settings…", self)
+        top = QHBoxLayout()
+        top.addWidget(self.start_button)
+        top.addWidget(source_label)
+        top.addWidget(self.source, 1)
+        top.addWidget(self.overlay_button)
+        top.addWidget(self.click_button)
+        top.addWidget(self.settings_button)
+
+        self.state_label = QLabel(STATE_TEXT["off"], self)
+        self.state_label.setAccessibleName("Captioning state")
+        self.engine_status = EngineStatus(self)
+        self.notice = QLabel("", self)
+        self.notice.setWordWrap(True)
+        self.notice.setAccessibleName("Latest notice")
+        self.notice.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+        # -- tabs ------------------------------------------------------------------------
+        self.history = HistoryView(self)
+        self.search = SearchBar(self.history, self)
+        self.copy_button = QPushButton("Copy a&ll", self)
+        self.export_button = QPushButton("E&xport…", self)
+        hist_buttons = QHBoxLayout()
+        hist_buttons.addWidget(self.search, 1)
+        hist_buttons.addWidget(self.copy_button)
+        hist_buttons.addWidget(self.export_button)
+        live = QWidget(self)
+        ll = QVBoxLayout(live)
+        ll.addLayout(hist_buttons)
+        ll.addWidget(self.history, 1)
+        self.sessions = SessionsView(sessions_root, self)
+        self.tabs = QTabWidget(self)
+        self.tabs.addTab(live, "Caption &history")
+        self.tabs.addTab(self.sessions, "&Previous sessions")
+
+        central = QWidget(self)
+        cl = QVBoxLayout(central)
+        cl.addLayout(top)
+        status_row = QHBoxLayout()
+        status_row.addWidget(self.state_label)
+        status_row.addWidget(self.engine_status, 1)
+        cl.addLayout(status_row)
+        cl.addWidget(self.notice)
+        cl.addWidget(self.tabs, 1)
+        self.setCentralWidget(central)
+
+        self.meter = MeterWidget(self)
+        scroll = QScrollArea(self)
+        scroll.setWidget(self.meter)
+        scroll.setWidgetResizable(True)
+        self.meter_dock = QDockWidget("Throughput meter", self)
+        self.meter_dock.setObjectName("meter")
+        self.meter_dock.setWidget(scroll)
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.meter_dock)
+        self.meter_dock.visibilityChanged.connect(self.act_meter.setChecked)
+        self.act_meter.toggled.connect(self.meter_dock.setVisible)
+
+        # -- wiring inside the window ----------------------------------------------------
+        self.start_button.clicked.connect(self.act_start.trigger)
+        self.export_button.clicked.connect(self.act_export.trigger)
+        self.copy_button.clicked.connect(self.act_copy.trigger)
+        self.settings_button.clicked.connect(self.act_settings.trigger)
+        self.overlay_button.toggled.connect(self.act_overlay.setChecked)
+        self.act_overlay.toggled.connect(self.overlay_button.setChecked)
+        self.click_button.toggled.connect(self.act_click.setChecked)
+        self.act_click.toggled.connect(self.click_button.setChecked)
+        self.act_find.triggered.connect(self._find)
+        self.act_tab_captions.triggered.connect(lambda: self.tabs.setCurrentIndex(0))
+        self.act_tab_sessions.triggered.connect(self._show_sessions)
+        self.act_shortcuts.triggered.connect(self.show_shortcuts)
+        self.source.activated.connect(lambda _i: self.sourceChosen.emit(self.source.currentData()))
+        self.resize(1180, 660)
+        self.resizeDocks([self.meter_dock], [420], Qt.Orientation.Horizontal)
+
+    # ------------------------------------------------------------------------------------
+    def _find(self) -> None:
+        self.tabs.setCurrentIndex(0)
+        self.search.focus()
+
+    def _show_sessions(self) -> None:
+        self.tabs.setCurrentIndex(1)
+        self.sessions.refresh()
+        self.sessions.list.setFocus()
+
+    def set_state(self, state: str, message: str = "") -> None:
+        active = state in ("starting", "waiting", "on", "restarting")
+        self.state_label.setText(STATE_TEXT.get(state, state))
+        label = "Stop captioning (F5)" if active else "Start captioning (F5)"
+        self.start_button.setText(label)
+        self.act_start.setText("&Stop captioning" if active else "&Start captioning")
+        self.start_button.setEnabled(state != "stopping")
+        if message:
+            self.show_notice(message)
+
+    def show_notice(self, text: str, fix: str = "") -> None:
+        self.notice.setText(text + (f" — {fix}" if fix else ""))
+
+    def set_source(self, key: str) -> None:
+        i = self.source.findData(key)
+        if i < 0:  # a device that is not listed (yet): keep it selectable
+            self.source.addItem(key, key)
+            i = self.source.count() - 1
+        self.source.setCurrentIndex(i)
+
+    def set_devices(self, devices) -> None:
+        """The sound server's devices, after the three fixed choices; the selection stays."""
+        current = self.source.currentData()
+        while self.source.count() > len(SOURCES):
+            self.source.removeItem(self.source.count() - 1)
+        if devices:
+            self.source.insertSeparator(self.source.count())
+        for d in devices:
+            kind = "plays" if d.is_monitor else "input"
+            self.source.addItem(f"{d.description} ({kind})", d.description)
+        self.set_source(current)
+
+    def show_shortcuts(self) -> None:
+        rows = [(a.text().replace("&", ""), a.shortcut().toString(QKeySequence.SequenceFormat.NativeText))
+                for a in self.actions() if not a.shortcut().isEmpty()]
+        text = "\n".join(f"{key:<14} {name}" for name, key in rows)
+        box = QMessageBox(QMessageBox.Icon.Information, "Keyboard shortcuts", text,
+                          QMessageBox.StandardButton.Ok, self)
+        box.setStyleSheet("QLabel { font-family: monospace; }")
+        box.exec()
+
+    def closeEvent(self, event) -> None:  # noqa: N802
+        if self.quit_on_close:
+            self.closing.emit()
+            event.ignore()  # the app quits once the engine is down
+        else:
+            self.hide()
+            event.ignore()

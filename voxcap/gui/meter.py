@@ -1,0 +1,83 @@
+"""The throughput meter: measured figures (``voxcap.app.meter``) and charts of the last minute."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QFormLayout, QLabel, QVBoxLayout, QWidget
+
+from .chart import MiniChart
+
+NA = "n/a"
+
+
+def _ms(v) -> str:
+    return NA if v is None else f"{v:.1f} ms"
+
+
+class MeterWidget(QWidget):
+    FIELDS = (
+        ("graph", "Graph mode (vLLM)"),
+        ("full", "Steps as full graphs"),
+        ("tokens", "Tokens/s"),
+        ("step", "Step p50 / p95"),
+        ("headroom", "Headroom (80 ms budget)"),
+        ("lag", "Caption lag p50 / p95"),
+        ("paint", "Delta → painted p50 / p95"),
+        ("backlog", "Backlog"),
+        ("dropped", "Dropped audio"),
+        ("gpu_mem", "GPU memory"),
+        ("gpu_load", "GPU load"),
+    )
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setAccessibleName("Throughput meter")
+        form = QFormLayout()
+        self.values: dict[str, QLabel] = {}
+        for key, title in self.FIELDS:
+            value = QLabel(NA, self)
+            value.setAccessibleName(title)
+            value.setWordWrap(True)
+            self.values[key] = value
+            form.addRow(title + ":", value)
+        self.tokens_chart = MiniChart("Tokens/s", "", "#43a047")
+        self.step_chart = MiniChart("Step p95", "ms", "#1e88e5", budget=80.0,
+                                    budget_label="80 ms budget")
+        self.lag_chart = MiniChart("Caption lag p50", "s", "#8e24aa")
+        lay = QVBoxLayout(self)
+        lay.addLayout(form)
+        for chart in (self.tokens_chart, self.step_chart, self.lag_chart):
+            lay.addWidget(chart)
+        lay.addStretch(1)
+
+    def show_reading(self, r, sampler=None) -> None:
+        v = self.values
+        if r.resolved_mode:
+            asked = "" if r.resolved_mode == r.requested_mode else f" (requested {r.requested_mode})"
+            v["graph"].setText(r.resolved_mode + asked)
+        else:
+            v["graph"].setText("engine not ready")
+        v["full"].setText(NA if r.full_share is None else f"{r.full_share:.0%} of {r.steps} steps")
+        v["tokens"].setText(NA if r.tokens_per_s is None else f"{r.tokens_per_s:.1f}")
+        v["step"].setText(f"{_ms(r.step_p50_ms)} / {_ms(r.step_p95_ms)}")
+        if r.headroom is None:
+            v["headroom"].setText(NA)
+        else:
+            ok = "keeping up" if r.headroom >= 1 else "FALLING BEHIND"
+            v["headroom"].setText(f"{r.headroom:.1f}× ({ok})")
+        v["lag"].setText(NA if r.lag_p50_s is None
+                         else f"{r.lag_p50_s:.2f} s / {r.lag_p95_s:.2f} s")
+        v["paint"].setText(f"{_ms(r.paint_p50_ms)} / {_ms(r.paint_p95_ms)}")
+        v["backlog"].setText(NA if r.backlog_ms is None else f"{r.backlog_ms:.0f} ms")
+        held = f", {r.held_s:.1f} s held for the engine" if r.held_s > 0 else ""
+        v["dropped"].setText(f"{r.dropped_s:.2f} s{held}")
+        if r.gpu is None:
+            v["gpu_mem"].setText(NA + " (no NVIDIA GPU or driver)")
+            v["gpu_load"].setText(NA)
+        else:
+            v["gpu_mem"].setText(f"{r.gpu.memory_used_gib:.1f} / {r.gpu.memory_total_gib:.1f} GiB "
+                                 f"({r.gpu.name})")
+            v["gpu_load"].setText(NA if r.gpu.load_pct is None else f"{r.gpu.load_pct} %")
+        if sampler is not None:
+            self.tokens_chart.set_points(sampler.series("tokens_per_s"))
+            self.step_chart.set_points(sampler.series("step_p95_ms"))
+            self.lag_chart.set_points(sampler.series("lag_p50_s"))

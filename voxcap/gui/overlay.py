@@ -1,0 +1,401 @@
+"""The caption overlay: a frameless, translucent, always-on-top window with the last lines.
+
+Legibility: large bold text (28 pt by default) with a dark outline, on a semi-opaque rounded
+band (opacity 0 leaves the outline alone). No flicker and no jumps: text is append-only (see
+``captions.assembly``), left-aligned (a growing line never shifts sideways), wrapped greedily
+(appending words never re-wraps what is shown), bottom-aligned (a new line pushes the older ones
+up by exactly one line), painted in one pass into Qt's double-buffered backing store, and only
+when something changed. Each wrapped line is laid out once and cached as glyph paths.
+
+Moving and resizing: drag anywhere to move, drag within 10 px of an edge to resize (on Wayland
+the compositor moves it). Position, size and monitor are saved (``geometryChangedByUser``) and
+restored with ``place_overlay``, which brings the overlay back on screen when its monitor is gone.
+
+Click-through (``set_click_through``): the mouse passes through to the windows below. The way
+back is in the main window and the tray menu (and ``voxcap gui --toggle-click-through`` from a
+desktop shortcut); the overlay says so for a few seconds when it is turned on.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from PySide6.QtCore import QPoint, QPointF, QRect, Qt, QTimer, Signal
+from PySide6.QtGui import (
+    QAction,
+    QColor,
+    QFont,
+    QFontMetricsF,
+    QGuiApplication,
+    QPainter,
+    QPainterPath,
+    QPen,
+    QTextLayout,
+)
+from PySide6.QtWidgets import QMenu, QWidget
+
+from ..app.settings import OverlaySettings
+
+MAX_KEPT = 40  # caption lines kept for display (the history keeps everything)
+EDGE = 10
+MARGIN_X, MARGIN_Y = 18, 8
+MIN_W, MIN_H = 200, 40
+LABEL_COLORS = ("#ffd54f", "#80deea", "#c5e1a5", "#f48fb1")
+HINT = ("Click-through is on: clicks go to the windows below. Turn it off in the voxcap "
+        "window (Ctrl+T) or its tray menu.")
+Rect = tuple[int, int, int, int]
+
+
+def place_overlay(saved: Rect | None, saved_screen: str, screens: list[tuple[str, Rect]],
+                  primary: int, height: int) -> Rect:
+    """Where the overlay goes: its saved rectangle if its monitor is still there (clamped into
+    that monitor's available area), else wherever it still mostly is, else the bottom of the
+    primary monitor (keeping its size if that fits). ``screens``: (name, available area)."""
+    def clamp(r: Rect, area: Rect) -> Rect:
+        ax, ay, aw, ah = area
+        w, h = min(max(r[2], MIN_W), aw), min(max(r[3], MIN_H), ah)
+        return (min(max(r[0], ax), ax + aw - w), min(max(r[1], ay), ay + ah - h), w, h)
+
+    def overlap(r: Rect, area: Rect) -> int:
+        w = min(r[0] + r[2], area[0] + area[2]) - max(r[0], area[0])
+        h = min(r[1] + r[3], area[1] + area[3]) - max(r[1], area[1])
+        return max(0, w) * max(0, h)
+
+    if not screens:
+        return saved or (0, 0, 800, height)
+    if saved is not None:
+        for name, area in screens:
+            if name == saved_screen:
+                return clamp(saved, area)
+        best = max(screens, key=lambda s: overlap(saved, s[1]))
+        if overlap(saved, best[1]) * 2 >= saved[2] * saved[3]:
+            return clamp(saved, best[1])
+    ax, ay, aw, ah = screens[min(max(primary, 0), len(screens) - 1)][1]
+    w = min(saved[2], aw) if saved else min(int(aw * 0.7), 1600)
+    h = min(saved[3], ah) if saved else height
+    return (ax + (aw - w) // 2, ay + ah - h - max(24, ah // 12), w, h)
+
+
+@dataclass
+class _Row:
+    label_path: QPainterPath | None
+    label_color: QColor | None
+    text_path: QPainterPath
+
+
+class CaptionOverlay(QWidget):
+    clickThroughChanged = Signal(bool)
+    geometryChangedByUser = Signal()
+    hideRequested = Signal()
+    settingsRequested = Signal()
+
+    def __init__(self, settings: OverlaySettings) -> None:
+        super().__init__(None)
+        self.setWindowFlags(Qt.WindowType.Window | Qt.WindowType.FramelessWindowHint
+                            | Qt.WindowType.WindowStaysOnTopHint | Qt.WindowType.Tool)
+        self.setAttribute(Qt.WidgetAttribute.WA_TranslucentBackground)
+        self.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating)
+        self.setWindowTitle("voxcap captions")
+        self.setAccessibleName("Live captions")
+        self.setAccessibleDescription("The latest caption lines. The full text is in the voxcap "
+                                      "window's caption history.")
+        self.setMouseTracking(True)
+        self._lines: OrderedDict[int, object] = OrderedDict()
+        self._cache: dict[int, tuple[tuple, list[_Row]]] = {}
+        self._label_colors: dict[str, QColor] = {}
+        self.show_labels = False
+        self._pending: list = []
+        self.on_painted = None  # callable(stamps, painted_at): caption-lag measurement
+        self.paints = 0
+        self._hint = ""
+        self._hint_timer = QTimer(self, singleShot=True, interval=8000)
+        self._hint_timer.timeout.connect(self._clear_hint)
+        self._drag: tuple | None = None
+        self._click_through = False
+        self._save_timer = QTimer(self, singleShot=True, interval=400)
+        self._save_timer.timeout.connect(self.geometryChangedByUser)
+        self.settings = settings
+        self.apply_settings(settings)
+
+    # ------------------------------------------------------------------ appearance ----
+    def apply_settings(self, s: OverlaySettings) -> None:
+        self.settings = s
+        font = QFont(s.font_family) if s.font_family else QFont()
+        if not s.font_family:
+            font.setStyleHint(QFont.StyleHint.SansSerif)
+            font.setFamilies(["DejaVu Sans", "Noto Sans", "Segoe UI", "Helvetica", "Arial"])
+        font.setPointSize(s.font_size)
+        font.setBold(s.bold)
+        self._font = font
+        self._fm = QFontMetricsF(font)
+        self._text_color = QColor(s.text_color)
+        bg = QColor(s.background_color)
+        bg.setAlphaF(max(0.0, min(1.0, s.background_opacity)))
+        self._bg = bg
+        self._outline = s.outline
+        self._cache.clear()
+        self.set_click_through(s.click_through)
+        self.update()
+
+    def line_height(self) -> int:
+        return int(self._fm.lineSpacing() + 0.999)
+
+    def fitted_height(self, lines: int | None = None) -> int:
+        return (lines or self.settings.lines) * self.line_height() + 2 * MARGIN_Y
+
+    def fit_height(self) -> None:
+        """Height for exactly the configured number of lines (after a font/lines change)."""
+        self.resize(self.width(), self.fitted_height())
+
+    # -------------------------------------------------------------------- captions ----
+    def add_updates(self, updates, stamp=None) -> None:
+        """CaptionUpdates from the assembler; ``stamp`` (anything) is handed to ``on_painted``
+        once the text is on screen."""
+        changed = False
+        for u in updates:
+            line = u.line
+            if u.added or line.line_id not in self._lines:
+                changed = True
+            self._lines[line.line_id] = line
+            self._lines.move_to_end(line.line_id)
+        while len(self._lines) > MAX_KEPT:
+            old, _ = self._lines.popitem(last=False)
+            self._cache.pop(old, None)
+        if changed:
+            if stamp is not None:
+                self._pending.append(stamp)
+            self.update()
+
+    def clear(self) -> None:
+        self._lines.clear()
+        self._cache.clear()
+        self.update()
+
+    def visible_text(self) -> list[str]:
+        """The rows now on screen, as text (tests, accessibility)."""
+        return [t.strip() for t, _ in self._visible_rows(self._rows_that_fit(), with_text=True)]
+
+    def label_color(self, label: str) -> QColor:
+        if label not in self._label_colors:
+            self._label_colors[label] = QColor(LABEL_COLORS[len(self._label_colors) % len(LABEL_COLORS)])
+        return self._label_colors[label]
+
+    # --------------------------------------------------------------------- layout ----
+    def _rows_for(self, line, prev_stream: str | None) -> list[tuple[str, _Row]]:
+        show = self.show_labels and (line.paragraph_start or prev_stream != line.stream_id)
+        prefix = f"{line.label}: " if show else ""
+        text = prefix + line.text
+        width = max(50, self.width() - 2 * MARGIN_X)
+        key = (text, width)
+        hit = self._cache.get(line.line_id)
+        if hit is not None and hit[0] == key:
+            return hit[1]
+        layout = QTextLayout(text, self._font)
+        layout.beginLayout()
+        spans = []
+        while True:
+            tl = layout.createLine()
+            if not tl.isValid():
+                break
+            tl.setLineWidth(width)
+            spans.append((tl.textStart(), tl.textLength()))
+        layout.endLayout()
+        ascent = self._fm.ascent()
+        rows = []
+        for start, length in spans:
+            seg = text[start:start + length]
+            lab = seg[:max(0, len(prefix) - start)] if start < len(prefix) else ""
+            rest = seg[len(lab):]
+            label_path = None
+            if lab:
+                label_path = QPainterPath()
+                label_path.addText(0, ascent, self._font, lab)
+            text_path = QPainterPath()
+            text_path.addText(self._fm.horizontalAdvance(lab), ascent, self._font, rest)
+            rows.append((seg, _Row(label_path, self.label_color(line.label) if lab else None,
+                                   text_path)))
+        self._cache[line.line_id] = (key, rows)
+        return rows
+
+    def _rows_that_fit(self) -> int:
+        avail = self.height() - 2 * MARGIN_Y
+        return max(1, min(self.settings.lines, int(avail // self.line_height())))
+
+    def _visible_rows(self, n: int, with_text: bool = False) -> list:
+        lines = list(self._lines.values())
+        if not lines:
+            return []
+        prev = [None] + [ln.stream_id for ln in lines[:-1]]
+        out: list = []
+        for line, p in zip(reversed(lines), reversed(prev), strict=True):
+            rows = self._rows_for(line, p)
+            out[:0] = rows
+            if len(out) >= n:
+                break
+        out = out[-n:] if n else []
+        return out if with_text else [r for _, r in out]
+
+    # ---------------------------------------------------------------------- paint ----
+    def paintEvent(self, event) -> None:  # noqa: N802
+        p = QPainter(self)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        r = self.rect()
+        if self._bg.alpha() > 0:
+            p.setPen(Qt.PenStyle.NoPen)
+            p.setBrush(self._bg)
+            p.drawRoundedRect(r, 10, 10)
+        lh = self.line_height()
+        rows = self._visible_rows(self._rows_that_fit())
+        y = r.height() - MARGIN_Y - len(rows) * lh
+        pen = QPen(QColor(0, 0, 0, 230), max(2.0, self.settings.font_size / 9))
+        pen.setJoinStyle(Qt.PenJoinStyle.RoundJoin)
+        for row in rows:
+            p.save()
+            p.translate(MARGIN_X, y)
+            for path, color in ((row.label_path, row.label_color), (row.text_path, self._text_color)):
+                if path is None:
+                    continue
+                if self._outline:
+                    p.strokePath(path, pen)
+                p.fillPath(path, color)
+            p.restore()
+            y += lh
+        if self._hint:
+            small = QFont(self._font)
+            small.setPointSize(max(9, self.settings.font_size // 3))
+            small.setBold(False)
+            p.setFont(small)
+            p.setPen(QColor("#ffffff"))
+            p.drawText(r.adjusted(MARGIN_X, 2, -MARGIN_X, 0),
+                       Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft, self._hint)
+        p.end()
+        self.paints += 1
+        if self._pending:
+            stamps, self._pending = self._pending, []
+            if self.on_painted is not None:
+                self.on_painted(stamps, time.time())
+
+    def resizeEvent(self, event) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        if self._drag is None and self.isVisible():
+            self._save_timer.start()
+
+    def moveEvent(self, event) -> None:  # noqa: N802
+        super().moveEvent(event)
+        if self._drag is None and self.isVisible():
+            self._save_timer.start()
+
+    # ---------------------------------------------------------------- click-through ----
+    @property
+    def click_through(self) -> bool:
+        return self._click_through
+
+    def set_click_through(self, on: bool) -> None:
+        if on == self._click_through:
+            return
+        self._click_through = on
+        self.settings.click_through = on
+        visible, geom = self.isVisible(), self.geometry()
+        self.setWindowFlag(Qt.WindowType.WindowTransparentForInput, on)
+        self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents, on)
+        if visible:
+            self.setGeometry(geom)
+            self.show()
+        if on:
+            self._hint = HINT
+            self._hint_timer.start()
+        else:
+            self._clear_hint()
+        self.update()
+        self.clickThroughChanged.emit(on)
+
+    def _clear_hint(self) -> None:
+        self._hint = ""
+        self.update()
+
+    # --------------------------------------------------------------- move / resize ----
+    def _edges_at(self, pos: QPoint) -> Qt.Edge:
+        edges = Qt.Edge(0)
+        if pos.x() <= EDGE:
+            edges |= Qt.Edge.LeftEdge
+        if pos.x() >= self.width() - EDGE:
+            edges |= Qt.Edge.RightEdge
+        if pos.y() <= EDGE:
+            edges |= Qt.Edge.TopEdge
+        if pos.y() >= self.height() - EDGE:
+            edges |= Qt.Edge.BottomEdge
+        return edges
+
+    def mousePressEvent(self, event) -> None:  # noqa: N802
+        if event.button() != Qt.MouseButton.LeftButton or self._click_through:
+            return
+        pos = event.position().toPoint()
+        edges = self._edges_at(pos)
+        if QGuiApplication.platformName() == "wayland" and self.windowHandle() is not None:
+            handle = self.windowHandle()
+            if _any(edges):
+                handle.startSystemResize(edges)
+            else:
+                handle.startSystemMove()
+            return
+        self._drag = (edges, event.globalPosition().toPoint(), QRect(self.geometry()))
+
+    def mouseMoveEvent(self, event) -> None:  # noqa: N802
+        if self._drag is None:
+            edges = self._edges_at(event.position().toPoint())
+            self.setCursor(_cursor_for(edges))
+            return
+        edges, start, geom = self._drag
+        d = event.globalPosition().toPoint() - start
+        g = QRect(geom)
+        if not _any(edges):
+            g.moveTo(geom.topLeft() + d)
+        else:
+            if edges & Qt.Edge.LeftEdge:
+                g.setLeft(min(geom.left() + d.x(), geom.right() - MIN_W))
+            if edges & Qt.Edge.RightEdge:
+                g.setRight(max(geom.right() + d.x(), geom.left() + MIN_W))
+            if edges & Qt.Edge.TopEdge:
+                g.setTop(min(geom.top() + d.y(), geom.bottom() - MIN_H))
+            if edges & Qt.Edge.BottomEdge:
+                g.setBottom(max(geom.bottom() + d.y(), geom.top() + MIN_H))
+        self.setGeometry(g)
+
+    def mouseReleaseEvent(self, event) -> None:  # noqa: N802
+        if self._drag is not None:
+            self._drag = None
+            self.geometryChangedByUser.emit()
+
+    def contextMenuEvent(self, event) -> None:  # noqa: N802
+        menu = QMenu(self)
+        ct = QAction("Click-through (mouse passes to the windows below)", menu, checkable=True)
+        ct.setChecked(self._click_through)
+        ct.toggled.connect(self.set_click_through)
+        menu.addAction(ct)
+        menu.addAction("Settings…", self.settingsRequested.emit)
+        menu.addAction("Hide captions overlay", self.hideRequested.emit)
+        menu.exec(event.globalPos())
+
+    def move_by_keyboard(self, dx: int, dy: int) -> None:
+        self.move(self.pos() + QPointF(dx, dy).toPoint())
+        self.geometryChangedByUser.emit()
+
+
+def _any(edges) -> bool:
+    return bool(edges.value if hasattr(edges, "value") else int(edges))
+
+
+def _cursor_for(edges) -> Qt.CursorShape:
+    left_right = edges & (Qt.Edge.LeftEdge | Qt.Edge.RightEdge)
+    top_bottom = edges & (Qt.Edge.TopEdge | Qt.Edge.BottomEdge)
+    if _any(left_right) and _any(top_bottom):
+        diag = (edges & Qt.Edge.LeftEdge and edges & Qt.Edge.TopEdge) or \
+               (edges & Qt.Edge.RightEdge and edges & Qt.Edge.BottomEdge)
+        return Qt.CursorShape.SizeFDiagCursor if _any(diag) else Qt.CursorShape.SizeBDiagCursor
+    if _any(left_right):
+        return Qt.CursorShape.SizeHorCursor
+    if _any(top_bottom):
+        return Qt.CursorShape.SizeVerCursor
+    return Qt.CursorShape.SizeAllCursor

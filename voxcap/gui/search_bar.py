@@ -1,0 +1,75 @@
+"""Find in a text view: Enter for the next match, Shift+Enter the previous, Escape back to the text."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QTextCursor, QTextDocument
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QWidget
+
+
+class SearchBar(QWidget):
+    def __init__(self, view, parent=None) -> None:
+        super().__init__(parent)
+        self.view = view
+        self.edit = QLineEdit(self)
+        self.edit.setPlaceholderText("Find in captions (Ctrl+F)")
+        self.edit.setAccessibleName("Find in captions")
+        self.edit.setClearButtonEnabled(True)
+        self.prev_button = QPushButton("&Previous", self)
+        self.next_button = QPushButton("&Next", self)
+        self.prev_button.setAccessibleName("Previous match")
+        self.next_button.setAccessibleName("Next match")
+        self.result = QLabel("", self)
+        self.result.setAccessibleName("Search result")
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.edit, 1)
+        lay.addWidget(self.prev_button)
+        lay.addWidget(self.next_button)
+        lay.addWidget(self.result)
+        self.edit.returnPressed.connect(self.find_next)
+        self.next_button.clicked.connect(self.find_next)
+        self.prev_button.clicked.connect(self.find_previous)
+        self.edit.installEventFilter(self)
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802
+        if obj is self.edit and event.type() == event.Type.KeyPress:
+            if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and \
+                    event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
+                self.find_previous()
+                return True
+            if event.key() == Qt.Key.Key_Escape:
+                self.view.setFocus()
+                return True
+        return super().eventFilter(obj, event)
+
+    def focus(self) -> None:
+        self.edit.setFocus()
+        self.edit.selectAll()
+
+    def find_next(self) -> bool:
+        return self._find(backward=False)
+
+    def find_previous(self) -> bool:
+        return self._find(backward=True)
+
+    def _find(self, backward: bool) -> bool:
+        text = self.edit.text()
+        if not text:
+            self.result.setText("")
+            return False
+        flags = QTextDocument.FindFlag.FindBackward if backward else QTextDocument.FindFlag(0)
+        found = self.view.find(text, flags)
+        if not found:  # wrap around
+            cur = self.view.textCursor()
+            cur.movePosition(QTextCursor.MoveOperation.End if backward
+                             else QTextCursor.MoveOperation.Start)
+            self.view.setTextCursor(cur)
+            found = self.view.find(text, flags)
+        count = self.view.toPlainText().casefold().count(text.casefold())
+        if found:
+            self.view.ensureCursorVisible()
+            self.result.setText(f"{count} match{'es' if count != 1 else ''}")
+        else:
+            self.result.setText("No match")
+        return found

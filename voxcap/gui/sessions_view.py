@@ -1,0 +1,87 @@
+"""Previous sessions from the journal: pick one to read it, export it as SRT/VTT/TXT."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ..captions.export import render
+from ..captions.sessions import SessionStore, describe
+from ..errors import VoxcapError
+
+
+class SessionsView(QWidget):
+    exportRequested = Signal(object)  # a sessions.Session
+
+    def __init__(self, root=None, parent=None) -> None:
+        super().__init__(parent)
+        self.store = SessionStore(root)
+        self.session = None
+        self.list = QListWidget(self)
+        self.list.setAccessibleName("Previous sessions")
+        self.text = QPlainTextEdit(self)
+        self.text.setReadOnly(True)
+        self.text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse
+                                          | Qt.TextInteractionFlag.TextSelectableByKeyboard)
+        self.text.setAccessibleName("Transcript of the selected session")
+        self.info = QLabel("", self)
+        self.info.setWordWrap(True)
+        self.refresh_button = QPushButton("&Refresh", self)
+        self.export_button = QPushButton("E&xport session…", self)
+        self.export_button.setEnabled(False)
+        split = QSplitter(self)
+        split.addWidget(self.list)
+        right = QWidget(split)
+        rl = QVBoxLayout(right)
+        rl.setContentsMargins(0, 0, 0, 0)
+        rl.addWidget(self.info)
+        rl.addWidget(self.text, 1)
+        split.addWidget(right)
+        split.setStretchFactor(1, 2)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.refresh_button)
+        buttons.addStretch(1)
+        buttons.addWidget(self.export_button)
+        lay = QVBoxLayout(self)
+        lay.addWidget(split, 1)
+        lay.addLayout(buttons)
+        self.refresh_button.clicked.connect(self.refresh)
+        self.list.currentItemChanged.connect(self._selected)
+        self.export_button.clicked.connect(lambda: self.exportRequested.emit(self.session))
+
+    def refresh(self) -> None:
+        current = self.session.session_id if self.session else None
+        self.list.clear()
+        for info in self.store.list():
+            item = QListWidgetItem(describe(info))
+            item.setData(Qt.ItemDataRole.UserRole, str(info.path))
+            self.list.addItem(item)
+            if info.session_id == current:
+                self.list.setCurrentItem(item)
+
+    def _selected(self, item, _previous=None) -> None:
+        if item is None:
+            return
+        try:
+            self.session = self.store.open(item.data(Qt.ItemDataRole.UserRole))
+        except VoxcapError as exc:
+            self.session = None
+            self.text.setPlainText(f"{exc.message}\n{exc.fix}")
+            self.export_button.setEnabled(False)
+            return
+        s = self.session
+        warn = f" — {len(s.warnings)} damaged lines skipped" if s.warnings else ""
+        self.info.setText(f"{s.session_id}: {len(s.records)} steps, "
+                          f"{', '.join(dict.fromkeys(s.labels.values()))}{warn}")
+        self.text.setPlainText(render(s, ".txt", timestamps=True))
+        self.export_button.setEnabled(True)
