@@ -27,6 +27,7 @@ COMMAND_MODULES = (
     "voxcap.capture.cli",
     "voxcap.live",
     "voxcap.doctor",
+    "voxcap.gui.cli",
 )
 
 
