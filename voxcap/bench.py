@@ -11,7 +11,6 @@ import dataclasses
 import json
 import subprocess
 import sys
-import threading
 import time
 
 import numpy as np
@@ -48,15 +47,20 @@ def run_one(settings: EngineSettings, streams: int, seconds: float) -> dict:
     """One configuration in this process: start, push all audio at once, wait for the flush."""
     from .engine.local import LocalEngine
 
+    return measure(LocalEngine(settings), settings.graph_mode, streams, seconds)
+
+
+def measure(engine, mode: str, streams: int, seconds: float) -> dict:
+    """Start ``engine`` (any CaptionEngine), push all audio at once, wait for the flush."""
     t_start = time.perf_counter()
-    engine = LocalEngine(settings).start()
+    engine.start()
     try:
         ready = engine.wait_ready()
         startup = time.perf_counter() - t_start
         ids = [engine.open_stream() for _ in range(streams)]
         audio = [speech_like(seconds, seed=i) for i in range(streams)]
         t0 = time.perf_counter()
-        for sid, a in zip(ids, audio):
+        for sid, a in zip(ids, audio, strict=True):
             for i in range(0, a.size, 8000):
                 engine.push_audio(sid, a[i:i + 8000])
             engine.close_stream(sid)
@@ -69,7 +73,7 @@ def run_one(settings: EngineSettings, streams: int, seconds: float) -> dict:
             raise RuntimeError(engine.failure.message)
         total_steps = sum(snap.steps_by_graph_mode.values())
         return {
-            "mode": settings.graph_mode, "resolved_mode": ready.resolved_graph_mode,
+            "mode": mode, "resolved_mode": ready.resolved_graph_mode,
             "streams": streams, "seconds": seconds, "startup_s": round(startup, 2),
             "tokens": snap.tokens, "wall_s": round(wall, 3),
             "tokens_per_s": round(snap.tokens / wall, 2) if wall > 0 else None,
@@ -116,11 +120,13 @@ def run(args) -> int:
     try:
         counts = [int(s) for s in args.streams.split(",") if s.strip()]
     except ValueError:
-        raise ConfigError(f"--streams {args.streams!r} is not a list of numbers", "e.g. --streams 1,2,4")
+        raise ConfigError(f"--streams {args.streams!r} is not a list of numbers", "e.g. --streams 1,2,4") from None
     if not counts or min(counts) < 1:
         raise ConfigError("--streams needs positive stream counts", "e.g. --streams 1,2,4")
     if args.seconds <= 0:
         raise ConfigError("--seconds must be positive", "e.g. --seconds 30")
+    if args.engine == "remote":  # the server's own configuration: one run per stream count
+        return _run_remote(args, counts)
     configs = [(settings_for(args, max_streams=n, graph_mode=m), n) for m in modes for n in counts]
     results = []
     for settings, n in configs:  # all validated before the first (slow) start
@@ -138,6 +144,24 @@ def run(args) -> int:
         print(json.dumps({"results": results}, indent=2))
     else:
         print(format_table(results))
+    return 1 if any("error" in r for r in results) else 0
+
+
+def _run_remote(args, counts: list[int]) -> int:
+    from .cli_options import make_engine
+
+    engines = [(make_engine(args, max_streams=n, max_buffer_s=None), n) for n in counts]
+    results = []
+    for engine, n in engines:  # all validated before the first run
+        if not args.json:
+            print(f"bench: remote, {n} stream(s)...", file=sys.stderr, flush=True)
+        try:
+            r = measure(engine, "remote", n, args.seconds)
+        except Exception as exc:  # noqa: BLE001 - one row per failed configuration
+            r = {"mode": "remote", "streams": n, "error": str(getattr(exc, "message", exc))}
+        r["speedup_vs_piecewise"] = None
+        results.append(r)
+    print(json.dumps({"results": results}, indent=2) if args.json else format_table(results))
     return 1 if any("error" in r for r in results) else 0
 
 

@@ -4,13 +4,26 @@ from __future__ import annotations
 
 import argparse
 
+from .engine.remote_settings import (DEFAULT_MAX_BUFFER_S, RemoteSettings, api_key_from_env,
+                                     default_api_key_path, load_api_key)
 from .engine.settings import DEFAULT_GRAPH_MODE, GRAPH_MODES, EngineSettings
+from .errors import ConfigError
+
+ENGINES = ("local", "remote")
+_KEEP = object()
 
 
 def add_engine_options(p: argparse.ArgumentParser, model_required: bool = True) -> None:
+    """Engine options. ``model_required``: the local engine needs --model (checked when the
+    settings are built, since --engine remote does not)."""
+    p.set_defaults(model_required=model_required)
     g = p.add_argument_group("engine")
-    g.add_argument("--model", required=model_required, metavar="DIR",
-                   help="Voxtral Realtime model directory (params.json, tekken.json, weights)")
+    g.add_argument("--engine", choices=ENGINES, default="local",
+                   help="local: vLLM in this process (needs a GPU for real time); remote: a "
+                        "vLLM server's realtime endpoint (--server)")
+    g.add_argument("--model", metavar="DIR",
+                   help="Voxtral Realtime model directory (params.json, tekken.json, weights); "
+                        "with --engine remote: the name the server serves, like --server-model")
     g.add_argument("--dummy-weights", action="store_true",
                    help="random weights instead of the model's (self-check; text is gibberish)")
     g.add_argument("--graph-mode", default=DEFAULT_GRAPH_MODE, metavar="MODE",
@@ -25,13 +38,73 @@ def add_engine_options(p: argparse.ArgumentParser, model_required: bool = True) 
     g.add_argument("--eager", action="store_true",
                    help="no torch.compile and no graphs: faster start, slower steps")
     g.add_argument("--verbose", "-v", action="store_true", help="show vLLM's log")
+    r = p.add_argument_group("remote engine (--engine remote)")
+    r.add_argument("--server", metavar="URL",
+                   help="the vLLM server, e.g. ws://gpu-box:8000 or wss://... (its /v1/realtime)")
+    r.add_argument("--server-model", metavar="NAME",
+                   help="the model name the server serves (default: its only model)")
+    r.add_argument("--api-key-env", metavar="VAR",
+                   help="environment variable holding the server's API key (sent as a bearer "
+                        "token; never logged)")
+    r.add_argument("--api-key-file", metavar="PATH",
+                   help="file holding the API key, readable by its owner only (default: "
+                        f"{default_api_key_path()} if it exists)")
 
 
-def engine_settings(args, max_streams: int = 1, graph_mode: str | None = None) -> EngineSettings:
-    """Validated settings from parsed options (raises ConfigError with the fix)."""
+def engine_settings(args, max_streams: int = 1, graph_mode: str | None = None,
+                    max_buffer_s=_KEEP) -> EngineSettings | RemoteSettings:
+    """Validated settings from parsed options (raises ConfigError with the fix):
+    ``RemoteSettings`` with --engine remote (``max_buffer_s``: audio held per stream for the
+    server, None = unbounded, e.g. for files), else ``EngineSettings``."""
+    if getattr(args, "engine", "local") == "remote":
+        return remote_settings(args, max_streams, max_buffer_s)
+    if not args.model and getattr(args, "model_required", True):
+        raise ConfigError("No model: the local engine needs --model DIR.",
+                          "give the model directory, or use --engine remote --server URL")
     return EngineSettings(
         model_dir=args.model, dummy_weights=args.dummy_weights,
         graph_mode=graph_mode or args.graph_mode, transcription_delay_ms=args.delay_ms,
         max_model_len=args.max_model_len, max_streams=max_streams, kv_cache_gib=args.kv_cache_gib,
         dtype=args.dtype, enforce_eager=args.eager,
     ).validated()
+
+
+def remote_settings(args, max_streams: int = 1, max_buffer_s=_KEEP) -> RemoteSettings:
+    if not args.server:
+        raise ConfigError("--engine remote needs the server's address.",
+                          "add --server ws://HOST:PORT (the vLLM server's realtime endpoint)")
+    if args.server_model and args.model and args.server_model != args.model:
+        raise ConfigError("--model and --server-model name different models.",
+                          "give only --server-model NAME with --engine remote")
+    return RemoteSettings(
+        server_url=args.server, model=args.server_model or args.model or "",
+        api_key=_api_key(args), max_streams=max_streams,
+        transcription_delay_ms=args.delay_ms or 480,
+        max_buffer_s=DEFAULT_MAX_BUFFER_S if max_buffer_s is _KEEP else max_buffer_s,
+    ).validated()
+
+
+def _api_key(args) -> str | None:
+    """The key from --api-key-env VAR, --api-key-file PATH, or the default key file; never
+    from the command line itself (it would show in the process list and shell history)."""
+    if args.api_key_env:
+        return api_key_from_env(args.api_key_env)
+    if args.api_key_file:
+        return load_api_key(args.api_key_file)
+    default = default_api_key_path()
+    return load_api_key(default) if default.exists() else None
+
+
+def make_engine(args, on_event=None, max_streams: int = 1, graph_mode: str | None = None,
+                max_buffer_s=_KEEP, settings=None):
+    """The engine the options ask for (not started): a LocalEngine or a RemoteEngine.
+    ``settings``: already built by ``engine_settings`` (else built here)."""
+    settings = settings or engine_settings(args, max_streams, graph_mode, max_buffer_s)
+    verbose = getattr(args, "verbose", False)
+    if isinstance(settings, RemoteSettings):
+        from .engine.remote import RemoteEngine
+
+        return RemoteEngine(settings, on_event=on_event, verbose=verbose)
+    from .engine.local import LocalEngine
+
+    return LocalEngine(settings, on_event=on_event, verbose=verbose)

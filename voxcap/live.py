@@ -18,7 +18,7 @@ from .captions.journal import Journal, engine_session_settings
 from .capture.capture import Capture
 from .capture.devices import server_state
 from .capture.sources import SOURCE_HELP, parse_sources, resolve_initial
-from .cli_options import add_engine_options, engine_settings
+from .cli_options import add_engine_options, engine_settings, make_engine
 from .errors import ConfigError
 from .events import (
     CaptureDeviceChanged,
@@ -32,7 +32,7 @@ from .events import (
     TextDelta,
 )
 from .sessions_cli import add_export_options, export_kwargs
-from .transcribe import start_engine
+from .transcribe import STREAM_NOTICES, start_engine
 
 CAPTURE_EVENTS = (CaptureStarted, CaptureInterrupted, CaptureRecovered, CaptureDeviceChanged,
                   CaptureLoss, CaptureStopped)
@@ -106,7 +106,7 @@ def run(args) -> int:
     for spec, dev in resolved:
         say(f"source: {spec.label}: {dev.description!r}")
 
-    engine = start_engine(settings, args.verbose, say)
+    engine = start_engine(make_engine(args, settings=settings), say)
     sources = {spec.label: dev.description for spec, dev in resolved}
     journal = None if args.no_journal else Journal.create(
         engine_session_settings(settings, engine.ready_info, sources), kind="live",
@@ -195,6 +195,8 @@ def _loop(engine, captures, labels, finished, deltas, journal, printer, duration
                 printer.line(f"live: {labels[event.stream_id]}: the session reached its max length; "
                              "raise --max-model-len for longer sessions")
                 stop_and_flush("max length")
+        elif isinstance(event, STREAM_NOTICES) and event.stream_id in labels:
+            printer.line(f"engine: {labels[event.stream_id]}: {event.message}")
         elif isinstance(event, EngineFailed):
             return f"{event.message}\n  fix: {event.fix}" if event.fix else event.message
     printer.line("live: done")

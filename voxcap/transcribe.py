@@ -9,17 +9,20 @@ import time
 from .audio_file import TARGET_RATE, iter_blocks, probe
 from .captions.export import check_export_path, export
 from .captions.journal import Journal, engine_session_settings
-from .cli_options import add_engine_options, engine_settings
-from .engine.local import LocalEngine
-from .engine.settings import EngineSettings
+from .cli_options import add_engine_options, engine_settings, make_engine
+from .engine.base import CaptionEngine
 from .errors import EngineError
-from .events import EngineFailed, EngineProgress, EngineReady, StreamFinished, TextDelta
+from .events import (EngineFailed, EngineProgress, EngineReady, StreamFinished, StreamGap,
+                     StreamInterrupted, StreamResumed, TextDelta)
+
+STREAM_NOTICES = (StreamGap, StreamInterrupted, StreamResumed)  # remote engine: never silent
 from .sessions_cli import add_export_options, export_kwargs
 
 
-def start_engine(settings: EngineSettings, verbose: bool, say) -> LocalEngine:
-    """Start an engine, reporting its stages through ``say``; raise EngineError on failure."""
-    engine = LocalEngine(settings, verbose=verbose).start()
+def start_engine(engine: CaptionEngine, say) -> CaptionEngine:
+    """Start an engine (from ``make_engine``), reporting its stages through ``say``; raise
+    EngineError on failure."""
+    engine.start()
     while True:
         event = engine.events.get()
         if isinstance(event, EngineProgress):
@@ -35,7 +38,7 @@ def start_engine(settings: EngineSettings, verbose: bool, say) -> LocalEngine:
             raise EngineError(event.message, event.fix)
 
 
-def _feed(engine: LocalEngine, stream_id: str, path, realtime: bool, stop: threading.Event,
+def _feed(engine: CaptionEngine, stream_id: str, path, realtime: bool, stop: threading.Event,
           errors: list) -> None:
     try:
         t0 = time.perf_counter()
@@ -78,7 +81,7 @@ def add_parser(sub) -> list[str]:
 
 
 def run(args) -> int:
-    settings = engine_settings(args)
+    settings = engine_settings(args, max_buffer_s=None)  # a file: hold all of it for a server
     quiet = args.quiet
 
     def say(msg: str) -> None:
@@ -89,7 +92,7 @@ def run(args) -> int:
     out_path = check_export_path(args.output) if args.output else None
     out_options = export_kwargs(args)
     say(f"audio: {info.path.name}, {info.seconds:.1f} s, {info.rate} Hz, {info.channels} ch")
-    engine = start_engine(settings, args.verbose, say)
+    engine = start_engine(make_engine(args, settings=settings), say)
     journal = None if args.no_journal else Journal.create(
         engine_session_settings(settings, engine.ready_info, {"file": str(info.path)}),
         kind="transcribe", title=info.path.name, on_status=_journal_warning)
@@ -128,9 +131,12 @@ def run(args) -> int:
                 if event.reason == "error":
                     failure = event.message
                 elif event.reason == "max_length":
-                    say(f"\nnote: the session reached its max length ({settings.max_model_len} "
-                        "tokens); raise --max-model-len to transcribe longer files")
+                    say(f"\nnote: the session reached its max length "
+                        f"({engine.ready_info.max_model_len} tokens); raise --max-model-len to "
+                        "transcribe longer files")
                 break
+            elif isinstance(event, STREAM_NOTICES) and event.stream_id == sid:
+                say(f"\nengine: {event.message}")
             elif isinstance(event, EngineFailed):
                 failure = f"{event.message}\n  fix: {event.fix}" if event.fix else event.message
                 break

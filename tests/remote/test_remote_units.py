@@ -54,8 +54,7 @@ def test_bad_urls_are_config_errors(url):
 def test_settings_validation_and_repr_hide_key():
     s = RemoteSettings("ws://h:1", " m ", api_key="k-123-secret").validated()
     assert s.model == "m" and "k-123-secret" not in repr(s)
-    with pytest.raises(ConfigError):
-        RemoteSettings("ws://h:1", "").validated()
+    assert RemoteSettings("ws://h:1", "").validated().model == ""  # the server's only model
     with pytest.raises(ConfigError):
         RemoteSettings("ws://h:1", "m", max_buffer_s=0.1).validated()
     with pytest.raises(ConfigError):
@@ -117,51 +116,80 @@ def test_partial_block_replay_and_flush_clamp():
 
 
 def test_bound_drops_oldest_unsent_and_reports():
-    a = StreamAudio(STEP, max_samples=5 * STEP)
+    a = StreamAudio(STEP, max_samples=5 * STEP, hysteresis=0)
     a.push(pcm(8 * STEP))
     assert a.held == 5 * STEP
-    lost, at = a.take_lost()
-    assert lost == 3 * STEP and at == 0 and a.lost_total == 3 * STEP
+    assert a.take_lost() == [(0, 3 * STEP)] and a.lost_total == 3 * STEP
     out = a.take(100 * STEP)
     assert out[0] == 3 * STEP
     assert a.on_token() == (3 * STEP, 4 * STEP)  # spans skip the gap
 
 
 def test_dropping_in_flight_audio_is_lost_only_if_never_covered():
-    a = StreamAudio(STEP, max_samples=4 * STEP)
+    a = StreamAudio(STEP, max_samples=4 * STEP, hysteresis=0)
     a.push(pcm(4 * STEP))
     a.take(4 * STEP)
     a.push(pcm(2 * STEP, 4 * STEP))  # held 6: the 2 oldest in-flight frames dropped
-    assert a.take_lost() == (0, None)
+    assert a.take_lost() == []
     a.on_token()
     a.on_token()  # the server covered them after all
     assert a.end_session() == 0
     assert a.held == 4 * STEP  # frames 2..5 wait for the next session
     assert np.array_equal(a.take(100 * STEP), pcm(4 * STEP, 2 * STEP))
     a.push(pcm(4 * STEP, 6 * STEP))  # in-flight frames 2..5 dropped, now at risk
-    assert a.take_lost() == (0, None)
+    assert a.take_lost() == []
     assert a.on_token() == (2 * STEP, 3 * STEP)  # session 2 token 0 covers stream frame 2
     lost = a.end_session()  # connection lost: frames 3..5 were dropped and never covered
     assert lost == 3 * STEP
-    assert a.take_lost() == (3 * STEP, 3 * STEP)
+    assert a.take_lost() == [(3 * STEP, 3 * STEP)]
 
 
 def test_unsent_gap_inside_a_session_keeps_spans_aligned():
-    a = StreamAudio(STEP, max_samples=3 * STEP)
+    a = StreamAudio(STEP, max_samples=3 * STEP, hysteresis=0)
     a.push(pcm(2 * STEP))
     a.take(2 * STEP)
     assert a.on_token() == (0, STEP)
     assert a.on_token() == (STEP, 2 * STEP)
     a.push(pcm(5 * STEP, 2 * STEP))  # nothing in flight: 2 unsent frames dropped
-    assert a.take_lost() == (2 * STEP, 2 * STEP)
+    assert a.take_lost() == [(2 * STEP, 2 * STEP)]
     a.take(100 * STEP)
     assert a.on_token() == (4 * STEP, 5 * STEP)  # session frame 2 is stream frame 4
+
+
+def test_drops_are_whole_gaps_not_holes():
+    """Past the bound, unsent audio is dropped a quarter of the bound at a time: one gap
+    every few blocks instead of a hole in every block."""
+    a = StreamAudio(STEP, max_samples=8 * STEP)
+    a.push(pcm(8 * STEP))
+    for k in range(8, 20):
+        a.push(pcm(STEP, k * STEP))
+        assert a.held <= 8 * STEP
+    gaps = a.take_lost()
+    assert gaps == [(0, 12 * STEP)]  # contiguous drops merge into one interval
+    assert a.held == 8 * STEP
+
+
+def test_lost_in_flight_across_a_hole_is_reported_segment_wise():
+    a = StreamAudio(STEP, max_samples=2 * STEP, hysteresis=0)
+    a.push(pcm(2 * STEP))
+    a.take(2 * STEP)  # frames 0,1 in flight
+    a.push(pcm(2 * STEP, 2 * STEP))  # in-flight 0,1 dropped (at risk)
+    a.push(pcm(2 * STEP, 4 * STEP))  # nothing in flight to drop: unsent 2,3 lost now
+    assert a.take_lost() == [(2 * STEP, 2 * STEP)]
+    a.take(1 * STEP)  # frame 4, session frame 2
+    a.push(pcm(2 * STEP, 6 * STEP))  # frame 4 dropped in flight, unsent frame 5 lost now
+    lost = a.end_session()  # in flight and never covered: session frames 0..2
+    assert lost == 3 * STEP
+    assert a.take_lost() == [(0, 2 * STEP), (4 * STEP, 2 * STEP)]  # 4 (at risk) + 5 adjoin
+    assert a.lost_total == 6 * STEP
 
 
 def test_big_push_is_split_so_drops_free_memory():
     a = StreamAudio(STEP, max_samples=16000)
     a.push(pcm(160_000))
-    assert a.held == 16000 and all(b.pcm.base is None for b in a.unsent)
+    assert a.held == 16000 - 4000  # dropped down to a quarter below the bound
+    # each block is its own copy of at most 1 s: what was dropped is not kept alive by a view
+    assert all((b.pcm if b.pcm.base is None else b.pcm.base).size <= 16000 for b in a.unsent)
 
 
 # ------------------------------------------------------------------ errors ----
@@ -179,6 +207,7 @@ def test_connect_errors_are_explained():
     from websockets.http11 import Response
 
     for code, cls, word in ((401, _Fatal, "API key"), (404, _Fatal, "endpoint"),
+                            (403, _Fatal, "endpoint"),
                             (503, _Retry, "503")):
         r = explain_connect_error(InvalidStatus(Response(code, "x", Headers())), "ws://h:1", 10)
         assert isinstance(r, cls) and word in r.message, (code, r.message)

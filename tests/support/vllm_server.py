@@ -69,9 +69,12 @@ class VllmServer:
             "--disable-log-stats", "--disable-uvicorn-access-log",
         ]
 
-    def start(self, timeout: float = 300.0) -> VllmServer:
+    def start(self, timeout: float = 600.0) -> VllmServer:
         env = dict(os.environ)
         env.update({"VLLM_NO_USAGE_STATS": "1",
+                    # vLLM's CPU build pins its worker to core 0 by default: on a shared
+                    # 2-core machine every engine then fights over one core
+                    "VLLM_CPU_OMP_THREADS_BIND": "nobind",
                     "DO_NOT_TRACK": "1", "OMP_NUM_THREADS": env.get("OMP_NUM_THREADS", "1"),
                     "TRANSFORMERS_VERBOSITY": "error"})
         env.pop("VLLM_API_KEY", None)

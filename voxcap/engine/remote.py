@@ -17,14 +17,16 @@ Robustness (users rely on the text; losing it silently is the worst failure):
 * at most ``max_inflight_s`` of audio is sent ahead of the text: a slow server or network
   backs the audio up on this side, where it is bounded, instead of in unbounded queues there.
 
-Measured, not assumed: the meter's step latency is the client-observed one. Step k of a
-session can run once the audio it needs (the first 9,000 samples, then 1,280 more per step;
-all of it after the final commit) has been handed to the socket AND step k-1's delta has
-arrived (steps of one stream run one after another). The latency recorded for step k is from
-the later of those two moments to the arrival of delta k. Fed in real time this is the full
-round trip (send -> network -> server queue and step -> network -> delta); when audio is
-ahead of the server (files, catching up) it is the interval between deltas, i.e. the
-server's step time as seen through the network. Tokens/s is deltas received per second.
+Measured, not assumed: the meter's step latency is the client-observed round trip. Step k of
+a session needs its first 9,000 samples (at the default delay), then 1,280 more per step;
+the latency recorded for step k runs from the moment the append completing that audio is
+handed to the websocket (before any wait for the socket to drain) to the moment delta k is
+read from it: client queueing + network both ways + the server's queueing and step. Fed in
+real time (live captions) that is the lag of the text behind the audio, the number that
+decides whether captions keep up; when audio is pushed faster than the server goes (files,
+catching up after an outage) it includes the queue ahead of the step (at most
+``max_inflight_s``), so it is no step time. The flush steps after the final commit have no
+audio of their own: they are counted, not timed. Tokens/s is deltas received per second.
 
 The API key is sent as a bearer token only; it is never put into a message, an event, an
 exception or a log record (websockets logs request headers at DEBUG: its logger here
@@ -38,7 +40,6 @@ import base64
 import itertools
 import json
 import logging
-import math
 import queue
 import random
 import socket
@@ -48,7 +49,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -67,7 +68,7 @@ from ..events import (
     TextDelta,
 )
 from .remote_audio import StreamAudio, to_pcm16
-from .remote_settings import RemoteSettings, models_url
+from .remote_settings import RemoteSettings, display_url, models_url
 from .stats import SAMPLE_RATE, EngineStats
 
 EventSink = Callable[[Event], None]
@@ -111,12 +112,12 @@ def explain_connect_error(exc: BaseException, url: str, timeout: float) -> _Fata
         return exc
     if isinstance(exc, InvalidStatus):
         code = exc.response.status_code
-        if code in (401, 403):
-            return _Fatal(f"The server at {url} refused the connection (HTTP {code}): a missing "
+        if code == 401:
+            return _Fatal(f"The server at {url} refused the connection (HTTP 401): a missing "
                           "or wrong API key.",
                           "give the key the server was started with (--api-key-env VAR)")
-        if code == 404:
-            return _Fatal(f"No realtime endpoint at {url} (HTTP 404).",
+        if code in (403, 404):  # vLLM (Starlette) answers 403 to a websocket on an unknown path
+            return _Fatal(f"No realtime endpoint at {url} (HTTP {code}).",
                           "give the server's base address, e.g. ws://gpu-box:8000 (voxcap adds "
                           "/v1/realtime); the server must serve a Voxtral Realtime model")
         if code >= 500 or code == 429:
@@ -179,11 +180,13 @@ class _Stream:
     close_requested: bool = False
     aborted: bool = False
     final_sent: bool = False  # in the current session
-    step_marked: bool = False  # a prompt_sent is pending for the next step
+    steps_marked: int = 0  # steps of this session whose clock was started
     sessions: int = 0
     usage: dict = field(default_factory=lambda: {"prompt_tokens": 0, "completion_tokens": 0,
                                                  "sessions": 0})
     last_gap_report: float = 0.0
+    lost_reported: int = 0  # samples
+    gap_reason: str = "server behind"  # why audio dropped on push now would be lost
     ws: object | None = None
     task: asyncio.Task | None = None
     done: threading.Event = field(default_factory=threading.Event)
@@ -292,6 +295,11 @@ class RemoteEngine:
         """The server's ``transcription.done`` usage summed over the stream's sessions."""
         st = self._streams.get(stream_id)
         return dict(st.usage) if st else {}
+
+    def buffered_seconds(self, stream_id: str) -> float:
+        """Audio held for the server (in flight or waiting): bounded by ``max_buffer_s``."""
+        st = self._streams.get(stream_id)
+        return st.audio.held / SAMPLE_RATE if st else 0.0
 
     def lost_seconds(self, stream_id: str) -> float:
         st = self._streams.get(stream_id)
@@ -409,13 +417,21 @@ class RemoteEngine:
                          if s.api_key else
                          f"The server at {self._url} requires an API key (HTTP {status}).",
                          "give the key the server was started with (--api-key-env VAR)")
-        if status != 200:
-            return None
-        try:
-            data = json.loads(body)
-            models = {m["id"]: m for m in data.get("data", []) if isinstance(m, dict)}
-        except (ValueError, KeyError, TypeError, AttributeError):
-            return None
+        models: dict = {}
+        if status == 200:
+            try:
+                data = json.loads(body)
+                models = {m["id"]: m for m in data.get("data", []) if isinstance(m, dict)}
+            except (ValueError, KeyError, TypeError, AttributeError):
+                models = {}
+        if not s.model:  # "the server's only model"
+            if len(models) != 1:
+                listed = (f"it serves {', '.join(sorted(models)[:5])}" if models
+                          else "it does not list its models")
+                raise _Fatal(f"Which model of the server at {self._url}? ({listed}).",
+                             "name it with --server-model NAME")
+            self.settings = replace(s, model=next(iter(models)))
+            s = self.settings
         if models and s.model not in models:
             served = ", ".join(sorted(models)[:5])
             raise _Fatal(f"The server at {self._url} does not serve the model {s.model!r} "
@@ -469,7 +485,8 @@ class RemoteEngine:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - every failure is explained
-            raise explain_connect_error(exc, self._url, s.connect_timeout_s) from None
+            raise explain_connect_error(exc, display_url(s.realtime_url),
+                                        s.connect_timeout_s) from None
 
     async def _handshake(self, ws) -> None:
         msg = json.loads(await asyncio.wait_for(ws.recv(), self.settings.connect_timeout_s))
@@ -505,7 +522,8 @@ class RemoteEngine:
             return
         self.stats.audio_in(stream_id, pcm.size)
         st.audio.push(pcm)
-        self._report_gap(st, "server behind" if st.ws is not None else "disconnected")
+        st.gap_reason = "server behind" if st.ws is not None else "disconnected"
+        self._report_gap(st, st.gap_reason)
         st.wake.set()
 
     def _close(self, stream_id: str) -> None:
@@ -524,21 +542,26 @@ class RemoteEngine:
             st.task.cancel()
 
     def _report_gap(self, st: _Stream, reason: str, force: bool = False) -> None:
+        """StreamGap events for the audio lost since the last report (one per interval; at
+        most every 2 s unless ``force``)."""
         a = st.audio
-        if not a.pending_lost:
+        if not a.pending_gaps:
             return
         now = time.monotonic()
         if not force and now - st.last_gap_report < _GAP_REPORT_INTERVAL_S:
             return
         st.last_gap_report = now
-        n, at = a.take_lost()
-        lost, total = n / SAMPLE_RATE, a.lost_total / SAMPLE_RATE
         why = ("the server could not be reached" if reason == "disconnected"
                else "the server did not keep up")
-        self._emit(StreamGap(st.stream_id, lost, reason, (at or 0) / SAMPLE_RATE, total,
-                             f"{lost:.1f} s of audio could not be captioned: {why} and the "
-                             f"buffer holds {self.settings.max_buffer_s:g} s "
-                             f"({total:.1f} s lost in this stream so far)"))
+        bound = self.settings.max_buffer_s
+        for at, n in a.take_lost():
+            st.lost_reported += n
+            lost, total = n / SAMPLE_RATE, st.lost_reported / SAMPLE_RATE
+            self._emit(StreamGap(
+                st.stream_id, lost, reason, at / SAMPLE_RATE, total,
+                f"{lost:.1f} s of audio at {_clock(at / SAMPLE_RATE)} could not be captioned: "
+                f"{why} and at most {bound:g} s is held for it ({total:.1f} s lost in this "
+                "stream so far)"))
 
     async def _run_stream(self, st: _Stream) -> None:
         s = self.settings
@@ -599,16 +622,17 @@ class RemoteEngine:
             st.audio.unsent.clear()
             if reason == "error" and left > 0:
                 message += f"\n  {left:.1f} s of audio held for the server was not captioned"
-            self._report_gap(st, "disconnected", force=True)
+            self._report_gap(st, st.gap_reason, force=True)
             self.stats.finish(st.stream_id)
             self._emit(StreamFinished(st.stream_id, reason, st.tokens,
                                       st.audio.total_in / SAMPLE_RATE, message))
             st.done.set()
 
     def _end_session(self, st: _Stream, reason: str) -> None:
+        self._report_gap(st, st.gap_reason, force=True)  # earlier drops, under their reason
         st.audio.end_session()
         st.final_sent = False
-        st.step_marked = False
+        st.steps_marked = 0
         self.stats.discard_sent(st.stream_id)
         self._report_gap(st, reason, force=True)
 
@@ -702,42 +726,39 @@ class RemoteEngine:
             if a.unsent and room > 0:
                 want = catch_up if a.unsent_samples > block else block
                 pcm = a.take(min(want, room))
-                await ws.send(json.dumps({"type": "input_audio_buffer.append",
-                                          "audio": base64.b64encode(pcm.tobytes()).decode()}))
-                self._mark_step(st)
+                message = json.dumps({"type": "input_audio_buffer.append",
+                                      "audio": base64.b64encode(pcm.tobytes()).decode()})
+                self._mark_steps(st)  # before the send: its delta cannot come back first
+                await ws.send(message)
                 continue
             if st.close_requested and not a.unsent and not st.final_sent:
-                await ws.send(json.dumps({"type": "input_audio_buffer.commit", "final": True}))
                 st.final_sent = True
-                self._mark_step(st)
+                await ws.send(json.dumps({"type": "input_audio_buffer.commit", "final": True}))
                 return
             st.wake.clear()
             await st.wake.wait()
 
-    def _mark_step(self, st: _Stream) -> None:
-        """Start the clock of the session's next step once it can run (see the module doc)."""
-        if st.step_marked:
-            return
-        a = st.audio
-        if st.final_sent:
-            ready = math.inf
-        elif a.session_sent < self._first_step:
-            ready = 0
-        else:
-            ready = 1 + (a.session_sent - self._first_step) // STEP_SAMPLES
-        if ready > a.session_tokens:
+    def _mark_steps(self, st: _Stream) -> None:
+        """Start the clock of each step the audio just handed over makes runnable (step k
+        needs the first 9,000 samples of the session, then 1,280 more per step)."""
+        sent = st.audio.session_sent
+        ready = 0 if sent < self._first_step else 1 + (sent - self._first_step) // STEP_SAMPLES
+        while st.steps_marked < ready:
             self.stats.prompt_sent(st.stream_id)
-            st.step_marked = True
+            st.steps_marked += 1
 
     def _on_delta(self, st: _Stream, text: str) -> None:
         start, end = st.audio.on_token()
-        self.stats.token_back(st.stream_id, 1)
-        st.step_marked = False
+        self.stats.token_back(st.stream_id, 1)  # a flush step has no clock: count only
         k = st.tokens
         st.tokens += 1
         self._emit(TextDelta(st.stream_id, text, (), k, start / SAMPLE_RATE, end / SAMPLE_RATE,
                              time.time()))
-        self._mark_step(st)
+
+
+def _clock(seconds: float) -> str:
+    m, s = divmod(int(seconds), 60)
+    return f"{m // 60}:{m % 60:02d}:{s:02d}" if m >= 60 else f"{m}:{s:02d}"
 
 
 def _backoff(attempt: int) -> float:

@@ -13,8 +13,10 @@ replays it into the next session. This module is that bookkeeping:
   the oldest is dropped. Unsent audio dropped is lost at once; sent audio dropped is "at risk":
   lost only if its session ends before the text for it arrives.
 
-Lost audio is counted in ``pending_lost`` (for the engine to report as StreamGap events) and
-``lost_total``; it is never silent.
+Lost audio is kept as exact stream intervals in ``pending_gaps`` (for the engine to report as
+StreamGap events) and counted in ``lost_total``; it is never silent. When unsent audio must be
+dropped, it is dropped down to ``hysteresis`` below the bound: a few whole gaps rather than
+audio full of 80 ms holes, which no one could read captions of.
 """
 
 from __future__ import annotations
@@ -52,9 +54,13 @@ def to_pcm16(samples: np.ndarray) -> np.ndarray:
 
 
 class StreamAudio:
-    def __init__(self, step_samples: int = 1280, max_samples: int | None = None) -> None:
+    def __init__(self, step_samples: int = 1280, max_samples: int | None = None,
+                 hysteresis: int | None = None) -> None:
         self.step = step_samples
         self.max_samples = max_samples
+        if hysteresis is None:  # a quarter of the bound, at most 2 s
+            hysteresis = 0 if max_samples is None else min(max_samples // 4, 2 * 16000)
+        self.hysteresis = hysteresis
         self.total_in = 0
         self.unsent: deque[_Block] = deque()
         self.sent: deque[_Block] = deque()
@@ -64,8 +70,7 @@ class StreamAudio:
         self._seg_pos: list[int] = []  # session positions where segments start
         self._seg_start: list[int] = []  # their stream positions
         self.risk_end = 0  # session position up to which in-flight audio was dropped
-        self.pending_lost = 0  # lost samples not yet reported
-        self.pending_lost_at: int | None = None  # stream position of the first of them
+        self.pending_gaps: list[list[int]] = []  # [stream start, samples] not yet reported
         self.lost_total = 0
 
     # ------------------------------------------------------------------ input ----
@@ -79,40 +84,53 @@ class StreamAudio:
         self._enforce_bound()
 
     def _enforce_bound(self) -> None:
-        if self.max_samples is None:
+        if self.max_samples is None or self.held <= self.max_samples:
             return
-        while self.held > self.max_samples:
-            excess = self.held - self.max_samples
-            if self.sent:  # in flight: the server may still transcribe it
-                b = self.sent[0]
-                k = min(excess, b.n)
-                self.risk_end = max(self.risk_end, b.session_pos + k)
-                if k == b.n:
-                    self.sent.popleft()
-                else:
-                    b.cut_front(k)
+        while self.held > self.max_samples and self.sent:
+            # in flight: only at risk (the server may still transcribe it)
+            b = self.sent[0]
+            k = min(self.held - self.max_samples, b.n)
+            self.risk_end = max(self.risk_end, b.session_pos + k)
+            if k == b.n:
+                self.sent.popleft()
             else:
+                b.cut_front(k)
+            self.held -= k
+        if self.held > self.max_samples:  # lost now: one whole gap, down to the hysteresis
+            target = self.max_samples - self.hysteresis
+            while self.held > target and self.unsent:
                 b = self.unsent[0]
-                k = min(excess, b.n)
+                k = min(self.held - target, b.n)
                 self._lose(b.start, k)
                 if k == b.n:
                     self.unsent.popleft()
                 else:
                     b.cut_front(k)
-            self.held -= k
+                self.held -= k
 
     def _lose(self, at: int, n: int) -> None:
         if n <= 0:
             return
-        if self.pending_lost_at is None:
-            self.pending_lost_at = at
-        self.pending_lost += n
+        gaps = self.pending_gaps
+        if gaps and gaps[-1][0] + gaps[-1][1] == at:
+            gaps[-1][1] += n
+        else:
+            gaps.append([at, n])
         self.lost_total += n
 
-    def take_lost(self) -> tuple[int, int | None]:
-        """(samples lost since the last call, stream position of the first of them)."""
-        out = (self.pending_lost, self.pending_lost_at)
-        self.pending_lost, self.pending_lost_at = 0, None
+    @property
+    def pending_lost(self) -> int:
+        return sum(n for _, n in self.pending_gaps)
+
+    def take_lost(self) -> list[tuple[int, int]]:
+        """The lost intervals (stream start, samples) since the last call, in stream order."""
+        out: list[tuple[int, int]] = []
+        for a, n in sorted((a, n) for a, n in self.pending_gaps):
+            if out and out[-1][0] + out[-1][1] == a:  # adjacent: one gap
+                out[-1] = (out[-1][0], out[-1][1] + n)
+            else:
+                out.append((a, n))
+        self.pending_gaps = []
         return out
 
     # ------------------------------------------------------------------ sending ----
@@ -182,9 +200,13 @@ class StreamAudio:
         Returns the samples lost with it (dropped while in flight and never covered).
         """
         done = self.session_tokens * self.step
-        lost = max(0, min(self.risk_end, self.session_sent) - done)
-        if lost:
-            self._lose(self.map(done), lost)
+        lo, hi = done, min(self.risk_end, self.session_sent)
+        lost = max(0, hi - lo)
+        for i, pos in enumerate(self._seg_pos):  # stream intervals of [lo, hi), segment-wise
+            end = self._seg_pos[i + 1] if i + 1 < len(self._seg_pos) else hi
+            a, b = max(lo, pos), min(hi, end)
+            if a < b:
+                self._lose(self._seg_start[i] + (a - pos), b - a)
         requeue = []
         for b in self.sent:
             cut = done - b.session_pos

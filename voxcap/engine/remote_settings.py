@@ -27,7 +27,8 @@ class RemoteSettings:
 
     ``server_url``: the server's base address (``ws://host:8000``; ``http(s)://`` is accepted and
     means ``ws(s)://``), or the full ``.../v1/realtime`` address. ``model``: the name the server
-    serves the model as (``--served-model-name``; by default the path it was started with).
+    serves the model as (``--served-model-name``; by default the path it was started with);
+    "" means the one model the server lists at /v1/models.
     ``max_buffer_s``: audio held per stream that the server has not transcribed yet (sent and
     in flight, or waiting to be sent while the server is behind or unreachable); beyond it the
     oldest is dropped and reported as a StreamGap. None: unbounded (files, where all the audio
@@ -64,11 +65,7 @@ class RemoteSettings:
 
     def validated(self) -> RemoteSettings:
         url = normalize_url(self.server_url)
-        model = (self.model or "").strip()
-        if not model:
-            raise ConfigError("No model name for the remote server.",
-                              "give the name the server serves, e.g. --server-model "
-                              "mistralai/Voxtral-Mini-4B-Realtime-2602 (see its /v1/models)")
+        model = (self.model or "").strip()  # "": the server's only model (its /v1/models)
         if self.api_key is not None and (not self.api_key.strip() or any(
                 c in self.api_key for c in "\r\n")):
             raise ConfigError("The API key is empty or contains a line break.",
@@ -139,6 +136,13 @@ def display_url(url: str) -> str:
 
 
 # ------------------------------------------------------------------ the API key ----
+def default_api_key_path() -> Path:
+    """Where the GUI stores the server's API key (owner-only), and where the CLI looks for one."""
+    from .. import paths
+
+    return paths.config_dir() / "remote-api-key"
+
+
 def load_api_key(path: str | Path) -> str:
     """The key stored alone in ``path``; refuses a file others can read (ConfigError)."""
     p = Path(path).expanduser()

@@ -1,0 +1,129 @@
+"""Remote engine (vLLM's OpenAI server, /v1/realtime over a local websocket) vs. the in-process
+engine, same tiny model (dummy weights), same vLLM settings (float32, eager, max_model_len
+4096), on this machine, one after the other so they never share the CPU.
+
+Usage: python benchmarks/remote_vs_local.py [--seconds 20] [--live-seconds 12] [--json]
+
+For each engine:
+* fast: all audio pushed at once, 1 and 2 streams: tokens/s = tokens / (first push -> last
+  StreamFinished);
+* live: one stream fed in real time (one 80 ms block every 80 ms): step latency p50/p95 from
+  the engine's own EngineStats. In-process: a prompt handed to vLLM -> its token back. Remote:
+  the append completing a step's audio handed to the websocket -> its delta read back (the
+  client-observed round trip; see voxcap/engine/remote.py). In "fast" the remote latency
+  includes the queue of audio ahead of the step, so only the live figure compares.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+from support.vllm_server import VllmServer
+
+from voxcap.bench import speech_like
+from voxcap.engine.tiny_model import write_tiny_model
+
+MAX_MODEL_LEN = 4096
+
+
+def fast(engine, streams: int, seconds: float) -> dict:
+    ids = [engine.open_stream() for _ in range(streams)]
+    audio = [speech_like(seconds, seed=i) for i in range(streams)]
+    t0 = time.perf_counter()
+    for sid, a in zip(ids, audio):
+        for i in range(0, a.size, 8000):
+            engine.push_audio(sid, a[i:i + 8000])
+        engine.close_stream(sid)
+    for sid in ids:
+        assert engine.wait_stream(sid, timeout=600), f"{sid} did not finish"
+    wall = time.perf_counter() - t0
+    tokens = sum(s.tokens for s in engine.stats.snapshot().streams if s.stream_id in ids)
+    return {"streams": streams, "tokens": tokens, "wall_s": round(wall, 3),
+            "tokens_per_s": round(tokens / wall, 1)}
+
+
+def live(engine, seconds: float) -> dict:
+    sid = engine.open_stream()
+    a = speech_like(seconds, seed=7)
+    t0 = time.perf_counter()
+    for k, i in enumerate(range(0, a.size, 1280)):
+        delay = t0 + k * 0.08 - time.perf_counter()
+        if delay > 0:
+            time.sleep(delay)
+        engine.push_audio(sid, a[i:i + 1280])
+    engine.close_stream(sid)
+    assert engine.wait_stream(sid, timeout=600)
+    snap = next(s for s in engine.stats.snapshot().streams if s.stream_id == sid)
+    return {"seconds": seconds, "tokens": snap.tokens,
+            "step_p50_ms": round(snap.step_p50_ms, 1), "step_p95_ms": round(snap.step_p95_ms, 1)}
+
+
+def run(engine, seconds: float, live_seconds: float) -> dict:
+    t0 = time.perf_counter()
+    engine.start()
+    ready = engine.wait_ready(timeout=600)
+    out = {"ready_s": round(time.perf_counter() - t0, 1), "device": ready.device,
+           "graph_mode": ready.resolved_graph_mode}
+    try:
+        fast(engine, 1, 3.0)  # warm-up (first-request costs), not reported
+        out["fast_1"] = fast(engine, 1, seconds)
+        out["fast_2"] = fast(engine, 2, seconds)
+        out["live_1"] = live(engine, live_seconds)
+    finally:
+        engine.shutdown()
+    return out
+
+
+def main() -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("--seconds", type=float, default=20.0)
+    p.add_argument("--live-seconds", type=float, default=12.0)
+    p.add_argument("--json", action="store_true")
+    args = p.parse_args()
+    from voxcap.engine.remote import RemoteEngine
+    from voxcap.engine.remote_settings import RemoteSettings
+
+    tmp = Path(tempfile.mkdtemp(prefix="voxcap-remote-bench-"))
+    os.environ.setdefault("VOXCAP_CACHE_DIR", str(tmp / "cache"))
+    model = write_tiny_model(tmp / "tiny")
+    results = {}
+    server = VllmServer(model, max_model_len=MAX_MODEL_LEN, log_path=tmp / "server.log")
+    t0 = time.perf_counter()
+    server.start()
+    print(f"server up in {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
+    try:
+        settings = RemoteSettings(server.url, server.served_name, max_streams=2,
+                                  max_buffer_s=None)
+        results["remote"] = run(RemoteEngine(settings), args.seconds, args.live_seconds)
+    finally:
+        server.stop()
+    from voxcap.engine.local import LocalEngine
+    from voxcap.engine.settings import EngineSettings
+
+    local = EngineSettings(str(model), dummy_weights=True, max_model_len=MAX_MODEL_LEN,
+                           max_streams=2, enforce_eager=True, dtype="float32")
+    results["local"] = run(LocalEngine(local), args.seconds, args.live_seconds)
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return 0
+    print(f"{'engine':<8}{'tok/s 1 stream':>16}{'tok/s 2 streams':>17}"
+          f"{'live p50 ms':>13}{'live p95 ms':>13}")
+    for name, r in results.items():
+        print(f"{name:<8}{r['fast_1']['tokens_per_s']:>16}{r['fast_2']['tokens_per_s']:>17}"
+              f"{r['live_1']['step_p50_ms']:>13}{r['live_1']['step_p95_ms']:>13}")
+    print(json.dumps(results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,427 @@
+"""The remote engine against a real vLLM server (CPU build, tiny model, dummy weights).
+
+One server for the module (~50 s to start), with an API key and a short max session length
+(512 tokens = 473 steps ≈ 37.8 s of audio) so a session's end is reachable in a test. Its
+clip limit (VLLM_MAX_AUDIO_CLIP_FILESIZE_MB=1: 1,048,576 samples per append) lets a test
+provoke a genuine server error event. The test that kills the server restarts it and runs last.
+"""
+
+from __future__ import annotations
+
+import http.server
+import logging
+import queue
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+import soundfile as sf
+from support.framing import STEP_SAMPLES, expected_tokens
+from support.throttle_proxy import ThrottleProxy
+from support.vllm_server import VllmServer, free_port
+
+from voxcap.bench import speech_like
+from voxcap.engine.base import CaptionEngine
+from voxcap.engine.remote import RemoteEngine
+from voxcap.engine.remote_settings import RemoteSettings
+from voxcap.errors import ConfigError, EngineError
+from voxcap.events import (
+    StreamFinished,
+    StreamGap,
+    StreamInterrupted,
+    StreamResumed,
+    TextDelta,
+)
+
+pytestmark = pytest.mark.engine
+
+API_KEY = "vx-test-9f3c2b7a-not-a-real-key"
+MAX_MODEL_LEN = 512
+SESSION_TOKENS = MAX_MODEL_LEN - 39  # the prompt takes 39
+SR = 16000
+
+
+@pytest.fixture(scope="module")
+def server(tiny_model_dir, tmp_path_factory):
+    srv = VllmServer(tiny_model_dir, api_key=API_KEY, max_model_len=MAX_MODEL_LEN,
+                     env={"VLLM_MAX_AUDIO_CLIP_FILESIZE_MB": "1"},
+                     log_path=tmp_path_factory.mktemp("vllm-server") / "server.log")
+    srv.start()
+    yield srv
+    srv.stop()
+
+
+def make(server, url=None, **kw) -> RemoteEngine:
+    kw.setdefault("api_key", API_KEY)
+    return RemoteEngine(RemoteSettings(url or server.url, kw.pop("model", server.served_name),
+                                       **kw))
+
+
+@pytest.fixture
+def engine(server):
+    eng = make(server, max_streams=4).start()
+    eng.wait_ready(timeout=60)
+    yield eng
+    eng.shutdown()
+
+
+def collect(events: queue.Queue, stream_ids, timeout: float = 180.0, on_idle=None):
+    """Every event of the given streams until each finished: {id: [events...]}."""
+    pending = set(stream_ids)
+    out = {sid: [] for sid in stream_ids}
+    deadline = time.monotonic() + timeout
+    while pending:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"streams {sorted(pending)} did not finish in {timeout} s")
+        try:
+            ev = events.get(timeout=0.05)
+        except queue.Empty:
+            if on_idle:
+                on_idle()
+            continue
+        sid = getattr(ev, "stream_id", None)
+        if sid in out:
+            out[sid].append(ev)
+            if isinstance(ev, StreamFinished):
+                pending.discard(sid)
+    return out
+
+
+def of(events, cls):
+    return [e for e in events if isinstance(e, cls)]
+
+
+def push_blocks(engine, sid, audio, block=8000):
+    for i in range(0, audio.size, block):
+        engine.push_audio(sid, audio[i:i + block])
+
+
+def check_accounted(deltas, gaps, audio_s):
+    """Every sample is captioned (inside a delta's span) or reported lost (inside a gap)."""
+    spans = [(d.audio_start_s, d.audio_end_s) for d in deltas]
+    spans += [(g.at_s, g.at_s + g.lost_seconds) for g in gaps]
+    reach = 0.0
+    for a, b in sorted(spans):
+        assert a <= reach + 1e-6, f"nothing covers {reach:.3f}-{a:.3f} s"
+        reach = max(reach, b)
+    assert reach == pytest.approx(audio_s)
+
+
+def check_spans(deltas, audio_s):
+    """Indices 0..n-1, spans in order, inside the audio, ending at its end."""
+    assert [d.index for d in deltas] == list(range(len(deltas)))
+    for a, b in zip(deltas, deltas[1:]):
+        assert b.audio_start_s >= a.audio_start_s - 1e-9 and b.audio_end_s >= a.audio_end_s - 1e-9
+    for d in deltas:
+        assert 0 <= d.audio_start_s <= d.audio_end_s <= audio_s + 1e-9
+    assert deltas[-1].audio_end_s == pytest.approx(audio_s)
+
+
+# ------------------------------------------------------------------ streaming ----
+def test_transcription_end_to_end(engine, server):
+    assert isinstance(engine, CaptionEngine)
+    ready = engine.ready_info
+    assert ready.resolved_graph_mode == "remote" and ready.device == server.url
+    assert ready.max_model_len == MAX_MODEL_LEN  # from the server's /v1/models
+    audio = speech_like(3.0, seed=1)
+    sid = engine.open_stream("Them")
+    push_blocks(engine, sid, audio, 1280)
+    engine.close_stream(sid)
+    events = collect(engine.events, [sid])[sid]
+    deltas, (fin,) = of(events, TextDelta), of(events, StreamFinished)
+    assert fin.reason == "flushed" and fin.audio_seconds == pytest.approx(3.0)
+    n = expected_tokens(audio.size)
+    assert len(deltas) == fin.tokens == n == 48
+    # token k covers [k*0.08, (k+1)*0.08] s, clamped to the audio: as the in-process engine
+    for d in deltas:
+        assert d.audio_start_s == pytest.approx(min(d.index * 0.08, 3.0))
+        assert d.audio_end_s == pytest.approx(min((d.index + 1) * 0.08, 3.0))
+    assert "w" in "".join(d.text for d in deltas)  # the tiny model's visible words came through
+    usage = engine.usage(sid)
+    assert usage == {"prompt_tokens": 39, "completion_tokens": n, "sessions": 1}
+    snap = engine.stats.snapshot().streams[0]
+    assert snap.tokens == n and snap.finished and snap.step_p50_ms is not None
+    assert not of(events, StreamGap) and engine.lost_seconds(sid) == 0
+    assert engine.open_stream_ids() == []
+
+
+def test_two_concurrent_streams(engine):
+    a1, a2 = speech_like(4.0, seed=2), speech_like(2.5, seed=3)
+    s1, s2 = engine.open_stream("Them"), engine.open_stream("You")
+    for i in range(0, max(a1.size, a2.size), 1280):  # interleaved, like two captures
+        if i < a1.size:
+            engine.push_audio(s1, a1[i:i + 1280])
+        if i < a2.size:
+            engine.push_audio(s2, a2[i:i + 1280])
+    engine.close_stream(s1)
+    engine.close_stream(s2)
+    got = collect(engine.events, [s1, s2])
+    for sid, audio in ((s1, a1), (s2, a2)):
+        deltas, (fin,) = of(got[sid], TextDelta), of(got[sid], StreamFinished)
+        assert fin.reason == "flushed"
+        assert len(deltas) == expected_tokens(audio.size)
+        check_spans(deltas, audio.size / SR)
+        assert engine.usage(sid)["completion_tokens"] == len(deltas)
+    # both ran at once: their deltas interleave in time
+    t1 = [d.produced_at for d in of(got[s1], TextDelta)]
+    t2 = [d.produced_at for d in of(got[s2], TextDelta)]
+    assert t1[0] < t2[-1] and t2[0] < t1[-1]
+
+
+def test_session_past_the_servers_max_length_continues(engine):
+    """45 s of audio > one 512-token session (37.8 s): continued in a new session, with the
+    same token count and spans as one long session, nothing lost or repeated."""
+    audio = speech_like(45.0, seed=4)
+    sid = engine.open_stream()
+    push_blocks(engine, sid, audio)
+    engine.close_stream(sid)
+    events = collect(engine.events, [sid], timeout=300)[sid]
+    deltas, (fin,) = of(events, TextDelta), of(events, StreamFinished)
+    assert fin.reason == "flushed"
+    assert len(deltas) == expected_tokens(audio.size)
+    check_spans(deltas, 45.0)
+    # the second session starts exactly where the first one's text stopped
+    d = deltas[SESSION_TOKENS]
+    assert d.audio_start_s == pytest.approx(SESSION_TOKENS * 0.08)
+    assert engine.usage(sid)["sessions"] == 2
+    assert not of(events, StreamGap) and not of(events, StreamInterrupted)
+
+
+# ------------------------------------------------------------------ failures ----
+def expect_start_failure(engine, *words, within=30.0):
+    t0 = time.monotonic()
+    engine.start()
+    with pytest.raises(EngineError) as e:
+        engine.wait_ready(timeout=within)
+    assert time.monotonic() - t0 < within
+    text = str(e.value)
+    assert e.value.fix and "\n" not in e.value.message and "Traceback" not in text
+    for w in words:
+        assert w in text, text
+    engine.shutdown()
+    return e.value
+
+
+def test_wrong_model_name(server):
+    err = expect_start_failure(make(server, model="voxtral-huge"), "voxtral-huge",
+                               server.served_name)
+    assert "--server-model" in err.fix
+
+
+def test_refused_connection(server):
+    expect_start_failure(make(server, url=f"ws://127.0.0.1:{free_port()}"),
+                         "connection refused", within=10)
+
+
+def test_wrong_urls(server):
+    expect_start_failure(make(server, url=f"{server.url}/not/here"), "No realtime endpoint",
+                         "/not/here/v1/realtime")
+    expect_start_failure(make(server, url="ws://no-such-host.invalid:8000"), "host", within=20)
+    with pytest.raises(ConfigError):
+        make(server, url=f"127.0.0.1:{server.port}").start()  # no scheme: before any I/O
+    expect_start_failure(make(server, api_key=None), "API key")
+    expect_start_failure(make(server, api_key="wrong-key"), "API key")
+
+
+def test_not_a_vllm_server(server):
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+    t = threading.Thread(target=httpd.serve_forever, daemon=True)
+    t.start()
+    try:
+        expect_start_failure(make(server, url=f"ws://127.0.0.1:{httpd.server_address[1]}"),
+                             "127.0.0.1")
+    finally:
+        httpd.shutdown()
+
+
+def test_server_error_event_fails_the_stream_clearly(server):
+    """A 70 s append is over the server's clip limit (1,048,576 samples): the server answers
+    with an error event; the stream ends with its message, no hang."""
+    eng = make(server, max_append_s=70, max_inflight_s=80, max_buffer_s=None).start()
+    try:
+        eng.wait_ready(timeout=60)
+        sid = eng.open_stream()
+        eng.push_audio(sid, speech_like(70.0, seed=5))
+        t0 = time.monotonic()
+        events = collect(eng.events, [sid], timeout=60)[sid]
+        (fin,) = of(events, StreamFinished)
+        assert fin.reason == "error" and time.monotonic() - t0 < 30
+        assert "The vLLM server reported an error: Invalid audio data" in fin.message
+        assert "fix:" in fin.message and "70.0 s of audio" in fin.message  # what was not shown
+        assert eng.is_ready  # the engine itself goes on: a new stream works
+        sid2 = eng.open_stream()
+        push_blocks(eng, sid2, speech_like(1.0))
+        eng.close_stream(sid2)
+        assert of(collect(eng.events, [sid2])[sid2], StreamFinished)[0].reason == "flushed"
+    finally:
+        eng.shutdown()
+
+
+def test_api_key_never_appears_in_logs_events_or_errors(server, caplog):
+    caplog.set_level(logging.DEBUG)  # websockets logs each handshake header at DEBUG
+    seen = []
+    eng = RemoteEngine(RemoteSettings(server.url, server.served_name, api_key=API_KEY),
+                       on_event=seen.append).start()
+    eng.wait_ready(timeout=60)
+    sid = eng.open_stream()
+    push_blocks(eng, sid, speech_like(1.0))
+    eng.close_stream(sid)
+    assert eng.wait_stream(sid, timeout=60)
+    eng.shutdown()
+    errors = []
+    for bad in (make(server, model="nope"), make(server, url=f"{server.url}/x")):
+        bad.start()
+        with pytest.raises(EngineError) as e:
+            bad.wait_ready(timeout=30)
+        errors.append(e.value)
+        bad.shutdown()
+    text = caplog.text + "\n".join(map(repr, seen)) + "\n".join(map(str, errors))
+    text += repr(eng.settings) + str(eng.ready_info)
+    assert "Authorization: <redacted>" in caplog.text  # the headers were logged, redacted
+    assert API_KEY not in text
+    assert API_KEY[-12:] not in text
+
+
+# ------------------------------------------------------------------ backpressure ----
+@pytest.mark.slow
+def test_slow_server_keeps_memory_bounded_and_reports_the_gap(server):
+    """Audio fed in real time through a link that carries about a third of what it needs:
+    the client holds at most max_buffer_s, drops the oldest, reports it, and still ends with
+    every sample either captioned or reported lost."""
+    proxy = ThrottleProxy(server.port, rate=15_000).start()
+    bound_s = 2.0
+    eng = make(server, url=proxy.url, max_buffer_s=bound_s).start()
+    peak = [0.0]
+    try:
+        eng.wait_ready(timeout=60)
+        sid = eng.open_stream()
+        audio = speech_like(10.0, seed=6)
+        t0 = time.perf_counter()
+        for k, i in enumerate(range(0, audio.size, 1280)):
+            time.sleep(max(0.0, t0 + k * 0.08 - time.perf_counter()))
+            eng.push_audio(sid, audio[i:i + 1280])
+            peak[0] = max(peak[0], eng.buffered_seconds(sid))
+        eng.close_stream(sid)
+        events = collect(eng.events, [sid], timeout=120, on_idle=lambda: peak.__setitem__(
+            0, max(peak[0], eng.buffered_seconds(sid))))[sid]
+    finally:
+        eng.shutdown()
+        proxy.stop()
+    deltas, (fin,) = of(events, TextDelta), of(events, StreamFinished)
+    gaps = of(events, StreamGap)
+    assert fin.reason == "flushed"
+    assert peak[0] <= bound_s + 1e-6  # bounded: never more than the bound held
+    assert gaps and all(g.reason == "server behind" and g.lost_seconds > 0 for g in gaps)
+    lost = sum(g.lost_seconds for g in gaps)
+    assert lost == pytest.approx(eng.lost_seconds(sid)) and 2.0 < lost < 9.5
+    assert gaps[-1].total_lost_s == pytest.approx(lost)
+    check_spans(deltas, 10.0)
+    check_accounted(deltas, gaps, 10.0)
+
+
+# ------------------------------------------------------------------ CLI ----
+def run_cli(*args, env=None, timeout=180):
+    return subprocess.run([sys.executable, "-m", "voxcap.cli", *args], capture_output=True,
+                          text=True, timeout=timeout, env=env)
+
+
+def test_cli_transcribe_remote(server, tmp_path, monkeypatch):
+    import os
+
+    wav = tmp_path / "a.wav"
+    sf.write(wav, speech_like(2.0, seed=8), SR)
+    env = dict(os.environ, VOXCAP_TEST_API_KEY=API_KEY, VOXCAP_DATA_DIR=str(tmp_path / "data"),
+               VOXCAP_CONFIG_DIR=str(tmp_path / "config"))
+    out = tmp_path / "a.jsonl"
+    r = run_cli("transcribe", str(wav), "--engine", "remote", "--server", server.url,
+                "--api-key-env", "VOXCAP_TEST_API_KEY", "--no-journal", "-o", str(out), env=env)
+    assert r.returncode == 0, r.stderr
+    assert "graph mode remote" in r.stderr and "w" in r.stdout
+    assert len(out.read_text().splitlines()) == expected_tokens(2 * SR)
+    assert API_KEY not in r.stdout + r.stderr
+    r = run_cli("transcribe", str(wav), "--engine", "remote", "--server",
+                f"ws://127.0.0.1:{free_port()}", "--no-journal", env=env)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "error: Cannot connect to the vLLM server" in r.stderr and "fix:" in r.stderr
+    r = run_cli("transcribe", str(wav), "--engine", "remote", env=env)  # no --server
+    assert r.returncode == 2 and "--server" in r.stderr
+
+
+# ------------------------------------------------------------------ server crash (last) ----
+@pytest.mark.slow
+def test_server_killed_mid_stream_and_restarted(server):
+    """SIGKILL the server mid-stream, restart it (~50 s). The stream reports the outage,
+    reconnects by itself, replays what it held (10 s bound) into a new session, reports the
+    rest as a gap, and the text already shown stays: indices and spans continue."""
+    bound_s = 10.0
+    eng = make(server, max_buffer_s=bound_s).start()
+    eng.wait_ready(timeout=60)
+    sid = eng.open_stream()
+    stop = threading.Event()
+    fed = [0]
+
+    def feed():  # a live source: 80 ms every 80 ms until told to stop
+        t0 = time.perf_counter()
+        k = 0
+        while not stop.is_set():
+            time.sleep(max(0.0, t0 + k * 0.08 - time.perf_counter()))
+            eng.push_audio(sid, speech_like(0.08, seed=k))
+            fed[0] += STEP_SAMPLES
+            k += 1
+
+    feeder = threading.Thread(target=feed, daemon=True)
+    events: list = []
+    drain = lambda: _drain(eng.events, events)
+    try:
+        feeder.start()
+        _wait_for(lambda: len(of(drain(), TextDelta)) >= 30, 30)
+        shown_before = len(of(events, TextDelta))
+        server.kill()
+        kill_at = time.monotonic()
+        _wait_for(lambda: of(drain(), StreamInterrupted), 30)
+        server.start()  # same port
+        _wait_for(lambda: of(drain(), StreamResumed), 60)
+        resumed_after = time.monotonic() - kill_at
+        time.sleep(2.0)
+        stop.set()
+        feeder.join()
+        eng.close_stream(sid)
+        events += collect(eng.events, [sid], timeout=180)[sid]
+    finally:
+        stop.set()
+        eng.shutdown()
+    deltas, (fin,) = of(events, TextDelta), of(events, StreamFinished)
+    gaps, (resumed,) = of(events, StreamGap), of(events, StreamResumed)
+    assert fin.reason == "flushed" and shown_before >= 30
+    audio_s = fed[0] / SR
+    assert fin.audio_seconds == pytest.approx(audio_s)
+    assert resumed.replayed_s == pytest.approx(bound_s, abs=0.2)
+    assert resumed.outage_s > 30 and resumed_after > 30
+    # the outage was longer than the buffer: the excess is reported, as "disconnected" (a
+    # fresh server catching up may also fall behind briefly: "server behind")
+    lost = sum(g.lost_seconds for g in gaps)
+    outage_lost = sum(g.lost_seconds for g in gaps if g.reason == "disconnected")
+    assert {g.reason for g in gaps} <= {"disconnected", "server behind"}
+    assert outage_lost > resumed.outage_s - bound_s - 5
+    # nothing shown is lost: one index sequence, spans in order; after the gap, text goes on
+    check_spans(deltas, audio_s)
+    check_accounted(deltas, gaps, audio_s)
+    assert len(deltas) > shown_before + 100
+
+
+def _drain(q: queue.Queue, into: list) -> list:
+    while True:
+        try:
+            into.append(q.get_nowait())
+        except queue.Empty:
+            return into
+
+
+def _wait_for(cond, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            raise TimeoutError("condition not met in time")
+        time.sleep(0.1)
