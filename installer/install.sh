@@ -431,9 +431,6 @@ EOF
   fi
   put "$TMP_DESKTOP" "$APPS_DIR/voxcap.desktop"; record "$APPS_DIR/voxcap.desktop"
   chmod 644 "$APPS_DIR/voxcap.desktop"
-  if command -v update-desktop-database >/dev/null 2>&1; then
-    update-desktop-database -q "$APPS_DIR" >/dev/null 2>&1 || true
-  fi
   DESKTOP_DIR=$(xdg-user-dir DESKTOP 2>/dev/null || true)
   [ -n "$DESKTOP_DIR" ] && [ "$DESKTOP_DIR" != "$HOME" ] || DESKTOP_DIR="$HOME/Desktop"
   on_desktop="$DESKTOP_DIR/voxcap.desktop"

@@ -73,13 +73,11 @@ DESKTOP_DIR=$(xdg-user-dir DESKTOP 2>/dev/null || true)
 if [ -f "$DESKTOP_DIR/voxcap.desktop" ] && grep -qF -- "$PREFIX/venv/bin/voxcap-gui" "$DESKTOP_DIR/voxcap.desktop"; then
   remove "$DESKTOP_DIR/voxcap.desktop"
 fi
-command -v update-desktop-database >/dev/null 2>&1 && [ -d "$APPS_DIR" ] \
-  && update-desktop-database -q "$APPS_DIR" >/dev/null 2>&1 || true
 if command -v gtk-update-icon-cache >/dev/null 2>&1 && [ -f "$ICON_DIR/index.theme" ]; then
   gtk-update-icon-cache -q -t "$ICON_DIR" >/dev/null 2>&1 || true
 fi
 # empty folders the installer made (never the shared ones' parents beyond these)
-for d in "$ICON_DIR"/*/apps "$ICON_DIR"/* "$ICON_DIR" "$DATA_HOME/icons" "$APPS_DIR"; do
+for d in "$ICON_DIR"/*/apps "$ICON_DIR"/* "$ICON_DIR" "$DATA_HOME/icons" "$APPS_DIR" "$BIN_DIR"; do
   [ -d "$d" ] && rmdir -- "$d" 2>/dev/null || true
 done
 
