@@ -1,0 +1,192 @@
+"""`voxcap doctor`: verdicts and figures with a (fake) NVIDIA GPU, without any package installed,
+with a remote server, with broken model folders; `--selftest` through the real engine."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from support.fake_nvml import build_fake_nvml
+
+from voxcap.engine.model_dir import GET_MODEL
+from voxcap.engine.platform import NO_VLLM_FIX
+from voxcap.engine.tiny_model import write_tiny_model
+
+REPO = Path(__file__).resolve().parents[2]
+GIB = 2**30
+
+
+@pytest.fixture(scope="module")
+def fake_nvml(tmp_path_factory) -> Path:
+    built = build_fake_nvml(tmp_path_factory.mktemp("nvml"))
+    if built is None:
+        pytest.skip("no C compiler to build the fake libnvidia-ml.so.1")
+    return built
+
+
+def doctor(*args: str, env: dict | None = None, bare: bool = False, timeout: float = 120):
+    """`voxcap doctor --json ARGS` in a fresh process: (exit code, {id: check}, report)."""
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith(("FAKE_NVML", "PULSE_"))}
+    full_env.update(env or {})
+    if bare:  # only the standard library: no site-packages at all
+        full_env["PYTHONPATH"] = str(REPO)
+        cmd = [sys.executable, "-S", "-m", "voxcap.cli", "doctor", "--json", *args]
+    else:
+        cmd = [sys.executable, "-m", "voxcap.cli", "doctor", "--json", *args]
+    r = subprocess.run(cmd, env=full_env, cwd=REPO, capture_output=True, text=True,
+                       timeout=timeout)
+    try:
+        report = json.loads(r.stdout)
+    except json.JSONDecodeError:
+        raise AssertionError(f"doctor printed no JSON ({r.returncode}):\n{r.stdout}\n{r.stderr}") from None
+    return r.returncode, {c["id"]: c for c in report["checks"]}, report
+
+
+def gpu_env(fake_nvml: Path, **values) -> dict:
+    env = {"LD_LIBRARY_PATH": str(fake_nvml)}
+    env.update({f"FAKE_NVML_{k.upper()}": str(v) for k, v in values.items()})
+    return env
+
+
+@pytest.mark.parametrize("backend", ["ctypes", "pynvml"])
+def test_install_doctor_reads_the_gpu(fake_nvml, backend):
+    """Both ways of reaching NVML report the same figures, as nvidia-smi would show them."""
+    _, checks, _ = doctor(env=dict(gpu_env(fake_nvml), VOXCAP_NVML=backend))
+    gpu = checks["gpu"]
+    assert gpu["verdict"] == "ok", gpu
+    assert gpu["summary"] == ("NVIDIA H200, 140.4 GiB (0.5 GiB used), compute capability 9.0, "
+                              "load 7 %, driver 570.86.15 (CUDA 12.8)")
+    d = gpu["details"]
+    assert d["nvml"] == backend and d["driver_version"] == "570.86.15"
+    assert d["gpus"] == [{
+        "index": 0, "name": "NVIDIA H200", "memory_used_bytes": 517111808,
+        "memory_total_bytes": 150754820096, "load_pct": 7, "memory_free_bytes": 149640019968,
+        "compute_capability": "9.0", "memory_reserved_bytes": 597688320}]
+    mem = checks["gpu_memory"]
+    assert mem["verdict"] == "ok" and mem["summary"].startswith("fits:"), mem
+    assert mem["details"]["gpu_free_bytes"] == 149640019968
+
+
+def test_install_doctor_old_driver_memory(fake_nvml):
+    """Without nvmlDeviceGetMemoryInfo_v2, used = total - free (reserved memory included)."""
+    _, checks, _ = doctor(env=dict(gpu_env(fake_nvml, no_v2=1), VOXCAP_NVML="ctypes"))
+    g = checks["gpu"]["details"]["gpus"][0]
+    assert g["memory_used_bytes"] == 150754820096 - 149640019968
+    assert g["memory_reserved_bytes"] == 0
+
+
+@pytest.mark.parametrize(("total", "free", "verdict", "words"), [
+    (16 * GIB, int(15.5 * GIB), "ok", "fits: the model needs ≈11.8 GiB"),
+    (16 * GIB, 13 * GIB, "fail", "vLLM starts only when 90% (14.4 GiB) is free"),
+    (12 * GIB, int(11.9 * GIB), "fail", "more than vLLM may use of this 12.0 GiB GPU (90%)"),
+])
+def test_install_doctor_gpu_memory(fake_nvml, total, free, verdict, words):
+    code, checks, report = doctor(env=gpu_env(fake_nvml, total=total, free=free, reserved=0))
+    mem = checks["gpu_memory"]
+    assert mem["verdict"] == verdict and words in mem["summary"], mem
+    if verdict == "fail":
+        assert mem["fix"] and "gpu_memory" in report["blocking"] and code == 1
+
+
+@pytest.mark.parametrize(("cc", "verdict", "words"), [
+    ("6.1", "fail", "too old for vLLM (needs compute capability 7.0 or newer)"),
+    ("7.5", "warn", "no bfloat16 on this GPU"),
+    ("8.6", "ok", "compute capability 8.6"),
+])
+def test_install_doctor_compute_capability(fake_nvml, cc, verdict, words):
+    _, checks, _ = doctor(env=gpu_env(fake_nvml, cc=cc, name="NVIDIA Test"))
+    assert checks["gpu"]["verdict"] == verdict and words in checks["gpu"]["summary"]
+
+
+def test_install_doctor_with_nothing_installed(fake_nvml):
+    """A bare interpreter (no numpy, no vLLM, no torch, no pynvml): every check still reports,
+    the GPU through ctypes — what scripts/gpu-check.sh relies on."""
+    code, checks, report = doctor(bare=True, env=gpu_env(fake_nvml))
+    assert code == 1
+    assert checks["python"]["verdict"] == "ok"
+    assert checks["packages"]["verdict"] == "fail"
+    assert "numpy" in checks["packages"]["details"]["missing"]
+    assert checks["vllm"]["verdict"] == "fail" and checks["vllm"]["fix"] == NO_VLLM_FIX
+    assert checks["gpu"]["verdict"] == "ok" and checks["gpu"]["details"]["nvml"] == "ctypes"
+    assert checks["gpu_memory"]["verdict"] == "ok"
+    assert checks["sound"]["verdict"] == "fail"
+    assert checks["dirs"]["verdict"] == "ok"
+    # without the fake driver: the GPU check names the problem and the fix
+    _, checks, _ = doctor(bare=True)
+    assert checks["gpu"]["verdict"] == "fail"
+    assert "libnvidia-ml.so.1 not found" in checks["gpu"]["summary"]
+    # the other commands say what is missing instead of a traceback
+    r = subprocess.run([sys.executable, "-S", "-m", "voxcap.cli", "transcribe", "x.wav"],
+                       env=dict(os.environ, PYTHONPATH=str(REPO)), cwd=REPO, capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 2 and "`voxcap transcribe` is not available" in r.stderr, r.stderr
+    assert "voxcap doctor" in r.stderr and "Traceback" not in r.stderr
+
+
+class _Models(BaseHTTPRequestHandler):
+    def do_GET(self):  # noqa: N802
+        if self.path == "/v1/models":
+            body = json.dumps({"data": [{"id": "voxtral-realtime"}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        else:
+            self.send_error(404)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_install_doctor_remote_engine():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Models)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        _, checks, _ = doctor("--server", f"ws://127.0.0.1:{server.server_port}")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert checks["server"]["verdict"] == "ok", checks["server"]
+    assert "serves voxtral-realtime" in checks["server"]["summary"]
+    for skipped in ("vllm", "gpu", "gpu_memory", "model"):
+        assert checks[skipped]["verdict"] == "skip", checks[skipped]
+    # a server that is not there
+    _, checks, report = doctor("--server", f"ws://127.0.0.1:{server.server_port}")
+    assert checks["server"]["verdict"] == "fail" and "cannot reach" in checks["server"]["summary"]
+    assert report["blocking"][:1] == ["server"]
+
+
+def test_install_doctor_model_folder(tmp_path):
+    model = write_tiny_model(tmp_path / "tiny")
+    _, checks, _ = doctor("--model", str(model))
+    assert checks["model"]["verdict"] == "fail" and "No weights" in checks["model"]["summary"]
+    _, checks, _ = doctor("--model", str(model), "--dummy-weights")
+    assert checks["model"]["verdict"] == "warn" and "random weights" in checks["model"]["summary"]
+    # a download that stopped half-way
+    header = json.dumps({"w": {"dtype": "BF16", "shape": [1000], "data_offsets": [0, 2000]}})
+    data = len(header).to_bytes(8, "little") + header.encode() + bytes(500)
+    (model / "consolidated.safetensors").write_bytes(data)
+    _, checks, _ = doctor("--model", str(model))
+    assert checks["model"]["verdict"] == "fail"
+    assert "incomplete" in checks["model"]["summary"] and "download" in checks["model"]["fix"]
+    _, checks, _ = doctor("--model", str(tmp_path))
+    assert checks["model"]["verdict"] == "fail" and checks["model"]["fix"] == GET_MODEL
+
+
+@pytest.mark.slow
+@pytest.mark.engine
+def test_install_doctor_selftest(tmp_path):
+    """--selftest: the tiny model through vLLM's CPU build, tokens come back."""
+    model = write_tiny_model(tmp_path / "tiny")
+    _, checks, _ = doctor("--selftest", "--model", str(model), "--dummy-weights", timeout=900,
+                          env={"OMP_NUM_THREADS": "1"})
+    st = checks["selftest"]
+    assert st["verdict"] == "ok", st
+    assert st["details"]["tokens"] > 0 and st["details"]["build"] == "cpu"
