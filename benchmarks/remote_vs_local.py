@@ -28,19 +28,20 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from support.vllm_server import VllmServer
-
-from voxcap.bench import speech_like
-from voxcap.engine.tiny_model import write_tiny_model
-
 MAX_MODEL_LEN = 4096
+
+
+def speech_like(seconds: float, seed: int = 0):
+    from voxcap.bench import speech_like as make
+
+    return make(seconds, seed)
 
 
 def fast(engine, streams: int, seconds: float) -> dict:
     ids = [engine.open_stream() for _ in range(streams)]
     audio = [speech_like(seconds, seed=i) for i in range(streams)]
     t0 = time.perf_counter()
-    for sid, a in zip(ids, audio):
+    for sid, a in zip(ids, audio, strict=True):
         for i in range(0, a.size, 8000):
             engine.push_audio(sid, a[i:i + 8000])
         engine.close_stream(sid)
@@ -90,8 +91,11 @@ def main() -> int:
     p.add_argument("--live-seconds", type=float, default=12.0)
     p.add_argument("--json", action="store_true")
     args = p.parse_args()
+    from support.vllm_server import VllmServer
+
     from voxcap.engine.remote import RemoteEngine
     from voxcap.engine.remote_settings import RemoteSettings
+    from voxcap.engine.tiny_model import write_tiny_model
 
     tmp = Path(tempfile.mkdtemp(prefix="voxcap-remote-bench-"))
     os.environ.setdefault("VOXCAP_CACHE_DIR", str(tmp / "cache"))

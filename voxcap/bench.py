@@ -150,7 +150,8 @@ def run(args) -> int:
 def _run_remote(args, counts: list[int]) -> int:
     from .cli_options import make_engine
 
-    engines = [(make_engine(args, max_streams=n, max_buffer_s=None), n) for n in counts]
+    engines = [(make_engine(args, max_streams=n, max_buffer_s=None, rollover=False), n)
+               for n in counts]
     results = []
     for engine, n in engines:  # all validated before the first run
         if not args.json:

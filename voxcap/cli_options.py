@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from .engine.remote_settings import (DEFAULT_MAX_BUFFER_S, RemoteSettings, api_key_from_env,
-                                     default_api_key_path, load_api_key)
+from .engine.remote_settings import (
+    DEFAULT_MAX_BUFFER_S,
+    RemoteSettings,
+    api_key_from_env,
+    default_api_key_path,
+    load_api_key,
+)
 from .engine.settings import DEFAULT_GRAPH_MODE, GRAPH_MODES, EngineSettings
 from .errors import ConfigError
 
@@ -96,15 +101,14 @@ def _api_key(args) -> str | None:
 
 
 def make_engine(args, on_event=None, max_streams: int = 1, graph_mode: str | None = None,
-                max_buffer_s=_KEEP, settings=None):
-    """The engine the options ask for (not started): a LocalEngine or a RemoteEngine.
-    ``settings``: already built by ``engine_settings`` (else built here)."""
+                max_buffer_s=_KEEP, settings=None, rollover: bool = True):
+    """The engine the options ask for (not started): in-process vLLM or a remote server
+    (``engine.factory``), wrapped in session rollover unless ``rollover`` is False (bench
+    measures the bare engine). ``settings``: already built by ``engine_settings``."""
+    from .engine.factory import bare_engine, build_engine
+
     settings = settings or engine_settings(args, max_streams, graph_mode, max_buffer_s)
     verbose = getattr(args, "verbose", False)
-    if isinstance(settings, RemoteSettings):
-        from .engine.remote import RemoteEngine
-
-        return RemoteEngine(settings, on_event=on_event, verbose=verbose)
-    from .engine.local import LocalEngine
-
-    return LocalEngine(settings, on_event=on_event, verbose=verbose)
+    if rollover:
+        return build_engine(settings, on_event=on_event, verbose=verbose)
+    return bare_engine(settings, on_event=on_event, verbose=verbose)

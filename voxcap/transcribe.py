@@ -12,11 +12,19 @@ from .captions.journal import Journal, engine_session_settings
 from .cli_options import add_engine_options, engine_settings, make_engine
 from .engine.base import CaptionEngine
 from .errors import EngineError
-from .events import (EngineFailed, EngineProgress, EngineReady, StreamFinished, StreamGap,
-                     StreamInterrupted, StreamResumed, TextDelta)
+from .events import (
+    EngineFailed,
+    EngineProgress,
+    EngineReady,
+    StreamFinished,
+    StreamGap,
+    StreamInterrupted,
+    StreamResumed,
+    TextDelta,
+)
+from .sessions_cli import add_export_options, export_kwargs
 
 STREAM_NOTICES = (StreamGap, StreamInterrupted, StreamResumed)  # remote engine: never silent
-from .sessions_cli import add_export_options, export_kwargs
 
 
 def start_engine(engine: CaptionEngine, say) -> CaptionEngine:
@@ -32,6 +40,7 @@ def start_engine(engine: CaptionEngine, say) -> CaptionEngine:
                 f"{event.resolved_graph_mode} (requested {event.requested_graph_mode})")
             for note in event.notes:
                 say(f"engine: note: {note}")
+            engine.wait_ready(timeout=5)  # returns at once; lets a rollover layer see the cap
             return engine
         elif isinstance(event, EngineFailed):
             engine.shutdown()

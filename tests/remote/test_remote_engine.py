@@ -112,7 +112,7 @@ def check_accounted(deltas, gaps, audio_s):
 def check_spans(deltas, audio_s):
     """Indices 0..n-1, spans in order, inside the audio, ending at its end."""
     assert [d.index for d in deltas] == list(range(len(deltas)))
-    for a, b in zip(deltas, deltas[1:]):
+    for a, b in zip(deltas, deltas[1:], strict=False):
         assert b.audio_start_s >= a.audio_start_s - 1e-9 and b.audio_end_s >= a.audio_end_s - 1e-9
     for d in deltas:
         assert 0 <= d.audio_start_s <= d.audio_end_s <= audio_s + 1e-9
@@ -287,12 +287,13 @@ def test_api_key_never_appears_in_logs_events_or_errors(server, caplog):
 # ------------------------------------------------------------------ backpressure ----
 @pytest.mark.slow
 def test_slow_server_keeps_memory_bounded_and_reports_the_gap(server):
-    """Audio fed in real time through a link that carries about a third of what it needs:
-    the client holds at most max_buffer_s, drops the oldest, reports it, and still ends with
-    every sample either captioned or reported lost."""
-    proxy = ThrottleProxy(server.port, rate=15_000).start()
+    """Audio fed in real time through a link far slower than it needs (3 KB/s; the audio is
+    ~43 KB/s as base64 JSON before permessage-deflate): the client holds at most
+    max_buffer_s, drops the oldest, reports it, and still ends with every sample either
+    captioned or reported lost."""
+    proxy = ThrottleProxy(server.port, rate=3_000).start()
     bound_s = 2.0
-    eng = make(server, url=proxy.url, max_buffer_s=bound_s).start()
+    eng = make(server, url=proxy.url, max_buffer_s=bound_s, max_inflight_s=1.0).start()
     peak = [0.0]
     try:
         eng.wait_ready(timeout=60)
@@ -317,6 +318,37 @@ def test_slow_server_keeps_memory_bounded_and_reports_the_gap(server):
     lost = sum(g.lost_seconds for g in gaps)
     assert lost == pytest.approx(eng.lost_seconds(sid)) and 2.0 < lost < 9.5
     assert gaps[-1].total_lost_s == pytest.approx(lost)
+    check_spans(deltas, 10.0)
+    check_accounted(deltas, gaps, 10.0)
+
+
+def test_rollover_layer_over_the_remote_engine(server):
+    """build_engine (what the GUI and CLI use) wraps the remote engine in session rollover:
+    one index sequence and token count across sessions, and the remote engine's gap notices
+    under the logical stream's id and in its time."""
+    from voxcap.engine.factory import build_engine
+    from voxcap.engine.rollover import RolloverPolicy
+
+    settings = RemoteSettings(server.url, server.served_name, api_key=API_KEY, max_buffer_s=1.5)
+    eng = build_engine(settings, rollover=RolloverPolicy(soft_s=2.0, hard_s=4.0)).start()
+    try:
+        eng.wait_ready(timeout=60)
+        sid = eng.open_stream()
+        audio = speech_like(10.0, seed=9)
+        t0 = time.perf_counter()
+        for k, i in enumerate(range(0, 4 * SR, 1280)):  # 4 s as a live source would
+            time.sleep(max(0.0, t0 + k * 0.08 - time.perf_counter()))
+            eng.push_audio(sid, audio[i:i + 1280])
+        eng.push_audio(sid, audio[4 * SR:])  # 6 s at once: more than the remote holds
+        eng.close_stream(sid)
+        events = collect(eng.events, [sid], timeout=120)[sid]
+    finally:
+        eng.shutdown()
+    deltas, (fin,) = of(events, TextDelta), of(events, StreamFinished)
+    gaps = of(events, StreamGap)
+    assert fin.reason == "flushed" and fin.tokens == len(deltas)
+    assert len(eng.sessions(sid)) >= 3
+    assert gaps and any(g.at_s >= 4.0 for g in gaps)
     check_spans(deltas, 10.0)
     check_accounted(deltas, gaps, 10.0)
 
@@ -373,7 +405,10 @@ def test_server_killed_mid_stream_and_restarted(server):
 
     feeder = threading.Thread(target=feed, daemon=True)
     events: list = []
-    drain = lambda: _drain(eng.events, events)
+
+    def drain():
+        return _drain(eng.events, events)
+
     try:
         feeder.start()
         _wait_for(lambda: len(of(drain(), TextDelta)) >= 30, 30)
@@ -397,11 +432,11 @@ def test_server_killed_mid_stream_and_restarted(server):
     assert fin.reason == "flushed" and shown_before >= 30
     audio_s = fed[0] / SR
     assert fin.audio_seconds == pytest.approx(audio_s)
-    assert resumed.replayed_s == pytest.approx(bound_s, abs=0.2)
+    # what it held: the bound, less up to the 2 s it drops at once past it (hysteresis)
+    assert bound_s - 2.1 <= resumed.replayed_s <= bound_s
     assert resumed.outage_s > 30 and resumed_after > 30
     # the outage was longer than the buffer: the excess is reported, as "disconnected" (a
     # fresh server catching up may also fall behind briefly: "server behind")
-    lost = sum(g.lost_seconds for g in gaps)
     outage_lost = sum(g.lost_seconds for g in gaps if g.reason == "disconnected")
     assert {g.reason for g in gaps} <= {"disconnected", "server behind"}
     assert outage_lost > resumed.outage_s - bound_s - 5

@@ -221,3 +221,50 @@ def test_importing_the_remote_engine_does_not_import_vllm():
             "assert 'vllm' not in sys.modules and 'torch' not in sys.modules, "
             "[m for m in sys.modules if m.startswith(('vllm', 'torch'))][:5]")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# ------------------------------------------------------------------ CLI options ----
+def parse(*argv):
+    from voxcap.cli import build_parser
+
+    parser, _ = build_parser()
+    return parser.parse_args(["transcribe", "a.wav", *argv])
+
+
+def test_engine_options_and_factory(tmp_path, monkeypatch):
+    from voxcap.cli_options import engine_settings, make_engine
+    from voxcap.engine.remote import RemoteEngine
+    from voxcap.engine.rollover import RollingEngine
+
+    monkeypatch.setenv("VOXCAP_CONFIG_DIR", str(tmp_path / "config"))
+    s = engine_settings(parse("--engine", "remote", "--server", "http://gpu:8000"))
+    assert s.server_url == "ws://gpu:8000" and s.model == "" and s.api_key is None
+    s = engine_settings(parse("--engine", "remote", "--server", "ws://h:1", "--model", "vox"))
+    assert s.model == "vox"  # --model names the served model with --engine remote
+    eng = make_engine(parse("--engine", "remote", "--server", "ws://h:1"))
+    assert isinstance(eng, RollingEngine) and isinstance(eng.inner, RemoteEngine)
+    bare = make_engine(parse("--engine", "remote", "--server", "ws://h:1"), rollover=False)
+    assert isinstance(bare, RemoteEngine)
+    for argv in (("--engine", "remote"),  # no --server
+                 (),  # local engine without --model
+                 ("--engine", "remote", "--server", "ws://h:1", "--model", "a",
+                  "--server-model", "b")):
+        with pytest.raises(ConfigError) as e:
+            engine_settings(parse(*argv))
+        assert e.value.fix
+
+
+def test_api_key_options(tmp_path, monkeypatch):
+    from voxcap.cli_options import engine_settings
+
+    monkeypatch.setenv("VOXCAP_CONFIG_DIR", str(tmp_path / "config"))
+    remote = ("--engine", "remote", "--server", "ws://h:1")
+    monkeypatch.setenv("MY_KEY", "k-env")
+    assert engine_settings(parse(*remote, "--api-key-env", "MY_KEY")).api_key == "k-env"
+    key_file = save_api_key(tmp_path / "key", "k-file")
+    assert engine_settings(parse(*remote, "--api-key-file", str(key_file))).api_key == "k-file"
+    save_api_key(tmp_path / "config" / "remote-api-key", "k-default")  # what the GUI stores
+    assert engine_settings(parse(*remote)).api_key == "k-default"
+    os.chmod(key_file, 0o640)
+    with pytest.raises(ConfigError):
+        engine_settings(parse(*remote, "--api-key-file", str(key_file)))

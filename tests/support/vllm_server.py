@@ -65,7 +65,8 @@ class VllmServer:
             "--host", "127.0.0.1", "--port", str(self.port),
             "--load-format", "dummy", "--tokenizer-mode", "mistral", "--config-format", "mistral",
             "--dtype", "float32", "--max-model-len", str(self.max_model_len),
-            "--kv-cache-memory-bytes", str(self.kv_cache_mib * 2**20), "--max-num-seqs", "4", "--enforce-eager", "--limit-mm-per-prompt", '{"audio": 1}',
+            "--kv-cache-memory-bytes", str(self.kv_cache_mib * 2**20), "--max-num-seqs", "4",
+            "--enforce-eager", "--limit-mm-per-prompt", '{"audio": 1}',
             "--disable-log-stats", "--disable-uvicorn-access-log",
         ]
 

@@ -218,6 +218,7 @@ class RemoteEngine:
         self._ids = itertools.count(1)
         self._t0 = 0.0
         self._first_step = first_step_samples(settings.transcription_delay_ms)
+        self._url = display_url(settings.server_url)
 
     # ---------------------------------------------------------------- life cycle ----
     def start(self) -> RemoteEngine:
@@ -408,10 +409,10 @@ class RemoteEngine:
         except urllib.error.URLError as e:
             reason = e.reason if isinstance(e.reason, BaseException) else OSError(str(e.reason))
             err = explain_connect_error(reason, self._url, timeout)
-            raise _Fatal(err.message, err.fix)
+            raise _Fatal(err.message, err.fix) from None
         except (OSError, TimeoutError) as e:
             err = explain_connect_error(e, self._url, timeout)
-            raise _Fatal(err.message, err.fix)
+            raise _Fatal(err.message, err.fix) from None
         if status in (401, 403):
             raise _Fatal(f"The server at {self._url} refused the API key (HTTP {status})"
                          if s.api_key else
@@ -446,7 +447,7 @@ class RemoteEngine:
         try:
             ws = await self._connect()
         except _Retry as exc:
-            raise _Fatal(exc.message, exc.fix)
+            raise _Fatal(exc.message, exc.fix) from None
         try:
             await self._handshake(ws)
             await ws.send(json.dumps({"type": "voxcap.probe"}))
@@ -467,7 +468,7 @@ class RemoteEngine:
             raise
         except Exception as exc:  # noqa: BLE001
             err = explain_connect_error(exc, self._url, self.settings.connect_timeout_s)
-            raise _Fatal(err.message, err.fix)
+            raise _Fatal(err.message, err.fix) from None
         finally:
             await self._close_ws(ws)
 
@@ -580,7 +581,7 @@ class RemoteEngine:
                             and time.monotonic() - outage_since > s.reconnect_give_up_s):
                         raise _Fatal(f"Lost the vLLM server at {self._url} for "
                                      f"{time.monotonic() - outage_since:.0f} s. {exc.message}",
-                                     exc.fix or _SERVER_FIX)
+                                     exc.fix or _SERVER_FIX) from None
                     await asyncio.sleep(_backoff(attempt))
                     attempt += 1
                     continue

@@ -49,7 +49,8 @@ class _Block:
 
 def to_pcm16(samples: np.ndarray) -> np.ndarray:
     """float32 [-1, 1] -> little-endian int16 (clipped, rounded)."""
-    x = np.clip(np.asarray(samples, dtype=np.float32).reshape(-1), -1.0, 1.0)
+    x = np.asarray(samples, dtype=np.float32).reshape(-1)
+    x = np.clip(np.nan_to_num(x, nan=0.0, posinf=1.0, neginf=-1.0), -1.0, 1.0)
     return np.rint(x * 32767.0).astype("<i2")
 
 

@@ -96,7 +96,8 @@ def normalize_url(url: str) -> str:
         parts = urlsplit(raw)
         parts.port  # noqa: B018 - raises ValueError on a bad port
     except ValueError:
-        raise ConfigError(f"The server address {display_url(raw)!r} is not a valid URL.", fix)
+        raise ConfigError(f"The server address {display_url(raw)!r} is not a valid URL.",
+                          fix) from None
     scheme = {"http": "ws", "https": "wss"}.get(parts.scheme.lower(), parts.scheme.lower())
     if scheme not in ("ws", "wss") or not parts.hostname:
         raise ConfigError(f"The server address {display_url(raw)!r} is not a ws:// or wss:// URL.",
@@ -150,7 +151,7 @@ def load_api_key(path: str | Path) -> str:
         st = p.stat()
     except OSError as exc:
         raise ConfigError(f"Cannot read the API key file {p}: {exc.strerror}.",
-                          "check the path, or use --api-key-env VAR")
+                          "check the path, or use --api-key-env VAR") from None
     if os.name == "posix" and st.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
         raise ConfigError(f"The API key file {p} can be read by other users.",
                           f"chmod 600 {p}")

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..errors import EngineError
-from ..events import Event, SessionRolled, StreamFinished, TextDelta
+from ..events import Event, SessionRolled, StreamFinished, StreamGap, TextDelta
 from .stats import SAMPLE_RATE
 
 FRAME = 1280  # one token of audio: pauses are looked for at this granularity
@@ -258,13 +258,25 @@ class RollingEngine:
                 if st is None:
                     return
                 offset = st.session_start / SAMPLE_RATE
-                st.tokens += len(event.token_ids)
+                st.tokens += len(event.token_ids) or 1  # a remote delta carries no ids
                 mapped = TextDelta(st.stream_id, event.text, event.token_ids,
                                    st.token_base + event.index, event.audio_start_s + offset,
                                    event.audio_end_s + offset, event.produced_at)
             self._sink(mapped)
         elif isinstance(event, StreamFinished):
             self._on_session_finished(event)
+        elif isinstance(getattr(event, "stream_id", None), str):
+            # a session's notices (remote: StreamGap, StreamInterrupted, StreamResumed) under
+            # the logical stream's id, gap positions in the logical stream's time
+            with self._lock:
+                st = self._by_inner.get(event.stream_id)
+                if st is None:
+                    return
+                changes = {"stream_id": st.stream_id}
+                if isinstance(event, StreamGap):
+                    changes["at_s"] = event.at_s + st.session_start / SAMPLE_RATE
+                mapped = replace(event, **changes)
+            self._sink(mapped)
         else:
             self._sink(event)
 
