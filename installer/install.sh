@@ -168,6 +168,14 @@ case "$MODE" in
   auto)
     if [ -n "$GPU_NAME" ]; then MODE=gpu; else MODE=remote; fi ;;
 esac
+# vllm==0.32.0 brings PyTorch 2.13 built for CUDA 13.0: the driver must support it (580+).
+DRIVER_NOTE=""
+if [ "$MODE" = gpu ] && [ -n "$GPU_NAME" ]; then
+  driver_cuda=$(nvidia-smi 2>/dev/null | sed -n 's/.*CUDA Version: *\([0-9][0-9.]*\).*/\1/p' | head -n1)
+  if [ -n "$driver_cuda" ] && [ "${driver_cuda%%.*}" -lt 13 ] 2>/dev/null; then
+    DRIVER_NOTE="Your NVIDIA driver supports CUDA $driver_cuda; voxcap's GPU build needs CUDA 13.0, i.e. NVIDIA driver 580 or newer. Update the driver (Ubuntu: sudo ubuntu-drivers install), restart, then run: voxcap doctor"
+  fi
+fi
 case "$MODE" in
   gpu) EXTRAS="gpu,audio,gui"
        if [ -n "$GPU_NAME" ]; then
@@ -257,6 +265,7 @@ say "  engine:  $ENGINE_NOTE"
 [ -n "$OLD_VERSION" ] && say "  upgrade: replaces the installed voxcap $OLD_VERSION once the new one works"
 say ""
 system_packages_note() {
+  if [ -n "$DRIVER_NOTE" ]; then note ""; note "$DRIVER_NOTE"; fi
   ((${#MISSING_PKGS[@]})) || return 0
   local what
   what=$(IFS=';'; printf '%s' "${MISSING_WHAT[*]}"); what=${what//;/, }

@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from . import __version__
+from .engine.platform import PIN as VLLM_PIN
 
 OK, WARN, FAIL, SKIP = "ok", "warn", "fail", "skip"
 GIB = 2**30
@@ -36,6 +37,10 @@ MIN_PYTHON = (3, 11)
 MAX_PYTHON = (3, 14)  # vLLM 0.32.0: Requires-Python <3.15
 MIN_COMPUTE = (7, 0)  # vLLM's CUDA kernels
 BF16_COMPUTE = (8, 0)  # bfloat16, the model's dtype: Ampere and newer
+# vllm==0.32.0 from PyPI brings torch 2.13.0, whose PyPI wheels are built for CUDA 13.0
+# (nvidia-*-cu13): the driver must support CUDA 13.0, i.e. NVIDIA 580 or newer.
+GPU_BUILD_CUDA = (13, 0)
+GPU_BUILD_DRIVER = 580
 ACTIVATIONS_BYTES = 1 * GIB  # activations, CUDA graphs, allocator slack (README "GPU memory")
 # Voxtral-Mini-4B-Realtime, for the estimate when no model directory can be read: its weights
 # file in bfloat16, and the KV budget voxcap sizes for 2 sessions of 8,192 tokens (README).
@@ -272,33 +277,49 @@ def check_gpu(ctx: Context, args) -> Check:
     if ctx.engine == "remote":
         return Check("gpu", "NVIDIA GPU", SKIP, f"not needed (remote engine); found {summary}",
                      "", details)
+    # findings, worst verdict first in the end: (verdict, what, fix)
+    found: list[tuple[str, str, str]] = []
     cc = gpu.compute_capability
     if cc is not None and cc < MIN_COMPUTE:
-        return Check("gpu", "NVIDIA GPU", FAIL, f"{summary}: too old for vLLM (needs compute "
-                     f"capability {MIN_COMPUTE[0]}.{MIN_COMPUTE[1]} or newer)",
-                     "use a newer NVIDIA GPU, or a vLLM server (--engine remote)", details)
+        found.append((FAIL, f"too old for vLLM (needs compute capability {MIN_COMPUTE[0]}."
+                      f"{MIN_COMPUTE[1]} or newer)",
+                      "use a newer NVIDIA GPU, or a vLLM server (--engine remote)"))
+    elif cc is not None and cc < BF16_COMPUTE:
+        found.append((WARN, "no bfloat16 on this GPU, so vLLM runs the model in float16 (slower, "
+                      "not tested with voxcap)",
+                      "an RTX 30-series / A-series or newer GPU runs it as intended"))
     torch_info = None
     if ctx.build == "cuda" or importlib.util.find_spec("torch") is not None:
         torch_info = _torch_cuda()  # what vLLM will see (only a finding without vLLM)
         details["torch"] = torch_info
-    if ctx.build == "cuda" and torch_info is not None:
-        if not torch_info.get("available"):
-            why = torch_info.get("error") or "torch.cuda.is_available() is False"
-            cuda_needed = _cuda_tuple(torch_info.get("cuda"))
-            cuda_driver = _cuda_tuple(driver[1] if driver else None)
-            fix = "update the NVIDIA driver (it must support the CUDA version PyTorch was built for)"
-            if torch_info.get("installed") and torch_info.get("cuda") is None:
-                why, fix = "the installed PyTorch is a CPU-only build", REINSTALL
-            elif cuda_needed and cuda_driver and cuda_driver < cuda_needed:
-                why = (f"PyTorch is built for CUDA {torch_info['cuda']} but the driver supports "
-                       f"CUDA {driver[1]} at most")
-            return Check("gpu", "NVIDIA GPU", FAIL, f"{summary}; PyTorch cannot use it: {why}",
-                         fix, details)
-    if cc is not None and cc < BF16_COMPUTE:
-        return Check("gpu", "NVIDIA GPU", WARN, f"{summary}: no bfloat16 on this GPU, so vLLM "
-                     "runs the model in float16 (slower, not tested with voxcap)",
-                     "an RTX 30-series / A-series or newer GPU runs it as intended", details)
-    return Check("gpu", "NVIDIA GPU", OK, summary, "", details)
+    # the CUDA version the driver must support: the installed PyTorch's, or the GPU build's
+    needs = _cuda_tuple(torch_info.get("cuda")) if ctx.build == "cuda" and torch_info else None
+    needs = needs or GPU_BUILD_CUDA
+    has = _cuda_tuple(driver[1] if driver else None)
+    details["cuda_needed"] = ".".join(map(str, needs))
+    if ctx.build == "cpu":
+        found.append((WARN, "vLLM's CPU build is installed although this machine has an NVIDIA "
+                      "GPU: captions run far slower than they could",
+                      "reinstall with the GPU build: installer/install.sh --gpu"))
+    elif has is not None and has < needs:
+        found.append((FAIL, f"the driver supports CUDA {driver[1]} but voxcap's GPU build "
+                      f"(vLLM {VLLM_PIN}, PyTorch for CUDA {details['cuda_needed']}) needs CUDA "
+                      f"{details['cuda_needed']}",
+                      f"update the NVIDIA driver to version {GPU_BUILD_DRIVER} or newer (Ubuntu: "
+                      "`sudo ubuntu-drivers install`, then restart), or use a vLLM server"))
+    elif ctx.build == "cuda" and torch_info is not None and not torch_info.get("available"):
+        why = torch_info.get("error") or "torch.cuda.is_available() is False"
+        fix = "reinstall voxcap (installer/install.sh); if that does not help, update the driver"
+        if torch_info.get("installed") and torch_info.get("cuda") is None:
+            why, fix = "the installed PyTorch is a CPU-only build", REINSTALL
+        found.append((FAIL, f"PyTorch cannot use it: {why}", fix))
+    if not found:
+        return Check("gpu", "NVIDIA GPU", OK, summary, "", details)
+    rank = {FAIL: 0, WARN: 1}
+    found.sort(key=lambda f: rank[f[0]])
+    return Check("gpu", "NVIDIA GPU", found[0][0],
+                 summary + "; " + "; ".join(f[1] for f in found),
+                 "; ".join(f[2] for f in found), details)
 
 
 def _param_bytes(p: dict, dtype_bytes: int) -> int:

@@ -59,11 +59,13 @@ def test_install_doctor_reads_the_gpu(fake_nvml, backend):
     """Both ways of reaching NVML report the same figures, as nvidia-smi would show them."""
     _, checks, _ = doctor(env=dict(gpu_env(fake_nvml), VOXCAP_NVML=backend))
     gpu = checks["gpu"]
-    assert gpu["verdict"] == "ok", gpu
-    assert gpu["summary"] == ("NVIDIA H200, 140.4 GiB (0.5 GiB used), compute capability 9.0, "
-                              "load 7 %, driver 570.86.15 (CUDA 12.8)")
+    assert gpu["summary"].startswith(
+        "NVIDIA H200, 140.4 GiB (0.5 GiB used), compute capability 9.0, load 7 %, driver "
+        "580.95.05 (CUDA 13.0); vLLM's CPU build is installed although this machine has an "
+        "NVIDIA GPU"), gpu
+    assert gpu["verdict"] == "warn" and "install.sh --gpu" in gpu["fix"]
     d = gpu["details"]
-    assert d["nvml"] == backend and d["driver_version"] == "570.86.15"
+    assert d["nvml"] == backend and d["driver_version"] == "580.95.05"
     assert d["gpus"] == [{
         "index": 0, "name": "NVIDIA H200", "memory_used_bytes": 517111808,
         "memory_total_bytes": 150754820096, "load_pct": 7, "memory_free_bytes": 149640019968,
@@ -94,14 +96,21 @@ def test_install_doctor_gpu_memory(fake_nvml, total, free, verdict, words):
         assert mem["fix"] and "gpu_memory" in report["blocking"] and code == 1
 
 
-@pytest.mark.parametrize(("cc", "verdict", "words"), [
-    ("6.1", "fail", "too old for vLLM (needs compute capability 7.0 or newer)"),
-    ("7.5", "warn", "no bfloat16 on this GPU"),
-    ("8.6", "ok", "compute capability 8.6"),
+@pytest.mark.parametrize(("cc", "cuda", "verdict", "words"), [
+    ("6.1", 13000, "fail", "too old for vLLM (needs compute capability 7.0 or newer)"),
+    ("7.5", 13000, "warn", "no bfloat16 on this GPU"),
+    ("8.6", 13000, "ok", "compute capability 8.6"),
+    ("9.0", 12080, "fail", "the driver supports CUDA 12.8 but voxcap's GPU build (vLLM 0.32.0, "
+                           "PyTorch for CUDA 13.0) needs CUDA 13.0"),
 ])
-def test_install_doctor_compute_capability(fake_nvml, cc, verdict, words):
-    _, checks, _ = doctor(env=gpu_env(fake_nvml, cc=cc, name="NVIDIA Test"))
-    assert checks["gpu"]["verdict"] == verdict and words in checks["gpu"]["summary"]
+def test_install_doctor_gpu_verdicts(fake_nvml, cc, cuda, verdict, words):
+    """Without vLLM installed (a bare interpreter), as before an install: the GPU's generation
+    and the driver's CUDA version against what the GPU build needs."""
+    _, checks, _ = doctor(bare=True, env=gpu_env(fake_nvml, cc=cc, cuda=cuda, name="NVIDIA T"))
+    gpu = checks["gpu"]
+    assert gpu["verdict"] == verdict and words in gpu["summary"], gpu
+    if cuda < 13000:
+        assert "driver to version 580 or newer" in gpu["fix"]
 
 
 def test_install_doctor_with_nothing_installed(fake_nvml):

@@ -97,12 +97,24 @@ def fake_tool(directory: Path, name: str, script: str) -> Path:
     return directory
 
 
+NVIDIA_SMI = """case "$1" in
+  --query-gpu=name) echo "NVIDIA H200" ;;
+  *) echo "| NVIDIA-SMI 580.95.05   Driver Version: 580.95.05   CUDA Version: {cuda}     |" ;;
+esac"""
+
+
 def test_install_dry_run_with_nvidia_gpu(tmp_path):
-    tools = fake_tool(tmp_path / "bin", "nvidia-smi", 'echo "NVIDIA H200"')
+    tools = fake_tool(tmp_path / "bin", "nvidia-smi", NVIDIA_SMI.format(cuda="13.0"))
     r = dry_run(tmp_path, path_dirs=(tools,))
     assert r.returncode == 0, r.stderr
     assert "engine:  GPU build: vLLM with CUDA, for your NVIDIA H200" in r.stdout
     assert "would install voxcap[gpu,audio,gui] @ file://" in r.stdout
+    assert "driver" not in r.stdout
+    # a driver too old for PyTorch's CUDA 13.0 build: said, with what to do
+    tools = fake_tool(tmp_path / "bin", "nvidia-smi", NVIDIA_SMI.format(cuda="12.8"))
+    r = dry_run(tmp_path, path_dirs=(tools,))
+    assert "Your NVIDIA driver supports CUDA 12.8; voxcap's GPU build needs CUDA 13.0, i.e. " \
+        "NVIDIA driver 580 or newer" in r.stdout
 
 
 def test_install_dry_run_without_gpu(tmp_path):

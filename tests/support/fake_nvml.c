@@ -2,8 +2,8 @@
  * It implements the NVML calls voxcap (directly through ctypes, or through nvidia-ml-py) makes,
  * with the real structure layouts and version checks, and answers from environment variables:
  *   FAKE_NVML_COUNT (1), FAKE_NVML_NAME ("NVIDIA H200"), FAKE_NVML_TOTAL/_FREE/_RESERVED (bytes),
- *   FAKE_NVML_LOAD (%), FAKE_NVML_CC ("9.0"), FAKE_NVML_DRIVER ("570.86.15"),
- *   FAKE_NVML_CUDA (12080), FAKE_NVML_NO_V2 (set: the driver lacks the _v2 memory call). */
+ *   FAKE_NVML_LOAD (%), FAKE_NVML_CC ("9.0"), FAKE_NVML_DRIVER ("580.95.05"),
+ *   FAKE_NVML_CUDA (13000), FAKE_NVML_NO_V2 (set: the driver lacks the _v2 memory call). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,7 +65,7 @@ nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t h, int *major, int 
     return 0;
 }
 nvmlReturn_t nvmlSystemGetDriverVersion(char *buf, unsigned int len) {
-    const char *v = getenv("FAKE_NVML_DRIVER"); snprintf(buf, len, "%s", v ? v : "570.86.15"); return 0;
+    const char *v = getenv("FAKE_NVML_DRIVER"); snprintf(buf, len, "%s", v ? v : "580.95.05"); return 0;
 }
-nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *v) { *v = env_int("FAKE_NVML_CUDA", 12080); return 0; }
+nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *v) { *v = env_int("FAKE_NVML_CUDA", 13000); return 0; }
 nvmlReturn_t nvmlSystemGetCudaDriverVersion(int *v) { return nvmlSystemGetCudaDriverVersion_v2(v); }
