@@ -141,6 +141,8 @@ def test_resolved_graph_mode_is_vllms_not_the_request(engine):
     assert info.capture_sizes == ()
     assert any("NONE" in n and "FULL_DECODE_ONLY" in n for n in info.notes)
     assert info.kv_cache_sessions is not None and info.kv_cache_sessions >= info.max_streams
+    # the multimodal cache only fills with never-reused audio chunks: it must reach vLLM as off
+    assert engine._engine.vllm_config.model_config.multimodal_config.mm_processor_cache_gb == 0
 
 
 def test_stats_are_measured(engine, engine_events):

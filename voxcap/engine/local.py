@@ -258,7 +258,12 @@ class LocalEngine:
             limit_mm_per_prompt={"audio": 1}, compilation_config=compilation,
             kv_cache_memory_bytes=kv_bytes, gpu_memory_utilization=s.gpu_memory_utilization,
             dtype=dtype, enforce_eager=s.enforce_eager, disable_log_stats=False,
-            cudagraph_metrics=True, **s.extra_engine_args,
+            cudagraph_metrics=True,
+            # Every streaming chunk's audio features are unique, so vLLM's multimodal cache (4 GiB
+            # by default) only fills: measured +8 MB/min of engine-core memory when fed in real
+            # time, flat with the cache off.
+            mm_processor_cache_gb=0,
+            **s.extra_engine_args,
         )
         self._progress("starting engine process")
         # No local holds the engine: vLLM keeps a traceback of this frame from an exception it
