@@ -198,6 +198,14 @@ class FakeCapture:
             self.on_block(AudioBlock(self.label, samples, now - seconds + i * 0.02))
             self.delivered += 320
 
+    def feed_samples(self, samples, block: int = 320) -> None:
+        """Given 16 kHz audio, as 20 ms blocks stamped as if just captured in real time."""
+        now = time.time() - samples.size / 16000
+        for i in range(0, samples.size, block):
+            self.on_block(AudioBlock(self.label, samples[i:i + block].astype(np.float32),
+                                     now + i / 16000))
+            self.delivered += min(block, samples.size - i)
+
     def stop(self):
         if not self.stopped:
             self.stopped = True

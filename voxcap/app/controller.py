@@ -212,8 +212,9 @@ class SessionController:
         def sink(event) -> None:  # on the engine's thread: quick
             if isinstance(event, _LIFECYCLE) and gen != self._generation:
                 return  # a replaced engine stopping: not news
-            if isinstance(event, (TextDelta, StreamFinished)):
-                self._journal_q.put(event)
+            journal = self._journal  # the one open now: it is closed only after these
+            if journal is not None and isinstance(event, (TextDelta, StreamFinished)):
+                self._journal_q.put((journal, event))
             if isinstance(event, StreamGap):
                 with self._lock:
                     self._drops[("gap", event.stream_id)] = event.total_lost_s
@@ -482,8 +483,9 @@ class SessionController:
             try:
                 if callable(item):
                     item()
-                elif (j := self._journal) is not None:
-                    j.on_event(item)
+                else:
+                    journal, event = item
+                    journal.on_event(event)
             except Exception as exc:  # noqa: BLE001 - the journal reports its own I/O problems
                 self._emit(AppProblem(f"Journal error: {exc!r}", "", "journal"))
 

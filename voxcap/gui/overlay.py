@@ -298,8 +298,9 @@ class CaptionOverlay(QWidget):
         self._click_through = on
         self.settings.click_through = on
         visible, geom = self.isVisible(), self.geometry()
-        self.setWindowFlag(Qt.WindowType.WindowTransparentForInput, on)
+        # the attribute first: while it is set, Qt keeps the window flag on
         self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents, on)
+        self.setWindowFlag(Qt.WindowType.WindowTransparentForInput, on)
         if visible:
             self.setGeometry(geom)
             self.show()

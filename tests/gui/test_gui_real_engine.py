@@ -1,0 +1,60 @@
+"""The real tiny vLLM engine (CPU build, dummy weights) behind the real GUI: captions appear in
+the overlay and the history, the meter shows measured figures, and switching the graph mode
+restarts the engine while the captions shown stay and captioning resumes."""
+
+from __future__ import annotations
+
+import pytest
+
+from voxcap.app.controller import default_engine_factory
+from voxcap.app.settings import AppSettings
+from voxcap.bench import speech_like
+
+pytestmark = [pytest.mark.engine, pytest.mark.slow, pytest.mark.timeout(1800)]
+START_MS = 600_000  # engine start; minutes on a loaded 2-core machine
+
+
+def test_real_engine_behind_the_gui(qtbot, make_app, fake_audio, tiny_model_dir):
+    settings = AppSettings(model_dir=str(tiny_model_dir), dummy_weights=True, enforce_eager=True,
+                           max_model_len=2048, graph_mode="FULL_DECODE_ONLY")
+    app = make_app(settings, engine_factory=default_engine_factory())
+    qtbot.waitUntil(lambda: app.window.engine_status.state == "ready", timeout=START_MS)
+    status = app.window.engine_status.label.text()
+    assert "graph mode NONE" in status and "requested FULL_DECODE_ONLY" in status  # CPU: resolved
+
+    app.toggle_captioning()
+    qtbot.waitUntil(lambda: app.state == "on", timeout=30_000)
+    fake_audio.captures["Them"].feed_samples(speech_like(4.0, seed=3))
+    qtbot.waitUntil(lambda: len(app.window.history.toPlainText().split()) > 3, timeout=120_000)
+    qtbot.waitUntil(lambda: any(app.overlay.visible_text()), timeout=30_000)
+    qtbot.waitUntil(lambda: len(app.caption_lag) > 0, timeout=30_000)
+    app.tick()
+    r = app.sampler.history[-1]
+    assert r.tokens_per_s > 0 and r.step_p50_ms > 0 and r.step_p95_ms >= r.step_p50_ms
+    assert r.resolved_mode == "NONE" and r.lag_p50_s > 0
+    meter = app.window.meter.values
+    assert meter["graph"].text() == "NONE (requested FULL_DECODE_ONLY)"
+    assert meter["step"].text().endswith(" ms") and "n/a" not in meter["step"].text()
+    assert meter["gpu_mem"].text().startswith("n/a")
+    before = app.window.history.toPlainText()
+
+    new = app.settings.copy()
+    new.graph_mode = "PIECEWISE"
+    app.apply_settings(new)
+    qtbot.waitUntil(lambda: app.state == "restarting", timeout=30_000)
+    assert "restarting" in app.window.engine_status.label.text()
+    qtbot.waitUntil(lambda: app.window.engine_status.state == "loading", timeout=60_000)
+    fake_audio.captures["Them"].feed_samples(speech_like(3.0, seed=4))  # held meanwhile
+    qtbot.waitUntil(lambda: app.window.engine_status.state == "ready", timeout=START_MS)
+    assert "requested PIECEWISE" in app.window.engine_status.label.text()
+    qtbot.waitUntil(lambda: app.state == "on", timeout=30_000)
+    qtbot.waitUntil(lambda: len(app.window.history.toPlainText()) > len(before) + 5,
+                    timeout=120_000)
+    assert app.window.history.toPlainText().startswith(before)  # captions shown stay
+    assert app.controller.held_audio_s() == 0
+
+    app.toggle_captioning()
+    qtbot.waitUntil(lambda: app.state == "off", timeout=60_000)
+    session = app.current_session()
+    assert len(session.labels) == 2 and set(session.labels.values()) == {"Them"}
+    assert session.info.settings["graph_mode"] == "PIECEWISE"

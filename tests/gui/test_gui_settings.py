@@ -1,0 +1,91 @@
+"""Settings: file round trip, damaged files, the settings panel."""
+
+from __future__ import annotations
+
+import json
+
+from voxcap.app.settings import AppSettings, load_settings, save_settings, settings_path
+
+
+def test_round_trip(tmp_path):
+    s = AppSettings(model_dir="/models/voxtral", graph_mode="PIECEWISE", delay_ms=960,
+                    kv_cache_gib=2.5, source="Virtual Microphone", mask_profanity=True)
+    s.overlay.lines = 4
+    s.overlay.geometry = [10, 20, 900, 150]
+    s.overlay.screen = "HDMI-1"
+    s.overlay.background_opacity = 0.3
+    path = save_settings(s, tmp_path / "settings.json")
+    loaded, problem = load_settings(path)
+    assert problem is None
+    assert loaded == s
+    assert json.loads(path.read_text())["overlay"]["lines"] == 4
+
+
+def test_default_location_is_the_config_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("VOXCAP_CONFIG_DIR", str(tmp_path / "cfg"))
+    assert load_settings() == (AppSettings(), None)  # nothing saved yet: defaults, no message
+    save_settings(AppSettings(model_dir="/m"))
+    assert settings_path() == tmp_path / "cfg" / "settings.json"
+    assert load_settings()[0].model_dir == "/m"
+
+
+def test_corrupt_file_is_backed_up_and_defaults_used(tmp_path):
+    path = tmp_path / "settings.json"
+    path.write_bytes(b'{"model_dir": "/m", "overlay": {"lines": 3')  # cut off
+    settings, problem = load_settings(path)
+    assert settings == AppSettings()
+    assert "damaged" in problem and "corrupt-" in problem
+    backups = list(tmp_path.glob("settings.json.corrupt-*"))
+    assert len(backups) == 1 and backups[0].read_bytes().startswith(b'{"model_dir"')
+    assert not path.exists()
+    path.write_text("[1, 2]")  # JSON, but not settings
+    settings, problem = load_settings(path)
+    assert settings == AppSettings() and "not a JSON object" in problem
+
+
+def test_bad_values_fall_back_one_by_one(tmp_path):
+    path = tmp_path / "settings.json"
+    path.write_text(json.dumps({"model_dir": "/m", "graph_mode": "FULL", "delay_ms": 500,
+                                "overlay": {"lines": 9, "font_size": 40, "text_color": "red"},
+                                "future_setting": 1}))
+    settings, problem = load_settings(path)
+    assert settings.model_dir == "/m" and settings.overlay.font_size == 40  # kept
+    assert settings.graph_mode == "FULL_DECODE_ONLY" and settings.delay_ms == 480
+    assert settings.overlay.lines == 2 and settings.overlay.text_color == "#ffffff"
+    for name in ("graph_mode", "delay_ms", "overlay.lines", "overlay.text_color"):
+        assert name in problem
+    assert "future_setting" not in problem  # unknown keys are ignored quietly
+
+
+def test_settings_problem_is_shown(qtbot, make_app):
+    app = make_app(problem="The settings file was damaged; the defaults are used.")
+    assert "damaged" in app.window.notice.text()
+
+
+def test_settings_panel_round_trip(qtbot, make_app, tmp_path, monkeypatch, tiny_model_dir):
+    monkeypatch.setenv("VOXCAP_CONFIG_DIR", str(tmp_path / "cfg"))
+    app = make_app(AppSettings(model_dir="/tmp/fake-model"))
+    qtbot.waitUntil(lambda: app.window.engine_status.state == "ready", timeout=10000)
+    app.window.act_settings.trigger()
+    dlg = app.settings_dialog
+    assert dlg is not None and dlg.isVisible()
+    qtbot.waitUntil(lambda: dlg.model_ok is False, timeout=5000)  # checked off the GUI thread
+    assert "does not exist" in dlg.model_check.text() and "Fix:" in dlg.model_check.text()
+    dlg.model_dir.setText(str(tiny_model_dir))
+    dlg.dummy.setChecked(True)
+    qtbot.waitUntil(lambda: dlg.model_ok is True, timeout=5000)
+    dlg.graph_mode.setCurrentIndex(dlg.graph_mode.findData("FULL_AND_PIECEWISE"))
+    dlg.lines.setValue(3)
+    dlg.font_size.setValue(36)
+    dlg.opacity.setValue(40)
+    dlg.mask.setChecked(True)
+    dlg.buttons.accepted.emit()
+    assert app.settings.graph_mode == "FULL_AND_PIECEWISE"
+    assert app.overlay.settings.lines == 3 and app.overlay.height() == app.overlay.fitted_height(3)
+    saved, problem = load_settings()
+    assert problem is None
+    assert (saved.graph_mode, saved.overlay.lines, saved.overlay.font_size, saved.mask_profanity,
+            saved.model_dir) == ("FULL_AND_PIECEWISE", 3, 36, True, str(tiny_model_dir))
+    assert saved.overlay.background_opacity == 0.4
+    qtbot.waitUntil(lambda: "FULL_AND_PIECEWISE" in app.window.engine_status.label.text()
+                    and app.window.engine_status.state == "ready", timeout=10000)
