@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from . import __version__
+from .engine.memory import ACTIVATIONS_BYTES, kv_budget_bytes, weights_bytes
 from .engine.platform import PIN as VLLM_PIN
 
 OK, WARN, FAIL, SKIP = "ok", "warn", "fail", "skip"
@@ -41,7 +42,6 @@ BF16_COMPUTE = (8, 0)  # bfloat16, the model's dtype: Ampere and newer
 # (nvidia-*-cu13): the driver must support CUDA 13.0, i.e. NVIDIA 580 or newer.
 GPU_BUILD_CUDA = (13, 0)
 GPU_BUILD_DRIVER = 580
-ACTIVATIONS_BYTES = 1 * GIB  # activations, CUDA graphs, allocator slack (README "GPU memory")
 # Voxtral-Mini-4B-Realtime, for the estimate when no model directory can be read: its weights
 # file in bfloat16, and the KV budget voxcap sizes for 2 sessions of 8,192 tokens (README).
 REAL_WEIGHTS_BYTES = 8.9e9
@@ -322,16 +322,6 @@ def check_gpu(ctx: Context, args) -> Check:
                  "; ".join(f[2] for f in found), details)
 
 
-def _param_bytes(p: dict, dtype_bytes: int) -> int:
-    """Weights of one transformer stack from its shape (for --dummy-weights: no file)."""
-    dim, layers = p["dim"], p["n_layers"]
-    head_dim = p.get("head_dim") or dim // p["n_heads"]
-    q = p["n_heads"] * head_dim
-    kv = p.get("n_kv_heads", p["n_heads"]) * head_dim
-    per_layer = dim * q + 2 * dim * kv + q * dim + 3 * dim * p.get("hidden_dim", 4 * dim)
-    return (layers * per_layer + p.get("vocab_size", 0) * dim) * dtype_bytes
-
-
 def memory_footprint(ctx: Context, info) -> dict:
     """GPU memory the local engine takes with these settings (bytes), and how each part was
     found: the weights file, the KV budget the engine sizes (as LocalEngine does), activations."""
@@ -339,20 +329,14 @@ def memory_footprint(ctx: Context, info) -> dict:
     if ctx.kv_cache_gib is not None:
         kv, kv_how = int(ctx.kv_cache_gib * GIB), "the configured KV-cache budget"
     elif info is not None:
-        kv = max(256 * 2**20, int(ctx.streams * 1.25 * info.kv_cache_bytes(ctx.max_model_len,
-                                                                            dtype_bytes)))
+        kv = kv_budget_bytes(info, ctx.streams, ctx.max_model_len, dtype_bytes)
         kv_how = (f"{ctx.streams} sessions of {ctx.max_model_len} tokens, from the model's "
                   "shape, x1.25")
     else:
         kv = int(REAL_KV_BYTES_2X8192 * ctx.streams / 2 * ctx.max_model_len / 8192)
         kv_how = f"{ctx.streams} sessions of {ctx.max_model_len} tokens (estimate for the real model)"
-    weights_file = Path(info.path) / "consolidated.safetensors" if info is not None else None
-    if weights_file is not None and weights_file.is_file():
-        weights, w_how = weights_file.stat().st_size, "size of consolidated.safetensors"
-    elif info is not None:
-        weights = _param_bytes(info.params, dtype_bytes) + _param_bytes(
-            info.params["multimodal"]["whisper_model_args"]["encoder_args"], dtype_bytes)
-        w_how = "from the model's shape (random weights)"
+    if info is not None:
+        weights, w_how = weights_bytes(info, dtype_bytes)
     else:
         weights, w_how = int(REAL_WEIGHTS_BYTES), "Voxtral-Mini-4B-Realtime in bfloat16"
     total = weights + kv + ACTIVATIONS_BYTES
@@ -375,10 +359,10 @@ def check_gpu_memory(ctx: Context, args) -> Check:
     if gpu is None:
         return Check("gpu_memory", title, SKIP, f"no usable GPU to check against; the model {needs}",
                      "", details)
-    from .engine.settings import EngineSettings
+    from .engine.memory import gpu_memory_utilization_for
 
-    util = EngineSettings(model_dir="").gpu_memory_utilization
     total, free = gpu.memory_total_bytes, gpu.memory_free_bytes
+    util = gpu_memory_utilization_for(need, total)  # what LocalEngine asks vLLM for
     if free is None:
         free = total - gpu.memory_used_bytes - gpu.memory_reserved_bytes
     gate = util * total  # vLLM starts only if this much is free (its request_memory check)

@@ -188,3 +188,21 @@ def test_cli_errors_are_one_line_and_a_fix(case, tiny_model_dir, tmp_path):
     assert len(errors) == 1, r.stderr
     assert lines[errors[0] + 1].startswith("  fix: ") and errors[0] + 2 == len(lines), r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_gpu_memory_request_is_the_footprint_not_ninety_percent(tiny_model_dir):
+    from voxcap.engine.memory import GIB, gpu_memory_utilization_for, kv_budget_bytes, weights_bytes
+
+    # real model on a 16 GiB card: ~11.8 GiB needed -> ask vLLM for ~81 %, not 90 %
+    assert gpu_memory_utilization_for(int(11.8 * GIB), 16 * GIB) == pytest.approx(0.81, abs=0.01)
+    assert gpu_memory_utilization_for(100 * GIB, 16 * GIB) == 0.95  # capped
+    assert gpu_memory_utilization_for(1, 16 * GIB) == 0.05
+    info = inspect_model_dir(tiny_model_dir, dummy_weights=True)
+    w, how = weights_bytes(info, 2)
+    assert 0 < w < 10 * 2**20 and "shape" in how
+    assert kv_budget_bytes(info, 2, 8192, 2, kv_cache_gib=1.5) == int(1.5 * GIB)
+    assert kv_budget_bytes(info, 2, 8192, 2) >= 256 * 2**20
+    s = EngineSettings(str(tiny_model_dir)).validated()
+    assert s.gpu_memory_utilization is None  # automatic unless set
+    with pytest.raises(ConfigError):
+        EngineSettings(str(tiny_model_dir), gpu_memory_utilization=0.99).validated()

@@ -34,6 +34,7 @@ from ..events import (
     StreamFinished,
     TextDelta,
 )
+from . import memory
 from . import platform as engine_platform
 from .model_dir import inspect_model_dir, tokenizer_dir_for_delay
 from .progress import STAGE_ENV, StageTail, kv_cache_capacity, write_logging_config
@@ -44,10 +45,6 @@ EventSink = Callable[[Event], None]
 # Stream ids are unique in the process, not just per engine: journals and captions key on them,
 # and a restarted engine (graph-mode switch) must not hand out "s1" again.
 _STREAM_IDS = itertools.count(1)
-_KV_MARGIN = 1.25  # block rounding and the prompt's own tokens
-# vLLM unifies page sizes across the decoder's and the encoder's cache groups; for small models
-# that makes blocks of ~1,000 tokens, so tiny budgets round badly. Real models never hit this.
-_KV_FLOOR = 256 * 2**20
 
 
 @dataclass
@@ -244,11 +241,23 @@ class LocalEngine:
         if dtype == "auto":
             dtype = "float32" if build == "cpu" else "bfloat16"
         dtype_bytes = 4 if dtype == "float32" else 2
-        if s.kv_cache_gib is not None:
-            kv_bytes = int(s.kv_cache_gib * 2**30)
-        else:
-            kv_bytes = max(_KV_FLOOR, int(s.max_streams * _KV_MARGIN
-                                          * info.kv_cache_bytes(s.max_model_len, dtype_bytes)))
+        kv_bytes = memory.kv_budget_bytes(info, s.max_streams, s.max_model_len, dtype_bytes,
+                                          s.kv_cache_gib)
+        utilization = s.gpu_memory_utilization
+        if utilization is None:
+            utilization = 0.9  # CPU build: vLLM only checks it against host memory
+            if build == "cuda":
+                import torch
+
+                free, total = torch.cuda.mem_get_info()
+                need = memory.weights_bytes(info, dtype_bytes)[0] + kv_bytes + memory.ACTIVATIONS_BYTES
+                if free < need:
+                    raise EngineError(
+                        f"The GPU has {free / memory.GIB:.1f} GiB free; captioning needs about "
+                        f"{need / memory.GIB:.1f} GiB (weights, KV cache, activations).",
+                        "close programs that use the GPU (`nvidia-smi` lists them), or lower "
+                        "the max session length or the number of streams")
+                utilization = memory.gpu_memory_utilization_for(need, total)
         compilation = {"cudagraph_mode": s.graph_mode,
                        "cudagraph_capture_sizes": list(s.capture_sizes)}
         args = AsyncEngineArgs(
@@ -256,7 +265,7 @@ class LocalEngine:
             config_format="mistral", load_format="dummy" if s.dummy_weights else "mistral",
             max_model_len=s.max_model_len, max_num_seqs=s.max_streams,
             limit_mm_per_prompt={"audio": 1}, compilation_config=compilation,
-            kv_cache_memory_bytes=kv_bytes, gpu_memory_utilization=s.gpu_memory_utilization,
+            kv_cache_memory_bytes=kv_bytes, gpu_memory_utilization=utilization,
             dtype=dtype, enforce_eager=s.enforce_eager, disable_log_stats=False,
             cudagraph_metrics=True,
             # Every streaming chunk's audio features are unique, so vLLM's multimodal cache (4 GiB

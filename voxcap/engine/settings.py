@@ -33,7 +33,8 @@ class EngineSettings:
     max_streams: int = 2
     capture_sizes: tuple[int, ...] | None = None  # None: 1, 2, 4... up to max_streams
     kv_cache_gib: float | None = None
-    gpu_memory_utilization: float = 0.9  # a ceiling only; the KV budget above is what is used
+    # None: what the footprint needs (+10 %), so vLLM starts beside the desktop (engine/memory.py)
+    gpu_memory_utilization: float | None = None
     dtype: str = "auto"
     enforce_eager: bool = False  # no torch.compile, no graphs: fast start, slow steps
     cpu_threads: int | None = None
@@ -63,7 +64,7 @@ class EngineSettings:
             raise ConfigError(f"Unknown dtype {self.dtype!r}.", f"choose one of {', '.join(DTYPES)}")
         if self.kv_cache_gib is not None and self.kv_cache_gib <= 0:
             raise ConfigError("The KV-cache budget must be positive.", "e.g. --kv-cache-gib 2")
-        if not 0.05 <= self.gpu_memory_utilization <= 0.98:
+        if self.gpu_memory_utilization is not None and not 0.05 <= self.gpu_memory_utilization <= 0.98:
             raise ConfigError("gpu_memory_utilization must be between 0.05 and 0.98.", "e.g. 0.9")
         return replace(self, graph_mode=mode, capture_sizes=sizes)
 
