@@ -16,6 +16,8 @@
 #  - adds voxcap to the applications menu (freedesktop .desktop file, icon in the hicolor theme),
 #    and the `voxcap` command to ~/.local/bin.
 # installer/uninstall.sh removes it all again (transcripts are kept unless --purge).
+# (started with `sh install.sh`: run again under bash, which the rest needs)
+if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 set -euo pipefail
 
 PIN_NOTE="vLLM 0.32.0"

@@ -2,6 +2,8 @@
 # Remove what installer/install.sh put in place: voxcap's environment, the `voxcap` command,
 # the applications-menu entry (and the desktop one), the icons, voxcap's settings and caches and
 # the model it downloaded. Transcripts (saved sessions) are kept unless --purge is given.
+# (started with `sh uninstall.sh`: run again under bash, which the rest needs)
+if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 set -euo pipefail
 
 usage() {
