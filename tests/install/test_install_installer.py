@@ -11,8 +11,7 @@ import subprocess
 import zipfile
 
 import pytest
-from support.install_helpers import (exec_argv, new_home, signal_group, start_install,
-                                     wait_for_pip)
+from support.install_helpers import exec_argv, new_home, signal_group, start_install, wait_for_pip
 from support.pulse import PulseServer
 
 from voxcap import __version__
