@@ -210,7 +210,7 @@ class ModelDownload:
                             raise DownloadCancelled("Download cancelled; what was fetched is kept.",
                                                     "start the download again to resume it")
                         try:
-                            chunk = resp.read(CHUNK)
+                            chunk = resp.read1(CHUNK)  # what has arrived: cancel stays quick
                         except OSError as exc:
                             raise DownloadError(f"The download of {f.path} broke off: {exc}",
                                                 "check the network, then resume") from None

@@ -83,5 +83,5 @@ class SessionsView(QWidget):
         warn = f" — {len(s.warnings)} damaged lines skipped" if s.warnings else ""
         self.info.setText(f"{s.session_id}: {len(s.records)} steps, "
                           f"{', '.join(dict.fromkeys(s.labels.values()))}{warn}")
-        self.text.setPlainText(render(s, ".txt", timestamps=True))
+        self.text.setPlainText(render(s, ".txt", timestamps=True)[0])
         self.export_button.setEnabled(True)

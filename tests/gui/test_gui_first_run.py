@@ -1,0 +1,184 @@
+"""First run: the model download against a local fake Hub (no network here): progress, cancel,
+resume with a range request, checksum; the GPU notice; choosing a folder or a server."""
+
+from __future__ import annotations
+
+import hashlib
+import http.server
+import json
+import threading
+import time
+
+import pytest
+
+from voxcap.app.download import MODEL_REPO, DownloadCancelled, DownloadError, ModelDownload
+from voxcap.app.settings import AppSettings
+from voxcap.gpu import GpuReading
+from voxcap.gui.first_run import FirstRunDialog
+
+FILES = {"params.json": b'{"dim": 8}', "tekken.json": b'{"audio": {}}',
+         "consolidated.safetensors": bytes(range(256)) * 4096}  # 1 MiB
+
+
+class FakeHub(http.server.ThreadingHTTPServer):
+    """The two routes the downloader uses; serves slowly so a test can cancel mid-file."""
+
+    def __init__(self):
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.delay = 0.0
+        self.ranges: list[str] = []
+        self.thread = threading.Thread(target=self.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):  # noqa: N802
+        hub = self.server
+        if self.path == f"/api/models/{MODEL_REPO}/tree/main":
+            tree = [{"type": "file", "path": "README.md", "size": 3}]
+            for name, data in FILES.items():
+                entry = {"type": "file", "path": name, "size": len(data)}
+                if name.endswith(".safetensors"):
+                    entry["lfs"] = {"oid": hashlib.sha256(data).hexdigest(), "size": len(data)}
+                tree.append(entry)
+            body = json.dumps(tree).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
+        prefix = f"/{MODEL_REPO}/resolve/main/"
+        name = self.path[len(prefix):] if self.path.startswith(prefix) else ""
+        if name not in FILES:
+            self.send_error(404)
+            return
+        data = FILES[name]
+        start = 0
+        rng = self.headers.get("Range")
+        if rng:
+            hub.ranges.append(rng)
+            start = int(rng.split("=")[1].split("-")[0])
+            self.send_response(206)
+            self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
+        else:
+            self.send_response(200)
+        self.send_header("Content-Length", str(len(data) - start))
+        self.end_headers()
+        try:
+            for i in range(start, len(data), 65536):
+                self.wfile.write(data[i:i + 65536])
+                time.sleep(hub.delay)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+
+@pytest.fixture
+def hub():
+    server = FakeHub()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def test_download_cancel_and_resume(hub, tmp_path):
+    hub.delay = 0.02
+    progress = []
+    dl = ModelDownload(MODEL_REPO, tmp_path / "model", endpoint=hub.url, on_progress=progress.append)
+    result = {}
+
+    def run():
+        try:
+            dl.run()
+        except DownloadCancelled as exc:
+            result["cancelled"] = exc
+    t = threading.Thread(target=run)
+    t.start()
+    deadline = time.monotonic() + 10
+    while not any(p.file == "consolidated.safetensors" and p.done_bytes > 200_000 for p in progress):
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    dl.cancel()
+    t.join(10)
+    assert "cancelled" in result
+    part = tmp_path / "model" / "consolidated.safetensors.part"
+    kept = part.stat().st_size
+    assert 0 < kept < len(FILES["consolidated.safetensors"])
+    assert (tmp_path / "model" / "params.json").read_bytes() == FILES["params.json"]
+    assert not (tmp_path / "model" / "README.md").exists()  # only what the engine needs
+
+    hub.delay = 0.0
+    progress.clear()
+    dl2 = ModelDownload(MODEL_REPO, tmp_path / "model", endpoint=hub.url, on_progress=progress.append)
+    assert dl2.run() == tmp_path / "model"
+    assert hub.ranges == [f"bytes={kept}-"]  # resumed, not started over
+    assert (tmp_path / "model" / "consolidated.safetensors").read_bytes() == FILES["consolidated.safetensors"]
+    assert not part.exists()
+    assert progress[-1].stage == "done" and progress[-1].fraction == 1.0
+
+
+def test_download_reports_corruption_and_unreachable_hub(hub, tmp_path):
+    target = tmp_path / "model"
+    target.mkdir()
+    (target / "consolidated.safetensors.part").write_bytes(b"\xff" * 1000)  # wrong bytes
+    with pytest.raises(DownloadError, match="SHA-256"):
+        ModelDownload(MODEL_REPO, target, endpoint=hub.url).run()
+    assert not (target / "consolidated.safetensors.part").exists()
+    with pytest.raises(DownloadError, match="Cannot reach") as exc:
+        ModelDownload(MODEL_REPO, target, endpoint="http://127.0.0.1:9", timeout_s=2).run()
+    assert exc.value.fix
+
+
+def test_first_run_dialog_download_with_progress(qtbot, hub, tmp_path):
+    hub.delay = 0.01
+
+    def downloader(repo, target, on_progress):
+        return ModelDownload(repo, target, endpoint=hub.url, on_progress=on_progress)
+    dlg = FirstRunDialog(downloader=downloader, gpus=[])
+    qtbot.addWidget(dlg)
+    assert "No NVIDIA GPU was found" in dlg.gpu_label.text()
+    assert dlg.opt_server.isChecked()  # no GPU: the server is the sensible default
+    dlg.target.setText(str(tmp_path / "m"))
+    dlg.start_dl.click()
+    qtbot.waitUntil(lambda: 0 < dlg.bar.value() < 1000, timeout=10000)
+    dlg.cancel_dl.click()
+    qtbot.waitUntil(lambda: "Cancelled" in dlg.dl_status.text(), timeout=10000)
+    assert "Resume" in dlg.start_dl.text()
+    assert not dlg.buttons.button(dlg.buttons.StandardButton.Ok).isEnabled()
+    hub.delay = 0.0
+    dlg.start_dl.click()
+    qtbot.waitUntil(lambda: "Downloaded" in dlg.dl_status.text(), timeout=10000)
+    assert dlg.bar.value() == 1000
+    dlg.buttons.button(dlg.buttons.StandardButton.Ok).click()
+    assert dlg.result_choice == {"engine": "local", "model_dir": str(tmp_path / "m")}
+
+
+def test_first_run_with_gpu_and_existing_folder(qtbot, tiny_model_dir):
+    dlg = FirstRunDialog(gpus=[GpuReading(0, "NVIDIA RTX 4090", 2 * 2**30, 24 * 2**30, 3)])
+    qtbot.addWidget(dlg)
+    assert "RTX 4090, 24 GB" in dlg.gpu_label.text()
+    dlg.folder.setText(str(tiny_model_dir / "nope"))
+    qtbot.waitUntil(lambda: "does not exist" in dlg.folder_check.text(), timeout=5000)
+    ok = dlg.buttons.button(dlg.buttons.StandardButton.Ok)
+    assert not ok.isEnabled()
+    # the tiny model has no weights file: the dialog says so (a real model folder passes)
+    dlg.folder.setText(str(tiny_model_dir))
+    qtbot.waitUntil(lambda: "consolidated.safetensors" in dlg.folder_check.text(), timeout=5000)
+    dlg.opt_server.setChecked(True)
+    dlg.server.setText("ws://gpu-box:8000")
+    assert ok.isEnabled()
+    ok.click()
+    assert dlg.result_choice == {"engine": "remote", "server_url": "ws://gpu-box:8000"}
+
+
+def test_app_opens_first_run_when_unconfigured(qtbot, make_app):
+    app = make_app(AppSettings(), first_run=True)
+    assert app.first_run_dialog is not None and app.first_run_dialog.isVisible()
+    app._first_run_done({"engine": "local", "model_dir": "/tmp/fake-model"})
+    qtbot.waitUntil(lambda: app.window.engine_status.state == "ready", timeout=10000)
