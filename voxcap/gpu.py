@@ -90,8 +90,8 @@ class _CtypesNvml:
     def __init__(self) -> None:
         try:
             self.lib = ctypes.CDLL("libnvidia-ml.so.1")
-        except OSError as exc:
-            raise NvmlError(f"libnvidia-ml.so.1 not found: {exc}") from None
+        except OSError:
+            raise NvmlError("libnvidia-ml.so.1 not found") from None
         self.lib.nvmlErrorString.restype = ctypes.c_char_p
         init = getattr(self.lib, "nvmlInit_v2", None) or self.lib.nvmlInit
         self._check(init())
