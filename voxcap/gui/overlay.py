@@ -1,11 +1,13 @@
 """The caption overlay: a frameless, translucent, always-on-top window with the last lines.
 
 Legibility: large bold text (28 pt by default) with a dark outline, on a semi-opaque rounded
-band (opacity 0 leaves the outline alone). No flicker and no jumps: text is append-only (see
+band (opacity 0 leaves the outline alone). Each wrapped row is rendered once into an image (the
+outline: the glyphs drawn dark at 8-16 offsets around, then the text on top) and only copied
+afterwards, so a repaint costs about a millisecond. No flicker and no jumps: text is append-only (see
 ``captions.assembly``), left-aligned (a growing line never shifts sideways), wrapped greedily
 (appending words never re-wraps what is shown), bottom-aligned (a new line pushes the older ones
 up by exactly one line), painted in one pass into Qt's double-buffered backing store, and only
-when something changed. Each wrapped line is laid out once and cached as glyph paths.
+when something changed.
 
 Moving and resizing: drag anywhere to move, drag within 10 px of an edge to resize (on Wayland
 the compositor moves it). Position, size and monitor are saved (``geometryChangedByUser``) and
@@ -18,9 +20,9 @@ desktop shortcut); the overlay says so for a few seconds when it is turned on.
 
 from __future__ import annotations
 
+import math
 import time
 from collections import OrderedDict
-from dataclasses import dataclass
 
 from PySide6.QtCore import QPoint, QPointF, QRect, Qt, QTimer, Signal
 from PySide6.QtGui import (
@@ -29,9 +31,8 @@ from PySide6.QtGui import (
     QFont,
     QFontMetricsF,
     QGuiApplication,
+    QImage,
     QPainter,
-    QPainterPath,
-    QPen,
     QTextLayout,
 )
 from PySide6.QtWidgets import QMenu, QWidget
@@ -39,6 +40,7 @@ from PySide6.QtWidgets import QMenu, QWidget
 from ..app.settings import OverlaySettings
 
 MAX_KEPT = 40  # caption lines kept for display (the history keeps everything)
+ROW_IMAGES = 48  # rendered rows kept (outlined text is costly to draw: each row is drawn once)
 EDGE = 10
 MARGIN_X, MARGIN_Y = 18, 8
 MIN_W, MIN_H = 200, 40
@@ -78,13 +80,6 @@ def place_overlay(saved: Rect | None, saved_screen: str, screens: list[tuple[str
     return (ax + (aw - w) // 2, ay + ah - h - max(24, ah // 12), w, h)
 
 
-@dataclass
-class _Row:
-    label_path: QPainterPath | None
-    label_color: QColor | None
-    text_path: QPainterPath
-
-
 class CaptionOverlay(QWidget):
     clickThroughChanged = Signal(bool)
     geometryChangedByUser = Signal()
@@ -103,7 +98,8 @@ class CaptionOverlay(QWidget):
                                       "window's caption history.")
         self.setMouseTracking(True)
         self._lines: OrderedDict[int, object] = OrderedDict()
-        self._cache: dict[int, tuple[tuple, list[_Row]]] = {}
+        self._cache: dict[int, tuple[tuple, list]] = {}  # line id -> rows (layout)
+        self._images: OrderedDict[tuple, QImage] = OrderedDict()
         self._label_colors: dict[str, QColor] = {}
         self.show_labels = False
         self._pending: list = []
@@ -136,6 +132,7 @@ class CaptionOverlay(QWidget):
         self._bg = bg
         self._outline = s.outline
         self._cache.clear()
+        self._images.clear()
         self.set_click_through(s.click_through)
         self.update()
 
@@ -175,7 +172,7 @@ class CaptionOverlay(QWidget):
 
     def visible_text(self) -> list[str]:
         """The rows now on screen, as text (tests, accessibility)."""
-        return [t.strip() for t, _ in self._visible_rows(self._rows_that_fit(), with_text=True)]
+        return [row[0].strip() for row in self._visible_rows(self._rows_that_fit())]
 
     def label_color(self, label: str) -> QColor:
         if label not in self._label_colors:
@@ -183,7 +180,8 @@ class CaptionOverlay(QWidget):
         return self._label_colors[label]
 
     # --------------------------------------------------------------------- layout ----
-    def _rows_for(self, line, prev_stream: str | None) -> list[tuple[str, _Row]]:
+    def _rows_for(self, line, prev_stream: str | None) -> list[tuple[str, int, str]]:
+        """The line wrapped to the overlay's width: (row text, label characters in it, label)."""
         show = self.show_labels and (line.paragraph_start or prev_stream != line.stream_id)
         prefix = f"{line.label}: " if show else ""
         text = prefix + line.text
@@ -194,48 +192,76 @@ class CaptionOverlay(QWidget):
             return hit[1]
         layout = QTextLayout(text, self._font)
         layout.beginLayout()
-        spans = []
+        rows = []
         while True:
             tl = layout.createLine()
             if not tl.isValid():
                 break
             tl.setLineWidth(width)
-            spans.append((tl.textStart(), tl.textLength()))
+            start, length = tl.textStart(), tl.textLength()
+            rows.append((text[start:start + length], max(0, len(prefix) - start), line.label))
         layout.endLayout()
-        ascent = self._fm.ascent()
-        rows = []
-        for start, length in spans:
-            seg = text[start:start + length]
-            lab = seg[:max(0, len(prefix) - start)] if start < len(prefix) else ""
-            rest = seg[len(lab):]
-            label_path = None
-            if lab:
-                label_path = QPainterPath()
-                label_path.addText(0, ascent, self._font, lab)
-            text_path = QPainterPath()
-            text_path.addText(self._fm.horizontalAdvance(lab), ascent, self._font, rest)
-            rows.append((seg, _Row(label_path, self.label_color(line.label) if lab else None,
-                                   text_path)))
         self._cache[line.line_id] = (key, rows)
         return rows
+
+    def _row_image(self, row: tuple[str, int, str]) -> QImage:
+        """A row rendered once (outline stroke + fill), then only copied: repaints stay cheap."""
+        hit = self._images.get(row)
+        if hit is not None:
+            self._images.move_to_end(row)
+            return hit
+        seg, lab_len, label = row
+        lab, rest = seg[:lab_len].rstrip(), seg[lab_len:]
+        lab_sep = seg[len(lab):lab_len]
+        pad = self._pad()
+        base = QPointF(pad, pad + self._fm.ascent())
+        pieces = [(base, lab, self.label_color(label))] if lab else []
+        pieces.append((base + QPointF(self._fm.horizontalAdvance(lab + lab_sep), 0), rest,
+                       self._text_color))
+        dpr = self.devicePixelRatioF()
+        w = int(pad * 2 + self._fm.horizontalAdvance(seg) + 1)
+        h = int(pad * 2 + self._fm.height() + 1)
+        img = QImage(int(w * dpr), int(h * dpr), QImage.Format.Format_ARGB32_Premultiplied)
+        img.setDevicePixelRatio(dpr)
+        img.fill(0)
+        p = QPainter(img)
+        p.setRenderHint(QPainter.RenderHint.TextAntialiasing)
+        p.setFont(self._font)
+        if self._outline:  # the glyphs drawn dark all around, then on top: a cheap, even outline
+            p.setPen(QColor(0, 0, 0, 235))
+            steps = 8 if pad <= 3 else 16
+            for k in range(steps):
+                a = 2 * math.pi * k / steps
+                off = QPointF(pad * math.cos(a), pad * math.sin(a))
+                for at, text, _ in pieces:
+                    p.drawText(at + off, text)
+        for at, text, color in pieces:
+            p.setPen(color)
+            p.drawText(at, text)
+        p.end()
+        self._images[row] = img
+        while len(self._images) > ROW_IMAGES:
+            self._images.popitem(last=False)
+        return img
+
+    def _pad(self) -> float:
+        return max(1.5, self.settings.font_size / 11)
 
     def _rows_that_fit(self) -> int:
         avail = self.height() - 2 * MARGIN_Y
         return max(1, min(self.settings.lines, int(avail // self.line_height())))
 
-    def _visible_rows(self, n: int, with_text: bool = False) -> list:
+    def _visible_rows(self, n: int) -> list[tuple[str, int, str]]:
         lines = list(self._lines.values())
         if not lines:
             return []
         prev = [None] + [ln.stream_id for ln in lines[:-1]]
         out: list = []
         for line, p in zip(reversed(lines), reversed(prev), strict=True):
-            rows = self._rows_for(line, p)
-            out[:0] = rows
+            out[:0] = self._rows_for(line, p)
             if len(out) >= n:
                 break
-        out = out[-n:] if n else []
-        return out if with_text else [r for _, r in out]
+        return out[-n:] if n else []
 
     # ---------------------------------------------------------------------- paint ----
     def paintEvent(self, event) -> None:  # noqa: N802
@@ -249,18 +275,9 @@ class CaptionOverlay(QWidget):
         lh = self.line_height()
         rows = self._visible_rows(self._rows_that_fit())
         y = r.height() - MARGIN_Y - len(rows) * lh
-        pen = QPen(QColor(0, 0, 0, 230), max(2.0, self.settings.font_size / 9))
-        pen.setJoinStyle(Qt.PenJoinStyle.RoundJoin)
+        pad = self._pad()
         for row in rows:
-            p.save()
-            p.translate(MARGIN_X, y)
-            for path, color in ((row.label_path, row.label_color), (row.text_path, self._text_color)):
-                if path is None:
-                    continue
-                if self._outline:
-                    p.strokePath(path, pen)
-                p.fillPath(path, color)
-            p.restore()
+            p.drawImage(QPointF(MARGIN_X - pad, y - pad), self._row_image(row))
             y += lh
         if self._hint:
             small = QFont(self._font)
