@@ -10,19 +10,7 @@ from voxcap.events import StreamFinished, TextDelta
 
 def collect_stream(events: queue.Queue, stream_id: str, timeout: float = 120.0):
     """Deltas of ``stream_id`` until its StreamFinished; returns (deltas, finished)."""
-    deltas, deadline = [], time.monotonic() + timeout
-    while True:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise TimeoutError(f"stream {stream_id} did not finish in {timeout} s")
-        try:
-            ev = events.get(timeout=remaining)
-        except queue.Empty:
-            continue
-        if isinstance(ev, TextDelta) and ev.stream_id == stream_id:
-            deltas.append(ev)
-        elif isinstance(ev, StreamFinished) and ev.stream_id == stream_id:
-            return deltas, ev
+    return collect_streams(events, [stream_id], timeout)[stream_id]
 
 
 def collect_streams(events: queue.Queue, stream_ids, timeout: float = 120.0):
