@@ -46,4 +46,4 @@ def make_app(qtbot, tmp_path, fake_audio):
     for app in apps:
         app.overlay.close()
         done = app.controller.shutdown()
-        assert done.wait(30), "controller did not shut down"
+        assert done.wait(180), "controller did not shut down"

@@ -14,11 +14,17 @@ pytestmark = [pytest.mark.engine, pytest.mark.slow, pytest.mark.timeout(1800)]
 START_MS = 600_000  # engine start; minutes on a loaded 2-core machine
 
 
+def _wait_ready(qtbot, app):
+    status = app.window.engine_status
+    qtbot.waitUntil(lambda: status.state in ("ready", "failed"), timeout=START_MS)
+    assert status.state == "ready", (status.label.text(), status.fix.text())
+
+
 def test_real_engine_behind_the_gui(qtbot, make_app, fake_audio, tiny_model_dir):
     settings = AppSettings(model_dir=str(tiny_model_dir), dummy_weights=True, enforce_eager=True,
                            max_model_len=2048, graph_mode="FULL_DECODE_ONLY")
     app = make_app(settings, engine_factory=default_engine_factory())
-    qtbot.waitUntil(lambda: app.window.engine_status.state == "ready", timeout=START_MS)
+    _wait_ready(qtbot, app)
     status = app.window.engine_status.label.text()
     assert "graph mode NONE" in status and "requested FULL_DECODE_ONLY" in status  # CPU: resolved
 
@@ -45,7 +51,7 @@ def test_real_engine_behind_the_gui(qtbot, make_app, fake_audio, tiny_model_dir)
     assert "restarting" in app.window.engine_status.label.text()
     qtbot.waitUntil(lambda: app.window.engine_status.state == "loading", timeout=60_000)
     fake_audio.captures["Them"].feed_samples(speech_like(3.0, seed=4))  # held meanwhile
-    qtbot.waitUntil(lambda: app.window.engine_status.state == "ready", timeout=START_MS)
+    _wait_ready(qtbot, app)
     assert "requested PIECEWISE" in app.window.engine_status.label.text()
     qtbot.waitUntil(lambda: app.state == "on", timeout=30_000)
     qtbot.waitUntil(lambda: len(app.window.history.toPlainText()) > len(before) + 5,
