@@ -110,6 +110,8 @@ def test_bad_model_and_bad_source_are_reported(tmp_path):
     ctl.start_engine(EngineSettings("/missing"))
     ev, _ = _wait(q, lambda e: isinstance(e, EngineFailed))
     assert "does not exist" in ev.message and ev.fix
+    ctl.start_engine(_settings())
+    _wait(q, lambda e: isinstance(e, EngineReady))
     ctl.start_captioning("no such device")
     ev, _ = _wait(q, lambda e: isinstance(e, AppProblem))
     assert "no such device" in ev.message
@@ -122,10 +124,14 @@ def test_engine_failure_stops_captioning(tmp_path):
     audio = FakeAudio()
     ctl = SessionController(q.put, engine_factory=scripted_factory(fail_start="CUDA out of memory"),
                             audio=audio, journal_root=tmp_path)
+    ctl.start_engine(_settings())
     ctl.start_captioning("system")
     _wait(q, _state("waiting"))
-    ctl.start_engine(_settings())
     ev, _ = _wait(q, _state("off"))
     assert "CUDA out of memory" in ev.message
     assert audio.captures["Them"].stopped
+    ctl.start_captioning("system")  # refused at once, with the engine's reason and fix
+    ev, _ = _wait(q, lambda e: isinstance(e, AppProblem))
+    assert "engine is not running" in ev.message and "CUDA out of memory" in ev.message
+    assert ev.fix == "a fix"
     assert ctl.shutdown().wait(10)

@@ -315,6 +315,16 @@ class SessionController:
     def _do_start_captioning(self, source: str) -> None:
         if self.state in ACTIVE or self._closing.is_set():
             return
+        eng = self.engine
+        if eng is None or eng.failure is not None:
+            fail = eng.failure if eng is not None else None
+            self._emit(AppProblem("Captioning cannot start: the engine is not running"
+                                  + (f" ({fail.message})" if fail else "") + ".",
+                                  (fail.fix if fail and fail.fix else "fix the engine's problem "
+                                   "shown in the status line (Settings), then start again"),
+                                  "engine"))
+            self._set_state("off")
+            return
         self._sources = []
         self._set_state("starting")
         try:

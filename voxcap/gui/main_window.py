@@ -215,7 +215,7 @@ class MainWindow(QMainWindow):
         if devices:
             self.source.insertSeparator(self.source.count())
         for d in devices:
-            kind = "plays" if d.is_monitor else "input"
+            kind = "system audio" if d.is_monitor else "input"
             self.source.addItem(f"{d.description} ({kind})", d.description)
         self.set_source(current)
 
