@@ -15,7 +15,9 @@ played into both; then it saves into ``docs/screenshots/``:
 
     .venv/bin/python scripts/screenshots.py [--out docs/screenshots]
 
-Needs scripts/setup-dev.sh's packages (xvfb, imagemagick, libxcb-*, pulseaudio, espeak-ng, sox).
+Needs scripts/setup-dev.sh's packages (xvfb, xcompmgr, imagemagick, libxcb-*, pulseaudio,
+espeak-ng, sox). On a loaded machine, VLLM_CPU_OMP_THREADS_BIND=1 keeps the tiny engine off a
+core other vLLM processes are pinned to.
 """
 
 from __future__ import annotations
@@ -129,6 +131,9 @@ def main() -> int:
         from voxcap.gui.app import VoxcapApp
         from voxcap.gui.first_run import FirstRunDialog
 
+        if not x.start_compositor():
+            print("screenshots: no xcompmgr: translucent parts of the overlay show black",
+                  file=sys.stderr)
         app = QApplication(["voxcap"])
         desktop = make_desktop()
         desktop.setGeometry(0, 0, args.width, args.height)
@@ -141,7 +146,7 @@ def main() -> int:
         vapp = VoxcapApp(settings, None, persist=False, use_tray=False, first_run=False)
         settings.overlay.geometry[3] = vapp.overlay.fitted_height()
         vapp.start()
-        vapp.window.setGeometry(10, 10, 1080, 560)
+        vapp.window.setGeometry(10, 10, 1480, 600)
         vapp.overlay.raise_()
         t0 = time.monotonic()
         print("screenshots: waiting for the engine (tiny model, CPU)…", flush=True)

@@ -13,7 +13,7 @@ APT_PACKAGES=(
   pulseaudio pulseaudio-utils libportaudio2 libasound2-plugins libpulse0 espeak-ng sox
   libsndfile1 xvfb xauth x11-utils imagemagick libxcb-icccm4 libxcb-keysyms1 libxcb-image0
   libxcb-render-util0 libxcb-xinerama0 libxcb-xkb1 libxkbcommon-x11-0 libxcb-cursor0
-  libegl1 libgl1 libfontconfig1 libdbus-1-3 fonts-dejavu-core desktop-file-utils
+  libegl1 libgl1 libfontconfig1 libdbus-1-3 fonts-dejavu-core desktop-file-utils xcompmgr
   gcc libc6-dev
 )
 missing=()

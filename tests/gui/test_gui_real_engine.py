@@ -39,7 +39,7 @@ def test_real_engine_behind_the_gui(qtbot, make_app, fake_audio, tiny_model_dir)
     assert r.tokens_per_s > 0 and r.step_p50_ms > 0 and r.step_p95_ms >= r.step_p50_ms
     assert r.resolved_mode == "NONE" and r.lag_p50_s > 0
     meter = app.window.meter.values
-    assert meter["graph"].text() == "NONE (requested FULL_DECODE_ONLY)"
+    assert meter["graph"].text() == "NONE (asked: FULL_DECODE_ONLY)"
     assert meter["step"].text().endswith(" ms") and "n/a" not in meter["step"].text()
     assert meter["gpu_mem"].text().startswith("n/a")
     before = app.window.history.toPlainText()

@@ -18,6 +18,7 @@ class Xvfb:
     def __init__(self, width: int = 1600, height: int = 900, depth: int = 24) -> None:
         self.size = f"{width}x{height}x{depth}"
         self.proc: subprocess.Popen | None = None
+        self.compositor: subprocess.Popen | None = None
         self.display = ""
         self._saved: dict[str, str | None] = {}
 
@@ -44,12 +45,28 @@ class Xvfb:
             self.stop()
         raise RuntimeError("Xvfb did not start")
 
+    def start_compositor(self) -> bool:
+        """xcompmgr, so translucent windows look as on a desktop (a bare X server shows their
+        transparent parts black). False if it is not installed."""
+        if shutil.which("xcompmgr") is None:
+            return False
+        self.compositor = subprocess.Popen(["xcompmgr", "-d", self.display],
+                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                           start_new_session=True)
+        time.sleep(0.5)
+        return self.compositor.poll() is None
+
     def screenshot(self, path: str | Path) -> Path:
         subprocess.run(["import", "-display", self.display, "-window", "root", str(path)],
                        check=True, capture_output=True, timeout=60)
         return Path(path)
 
     def stop(self) -> None:
+        for proc in (self.compositor,):
+            if proc is not None and proc.poll() is None:
+                proc.terminate()
+                proc.wait(5)
+        self.compositor = None
         if self.proc is not None and self.proc.poll() is None:
             self.proc.terminate()
             try:

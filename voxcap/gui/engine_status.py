@@ -38,6 +38,8 @@ class EngineStatus(QWidget):
 
     def _set(self, state: str, text: str, fix: str = "", progress: int | None = None) -> None:
         self.state = state
+        self.label.setToolTip("")
+        self.label.setAccessibleDescription("")
         self.label.setText(text)
         self.label.setStyleSheet("color: #c62828; font-weight: bold;" if state == "failed" else "")
         self.fix.setText(f"Fix: {fix}" if fix else "")
@@ -61,9 +63,11 @@ class EngineStatus(QWidget):
     def ready(self, ev) -> None:
         mode = ev.resolved_graph_mode
         asked = "" if mode == ev.requested_graph_mode else f", requested {ev.requested_graph_mode}"
-        notes = ("; " + "; ".join(ev.notes)) if ev.notes else ""
         self._set("ready", f"Engine ready on {ev.device} in {ev.start_seconds:.0f} s: graph mode "
-                           f"{mode}{asked}, delay {ev.transcription_delay_ms} ms{notes}")
+                           f"{mode}{asked}, delay {ev.transcription_delay_ms} ms")
+        notes = "\n".join(ev.notes)
+        self.label.setToolTip(notes)
+        self.label.setAccessibleDescription(notes)
 
     def failed(self, ev) -> None:
         self._set("failed", f"Engine error: {ev.message}", ev.fix)

@@ -153,6 +153,8 @@ class MainWindow(QMainWindow):
         scroll = QScrollArea(self)
         scroll.setWidget(self.meter)
         scroll.setWidgetResizable(True)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.meter.setMinimumWidth(340)
         self.meter_dock = QDockWidget("Throughput meter", self)
         self.meter_dock.setObjectName("meter")
         self.meter_dock.setWidget(scroll)

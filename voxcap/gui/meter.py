@@ -32,6 +32,7 @@ class MeterWidget(QWidget):
         super().__init__(parent)
         self.setAccessibleName("Throughput meter")
         form = QFormLayout()
+        form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
         self.values: dict[str, QLabel] = {}
         for key, title in self.FIELDS:
             value = QLabel(NA, self)
@@ -52,7 +53,7 @@ class MeterWidget(QWidget):
     def show_reading(self, r, sampler=None) -> None:
         v = self.values
         if r.resolved_mode:
-            asked = "" if r.resolved_mode == r.requested_mode else f" (requested {r.requested_mode})"
+            asked = "" if r.resolved_mode == r.requested_mode else f" (asked: {r.requested_mode})"
             v["graph"].setText(r.resolved_mode + asked)
         else:
             v["graph"].setText("engine not ready")
