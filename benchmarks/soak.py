@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from support.pulse import PulseServer, speech_wav  # noqa: E402
 
+from voxcap.app.lag import CaptureClock  # noqa: E402
 from voxcap.captions.journal import Journal  # noqa: E402
 from voxcap.capture.capture import Capture  # noqa: E402
 from voxcap.engine.factory import bare_engine, build_engine  # noqa: E402
@@ -103,12 +104,15 @@ def main() -> None:
     hub.subscribe(journal.on_event)
     sid = engine.open_stream("Them")
     journal.stream_opened(sid, label="Them", source="system")
-    first_capture = []
+    clock = CaptureClock()
+    clock.open(sid)
 
     def on_event(ev):
-        if isinstance(ev, TextDelta) and ev.stream_id == sid and first_capture:
-            with lock:
-                minute["lag"].append((ev.produced_at - (first_capture[0] + ev.audio_end_s)) * 1000)
+        if isinstance(ev, TextDelta) and ev.stream_id == sid:
+            heard = clock.wall_time(sid, ev.audio_end_s)
+            if heard is not None:
+                with lock:
+                    minute["lag"].append((ev.produced_at - heard) * 1000)
         elif isinstance(ev, SessionRolled):
             with lock:
                 minute["rolled"] += 1
@@ -116,8 +120,7 @@ def main() -> None:
     hub.subscribe(on_event)
 
     def on_block(block: AudioBlock):
-        if not first_capture:
-            first_capture.append(block.captured_at)
+        clock.pushed(sid, block.samples.size, block.captured_at)
         engine.push_audio(sid, block.samples)
 
     threading.Thread(target=player, daemon=True).start()
