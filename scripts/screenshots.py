@@ -9,6 +9,7 @@ played into both; then it saves into ``docs/screenshots/``:
 - ``main-window.png``  the main window while captioning two labelled streams, meter docked
 - ``overlay.png``      the whole virtual screen (``import -window root``): the caption overlay
                        over a desktop (a drawn video call)
+- ``desktop.png``      the same with the main window open
 - ``settings.png``     the settings panel
 - ``meter.png``        the throughput meter
 - ``first-run.png``    the first-run dialog on this machine (no NVIDIA GPU)
@@ -167,7 +168,12 @@ def main() -> int:
               f"{len(vapp.caption_lag)}", flush=True)
         vapp.overlay.raise_()
         pump(app, 0.5)
+        x.screenshot(out / "desktop.png")
+        vapp.window.hide()  # the overlay alone over the video call
+        pump(app, 0.5)
         x.screenshot(out / "overlay.png")
+        vapp.window.show()
+        pump(app, 0.5)
         vapp.window.grab().save(str(out / "main-window.png"))
         vapp.window.meter_dock.grab().save(str(out / "meter.png"))
         vapp.open_settings()
@@ -182,7 +188,7 @@ def main() -> int:
         first.reject()
         vapp.quit()
         pump(app, 120, lambda: vapp.controller.closed.is_set())
-    for name in ("main-window", "overlay", "settings", "meter", "first-run"):
+    for name in ("main-window", "overlay", "desktop", "settings", "meter", "first-run"):
         print(f"screenshots: {out / (name + '.png')}")
     sys.stdout.flush()
     os._exit(0)  # PySide6 can crash in interpreter finalisation; all is closed by now

@@ -95,3 +95,14 @@ def test_source_picker_lists_devices(qtbot, make_app, fake_audio):
     app.toggle_captioning()
     qtbot.waitUntil(lambda: app.state == "on", timeout=5000)
     assert list(fake_audio.captures) == ["Virtual Microphone"]
+
+
+def test_meter_dock_survives_hiding_the_window(qtbot, make_app):
+    app = make_app()
+    w = app.window
+    assert w.meter_dock.isVisible() and w.act_meter.isChecked()
+    w.hide()  # minimised to a tray, or the screenshot script
+    w.show()
+    assert w.meter_dock.isVisible() and w.act_meter.isChecked() and app.settings.show_meter
+    w.act_meter.trigger()
+    assert not w.meter_dock.isVisible() and not app.settings.show_meter

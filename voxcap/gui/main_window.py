@@ -159,7 +159,9 @@ class MainWindow(QMainWindow):
         self.meter_dock.setObjectName("meter")
         self.meter_dock.setWidget(scroll)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.meter_dock)
-        self.meter_dock.visibilityChanged.connect(self.act_meter.setChecked)
+        # the dock's close button unticks the action; the window being hidden does not
+        self.meter_dock.visibilityChanged.connect(
+            lambda visible: self.act_meter.setChecked(visible) if self.isVisible() else None)
         self.act_meter.toggled.connect(self.meter_dock.setVisible)
 
         # -- wiring inside the window ----------------------------------------------------

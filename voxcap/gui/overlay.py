@@ -9,6 +9,10 @@ afterwards, so a repaint costs about a millisecond. No flicker and no jumps: tex
 up by exactly one line), painted in one pass into Qt's double-buffered backing store, and only
 when something changed.
 
+Two streams: the speaker's label ("Them:", "You:") starts each of its paragraphs, in the
+speaker's colour, and a bar of that colour marks every row, so a wrapped row whose label has
+scrolled away still says who is talking.
+
 Moving and resizing: drag anywhere to move, drag within 10 px of an edge to resize (on Wayland
 the compositor moves it). Position, size and monitor are saved (``geometryChangedByUser``) and
 restored with ``place_overlay``, which brings the overlay back on screen when its monitor is gone.
@@ -24,7 +28,7 @@ import math
 import time
 from collections import OrderedDict
 
-from PySide6.QtCore import QPoint, QPointF, QRect, Qt, QTimer, Signal
+from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QAction,
     QColor,
@@ -277,6 +281,8 @@ class CaptionOverlay(QWidget):
         y = r.height() - MARGIN_Y - len(rows) * lh
         pad = self._pad()
         for row in rows:
+            if self.show_labels:  # every row carries its speaker's colour, named or not
+                p.fillRect(QRectF(6, y + lh * 0.15, 4, lh * 0.7), self.label_color(row[2]))
             p.drawImage(QPointF(MARGIN_X - pad, y - pad), self._row_image(row))
             y += lh
         if self._hint:
