@@ -74,12 +74,14 @@ def run(engine, seconds: float, live_seconds: float) -> dict:
     engine.start()
     ready = engine.wait_ready(timeout=600)
     out = {"ready_s": round(time.perf_counter() - t0, 1), "device": ready.device,
-           "graph_mode": ready.resolved_graph_mode}
+           "graph_mode": ready.resolved_graph_mode,
+           "load_avg_1m": round(os.getloadavg()[0], 2)}  # other work on this machine
     try:
         fast(engine, 1, 3.0)  # warm-up (first-request costs), not reported
         out["fast_1"] = fast(engine, 1, seconds)
         out["fast_2"] = fast(engine, 2, seconds)
         out["live_1"] = live(engine, live_seconds)
+        out["load_avg_1m_end"] = round(os.getloadavg()[0], 2)
     finally:
         engine.shutdown()
     return out
@@ -121,10 +123,11 @@ def main() -> int:
         print(json.dumps(results, indent=2))
         return 0
     print(f"{'engine':<8}{'tok/s 1 stream':>16}{'tok/s 2 streams':>17}"
-          f"{'live p50 ms':>13}{'live p95 ms':>13}")
+          f"{'live p50 ms':>13}{'live p95 ms':>13}{'load 1m':>9}")
     for name, r in results.items():
         print(f"{name:<8}{r['fast_1']['tokens_per_s']:>16}{r['fast_2']['tokens_per_s']:>17}"
-              f"{r['live_1']['step_p50_ms']:>13}{r['live_1']['step_p95_ms']:>13}")
+              f"{r['live_1']['step_p50_ms']:>13}{r['live_1']['step_p95_ms']:>13}"
+              f"{r['load_avg_1m']:>9}")
     print(json.dumps(results))
     return 0
 
