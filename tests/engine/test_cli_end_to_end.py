@@ -58,3 +58,36 @@ def test_bench_runs_each_mode_in_a_fresh_engine(tiny_model_dir):
     assert results[0]["speedup_vs_piecewise"] == 1.0
     assert results[1]["speedup_vs_piecewise"] == pytest.approx(
         results[1]["tokens_per_s"] / results[0]["tokens_per_s"], rel=1e-2)
+
+
+def test_ctrl_c_in_a_terminal_flushes_and_exits_cleanly(tiny_model_dir, tmp_path):
+    """A terminal sends SIGINT to the whole process group: vLLM's children must not die of it
+    before the app has flushed the stream (they detach through voxcap's vLLM plugin)."""
+    import signal
+    import time
+
+    path = tmp_path / "long.wav"
+    sf.write(path, speech_like(60.0, seed=22), 16000)
+    out = tmp_path / "long.jsonl"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "voxcap.cli", "transcribe", str(path), "--model", str(tiny_model_dir),
+         "--dummy-weights", "--eager", "--max-model-len", "2048", "--realtime", "-o", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 600
+        line = ""
+        while "engine: ready" not in line and time.monotonic() < deadline:
+            line = proc.stderr.readline()
+            assert line or proc.poll() is None, "transcribe ended before the engine was ready"
+        time.sleep(3.0)  # some captions on the way
+        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 0, err[-2000:]
+    assert "flushing" in err
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(records) > 17  # the stream was flushed: its 17 flush tokens arrived
+    assert [r["index"] for r in records] == list(range(len(records)))
+    assert records[-1]["end"] < 60.0  # stopped early, at the Ctrl-C

@@ -40,6 +40,7 @@ from .model_dir import inspect_model_dir, tokenizer_dir_for_delay
 from .progress import STAGE_ENV, StageTail, kv_cache_capacity, write_logging_config
 from .settings import EngineSettings
 from .stats import SAMPLE_RATE, EngineStats
+from .vllm_plugin import APP_PID_ENV
 
 EventSink = Callable[[Event], None]
 # Stream ids are unique in the process, not just per engine: journals and captions key on them,
@@ -213,6 +214,7 @@ class LocalEngine:
             self._workdir / "logging.json", "INFO" if self._verbose else "ERROR"))
         if not self._verbose:
             os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+        os.environ[APP_PID_ENV] = str(os.getpid())  # vLLM's children detach from the terminal
         os.environ.setdefault("VLLM_NO_USAGE_STATS", "1")
         os.environ.setdefault("DO_NOT_TRACK", "1")
         self._tail = StageTail(stage_file, self._progress).start()
