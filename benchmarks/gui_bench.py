@@ -29,7 +29,6 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -41,31 +40,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
-SPEECH_THEM = ("The quarterly report shows strong growth in every region, and the board is "
-               "pleased with the results of the last three months.")
-SPEECH_YOU = "Could you please repeat the last number? I did not hear it clearly over the noise."
-
-
-def pump(app, seconds: float, until=None) -> bool:
-    """Run Qt's own event loop for ``seconds`` (or until ``until()``), as ``app.exec()`` would."""
-    from PySide6.QtCore import QEventLoop, QTimer
-
-    loop = QEventLoop()
-    done = {"ok": until is None}
-
-    def check() -> None:
-        if until is not None and until():
-            done["ok"] = True
-            loop.quit()
-    poll = QTimer(interval=50)
-    poll.timeout.connect(check)
-    poll.start()
-    QTimer.singleShot(int(seconds * 1000), loop.quit)
-    check()
-    if not done["ok"] or until is None:
-        loop.exec()
-    poll.stop()
-    return done["ok"]
 
 
 def main_thread_times(proc: psutil.Process) -> float:
@@ -79,6 +53,8 @@ def measure(app, proc: psutil.Process, seconds: float, children=()) -> dict:
     c0, g0 = proc.cpu_times(), main_thread_times(proc)
     k0 = [c.cpu_times() for c in children]
     t0 = time.monotonic()
+    from support.xvfb import pump
+
     pump(app, seconds)
     wall = time.monotonic() - t0
     c1, g1 = proc.cpu_times(), main_thread_times(proc)
@@ -101,22 +77,14 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=30.0)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    tmp = Path(tempfile.mkdtemp(prefix="voxcap-gui-bench-"))
-    for name in ("CONFIG", "DATA", "CACHE"):
-        os.environ[f"VOXCAP_{name}_DIR"] = str(tmp / name.lower())
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-
     from support.gui_fakes import scripted_factory
-    from support.pulse import PulseServer, speech_wav
-    from support.xvfb import Xvfb
+    from support.pulse import PulseServer
+    from support.xvfb import Xvfb, prepare_desktop_run, pump
 
     from voxcap.app.controller import SessionController, default_engine_factory
     from voxcap.app.settings import AppSettings
-    from voxcap.engine.tiny_model import write_tiny_model
 
-    model = write_tiny_model(tmp / "tiny-model")
-    them = speech_wav(tmp / "them.wav", SPEECH_THEM)
-    you = speech_wav(tmp / "you.wav", SPEECH_YOU, rate=44100)
+    tmp, model, them, you = prepare_desktop_run("voxcap-gui-bench-")
     proc = psutil.Process()
     with Xvfb(1600, 900), PulseServer(tmp / "pulse") as pulse:
         from PySide6.QtWidgets import QApplication

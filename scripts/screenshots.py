@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -34,31 +33,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
-SPEECH_THEM = ("The quarterly report shows strong growth in every region, and the board is "
-               "pleased with the results.")
-SPEECH_YOU = "Could you please repeat the last number? I did not hear it clearly over the noise."
-
-
-def pump(app, seconds: float, until=None) -> bool:
-    """Run Qt's own event loop for ``seconds`` (or until ``until()``), as ``app.exec()`` would."""
-    from PySide6.QtCore import QEventLoop, QTimer
-
-    loop = QEventLoop()
-    done = {"ok": until is None}
-
-    def check() -> None:
-        if until is not None and until():
-            done["ok"] = True
-            loop.quit()
-    poll = QTimer(interval=50)
-    poll.timeout.connect(check)
-    poll.start()
-    QTimer.singleShot(int(seconds * 1000), loop.quit)
-    check()
-    if not done["ok"] or until is None:
-        loop.exec()
-    poll.stop()
-    return done["ok"]
 
 
 def make_desktop():
@@ -112,19 +86,10 @@ def main() -> int:
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix="voxcap-shots-"))
-    for name in ("CONFIG", "DATA", "CACHE"):
-        os.environ[f"VOXCAP_{name}_DIR"] = str(tmp / name.lower())
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    from support.pulse import PulseServer
+    from support.xvfb import Xvfb, prepare_desktop_run, pump
 
-    from support.pulse import PulseServer, speech_wav
-    from support.xvfb import Xvfb
-
-    from voxcap.engine.tiny_model import write_tiny_model
-
-    model = write_tiny_model(tmp / "tiny-model")
-    them = speech_wav(tmp / "them.wav", SPEECH_THEM)
-    you = speech_wav(tmp / "you.wav", SPEECH_YOU, rate=44100)
+    tmp, model, them, you = prepare_desktop_run("voxcap-shots-")
     with Xvfb(args.width, args.height) as x, PulseServer(tmp / "pulse") as pulse:
         from PySide6.QtWidgets import QApplication
 

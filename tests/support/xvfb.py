@@ -13,6 +13,11 @@ import subprocess
 import time
 from pathlib import Path
 
+# What the screenshot script and the GUI benchmark play into the virtual speaker and microphone.
+SPEECH_THEM = ("The quarterly report shows strong growth in every region, and the board is "
+               "pleased with the results of the last three months.")
+SPEECH_YOU = "Could you please repeat the last number? I did not hear it clearly over the noise."
+
 
 class Xvfb:
     def __init__(self, width: int = 1600, height: int = 900, depth: int = 24) -> None:
@@ -86,3 +91,43 @@ class Xvfb:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+def pump(app, seconds: float, until=None) -> bool:
+    """Run Qt's own event loop for ``seconds`` (or until ``until()``), as ``app.exec()`` would."""
+    from PySide6.QtCore import QEventLoop, QTimer
+
+    loop = QEventLoop()
+    done = {"ok": until is None}
+
+    def check() -> None:
+        if until is not None and until():
+            done["ok"] = True
+            loop.quit()
+    poll = QTimer(interval=50)
+    poll.timeout.connect(check)
+    poll.start()
+    QTimer.singleShot(int(seconds * 1000), loop.quit)
+    check()
+    if not done["ok"] or until is None:
+        loop.exec()
+    poll.stop()
+    return done["ok"]
+
+
+def prepare_desktop_run(prefix: str) -> tuple[Path, Path, Path, Path]:
+    """For a script that runs the app: private voxcap folders in a new temp dir, the tiny model
+    and the two speech files. Returns (temp dir, model dir, "Them" wav, "You" wav)."""
+    import tempfile
+
+    from support.pulse import speech_wav
+    from voxcap.engine.tiny_model import write_tiny_model
+
+    tmp = Path(tempfile.mkdtemp(prefix=prefix))
+    for name in ("CONFIG", "DATA", "CACHE"):
+        os.environ[f"VOXCAP_{name}_DIR"] = str(tmp / name.lower())
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    model = write_tiny_model(tmp / "tiny-model")
+    them = speech_wav(tmp / "them.wav", SPEECH_THEM)
+    you = speech_wav(tmp / "you.wav", SPEECH_YOU, rate=44100)
+    return tmp, model, them, you
