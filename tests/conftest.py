@@ -22,8 +22,10 @@ _TEST_HOME = tempfile.mkdtemp(prefix="voxcap-test-dirs-")
 for _name in ("DATA", "CONFIG", "CACHE"):
     os.environ.setdefault(f"VOXCAP_{_name}_DIR", os.path.join(_TEST_HOME, _name.lower()))
 
-# Engine tests share CPU with the engine's own processes: keep torch from oversubscribing.
+# Engine tests share CPU with the engine's own processes: keep torch from oversubscribing, and
+# keep vLLM's CPU build from pinning every engine's worker to core 0 (its default on 2 cores).
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("VLLM_CPU_OMP_THREADS_BIND", "nobind")
 
 SESSION_MAX_MODEL_LEN = 4096
 SESSION_MAX_STREAMS = 4
