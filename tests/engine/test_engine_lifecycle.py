@@ -97,3 +97,13 @@ def test_engine_process_killed_mid_stream(delay_engine):
     with pytest.raises(Exception, match="died"):
         eng.open_stream()
     eng.shutdown(timeout=30)  # returns, does not hang
+
+
+def test_shutdown_leaves_no_dead_paths_in_the_environment(delay_engine):
+    """Processes started after an engine stopped (a vLLM server, say) inherit the environment."""
+    eng, _ = delay_engine
+    eng.shutdown(timeout=60)
+    assert not eng._workdir.exists()  # its logging config and stage file are gone...
+    for key in ("VLLM_LOGGING_CONFIG_PATH", "VOXCAP_STAGE_FILE"):
+        value = os.environ.get(key)  # ...and nothing points there (the session engine may still run)
+        assert value is None or not value.startswith(str(eng._workdir)), (key, value)

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -33,6 +34,10 @@ def fake_nvml(tmp_path_factory) -> Path:
 def doctor(*args: str, env: dict | None = None, bare: bool = False, timeout: float = 120):
     """`voxcap doctor --json ARGS` in a fresh process: (exit code, {id: check}, report)."""
     full_env = {k: v for k, v in os.environ.items() if not k.startswith(("FAKE_NVML", "PULSE_"))}
+    # its own empty folders: settings other tests saved (a model, dummy weights) must not leak in
+    home = tempfile.mkdtemp(prefix="voxcap-doctor-")
+    for name in ("CONFIG", "DATA", "CACHE"):
+        full_env[f"VOXCAP_{name}_DIR"] = os.path.join(home, name.lower())
     full_env.update(env or {})
     if bare:  # only the standard library: no site-packages at all
         full_env["PYTHONPATH"] = str(REPO)

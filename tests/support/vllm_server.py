@@ -79,6 +79,9 @@ class VllmServer:
                     "DO_NOT_TRACK": "1", "OMP_NUM_THREADS": env.get("OMP_NUM_THREADS", "1"),
                     "TRANSFORMERS_VERBOSITY": "error"})
         env.pop("VLLM_API_KEY", None)
+        # a voxcap engine running in the test process sets these for its own vLLM children
+        for key in ("VLLM_LOGGING_CONFIG_PATH", "VOXCAP_STAGE_FILE", "VOXCAP_APP_PID"):
+            env.pop(key, None)
         if self.api_key:
             env["VLLM_API_KEY"] = self.api_key
         env.update(self.extra_env)

@@ -197,6 +197,11 @@ class LocalEngine:
             self._ready.set()
             for st in list(self._streams.values()):
                 st.done.set()
+            for key, value in getattr(self, "_saved_env", {}).items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
             shutil.rmtree(self._workdir, ignore_errors=True)
 
     def _stage_errors(self) -> list[str]:
@@ -209,12 +214,16 @@ class LocalEngine:
         self._progress("importing", "vLLM and PyTorch")
         build = engine_platform.check_platform()
         stage_file = self._workdir / "stages.jsonl"
-        os.environ[STAGE_ENV] = str(stage_file)
-        os.environ["VLLM_LOGGING_CONFIG_PATH"] = str(write_logging_config(
-            self._workdir / "logging.json", "INFO" if self._verbose else "ERROR"))
+        # vLLM reads these from the environment in this process and in the children it spawns.
+        # They point into this engine's temporary folder, so they are put back on shutdown:
+        # anything started later (another engine, a vLLM server) must not inherit dead paths.
+        env = {STAGE_ENV: str(stage_file), APP_PID_ENV: str(os.getpid()),
+               "VLLM_LOGGING_CONFIG_PATH": str(write_logging_config(
+                   self._workdir / "logging.json", "INFO" if self._verbose else "ERROR"))}
+        self._saved_env = {k: os.environ.get(k) for k in env}
+        os.environ.update(env)
         if not self._verbose:
             os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-        os.environ[APP_PID_ENV] = str(os.getpid())  # vLLM's children detach from the terminal
         os.environ.setdefault("VLLM_NO_USAGE_STATS", "1")
         os.environ.setdefault("DO_NOT_TRACK", "1")
         self._tail = StageTail(stage_file, self._progress).start()
