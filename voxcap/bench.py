@@ -120,7 +120,8 @@ def run(args) -> int:
     try:
         counts = [int(s) for s in args.streams.split(",") if s.strip()]
     except ValueError:
-        raise ConfigError(f"--streams {args.streams!r} is not a list of numbers", "e.g. --streams 1,2,4") from None
+        raise ConfigError(f"--streams {args.streams!r} is not a list of numbers",
+                          "e.g. --streams 1,2,4") from None
     if not counts or min(counts) < 1:
         raise ConfigError("--streams needs positive stream counts", "e.g. --streams 1,2,4")
     if args.seconds <= 0:

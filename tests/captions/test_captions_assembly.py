@@ -74,7 +74,7 @@ def test_two_streams_get_labelled_interleaved_lines():
     asm.set_label("sys", "Them")
     you = deltas_from_pieces(speech(["good", "morning"], 1), stream_id="mic")
     them = deltas_from_pieces(speech(["hello", "hello"], 1), stream_id="sys")
-    for a, b in zip(you, them):
+    for a, b in zip(you, them, strict=False):
         asm.feed(a)
         asm.feed(b)
     asm.on_event(StreamFinished("mic", "flushed", 3, 0.24))

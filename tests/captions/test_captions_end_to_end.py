@@ -65,7 +65,7 @@ def test_tiny_model_to_srt_and_vtt(engine, engine_hub, engine_events, tmp_path):
     for spans, texts in ([(s.start, s.end) for s in subs], [s.content for s in subs]), \
             ([(_td(c.start), _td(c.end)) for c in caps], [c.text for c in caps]):
         assert " ".join(texts).split() == words
-        for (start, end), text in zip(spans, texts):
+        for (start, end), text in zip(spans, texts, strict=False):
             assert timedelta(0) <= start < end <= timedelta(seconds=SECONDS)
             assert end - start <= timedelta(seconds=7)
             assert all(len(line) <= 42 for line in text.split("\n")) and text.count("\n") <= 1

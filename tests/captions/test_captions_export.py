@@ -28,7 +28,7 @@ def parse_vtt(text):
 
 def check_subs(starts_ends, texts, end_s=None):
     """Rules every subtitle file must obey, on the parser's view of it."""
-    for (start, end), text in zip(starts_ends, texts):
+    for (start, end), text in zip(starts_ends, texts, strict=False):
         assert timedelta(0) <= start < end
         assert end - start <= MAX_CUE
         lines = text.split("\n")
