@@ -38,16 +38,9 @@ def speech_like(seconds: float, seed: int = 0):
 
 
 def fast(engine, streams: int, seconds: float) -> dict:
-    ids = [engine.open_stream() for _ in range(streams)]
-    audio = [speech_like(seconds, seed=i) for i in range(streams)]
-    t0 = time.perf_counter()
-    for sid, a in zip(ids, audio, strict=True):
-        for i in range(0, a.size, 8000):
-            engine.push_audio(sid, a[i:i + 8000])
-        engine.close_stream(sid)
-    for sid in ids:
-        assert engine.wait_stream(sid, timeout=600), f"{sid} did not finish"
-    wall = time.perf_counter() - t0
+    from voxcap.bench import feed_all
+
+    ids, wall = feed_all(engine, streams, seconds)
     tokens = sum(s.tokens for s in engine.stats.snapshot().streams if s.stream_id in ids)
     return {"streams": streams, "tokens": tokens, "wall_s": round(wall, 3),
             "tokens_per_s": round(tokens / wall, 1)}

@@ -43,6 +43,22 @@ def speech_like(seconds: float, seed: int = 0) -> np.ndarray:
     return out
 
 
+def feed_all(engine, streams: int, seconds: float) -> tuple[list[str], float]:
+    """Open ``streams`` streams, push ``seconds`` of speech-like audio into each as fast as
+    possible, close them and wait for their flush; return (stream ids, wall seconds)."""
+    ids = [engine.open_stream() for _ in range(streams)]
+    audio = [speech_like(seconds, seed=i) for i in range(streams)]
+    t0 = time.perf_counter()
+    for sid, a in zip(ids, audio, strict=True):
+        for i in range(0, a.size, 8000):
+            engine.push_audio(sid, a[i:i + 8000])
+        engine.close_stream(sid)
+    for sid in ids:
+        if not engine.wait_stream(sid, timeout=max(600.0, seconds * 20)):
+            raise TimeoutError(f"stream {sid} did not finish")
+    return ids, time.perf_counter() - t0
+
+
 def run_one(settings: EngineSettings, streams: int, seconds: float) -> dict:
     """One configuration in this process: start, push all audio at once, wait for the flush."""
     from .engine.local import LocalEngine
@@ -57,17 +73,7 @@ def measure(engine, mode: str, streams: int, seconds: float) -> dict:
     try:
         ready = engine.wait_ready()
         startup = time.perf_counter() - t_start
-        ids = [engine.open_stream() for _ in range(streams)]
-        audio = [speech_like(seconds, seed=i) for i in range(streams)]
-        t0 = time.perf_counter()
-        for sid, a in zip(ids, audio, strict=True):
-            for i in range(0, a.size, 8000):
-                engine.push_audio(sid, a[i:i + 8000])
-            engine.close_stream(sid)
-        for sid in ids:
-            if not engine.wait_stream(sid, timeout=max(600.0, seconds * 20)):
-                raise TimeoutError(f"stream {sid} did not finish")
-        wall = time.perf_counter() - t0
+        ids, wall = feed_all(engine, streams, seconds)
         snap = engine.stats.snapshot()
         if engine.failure:
             raise RuntimeError(engine.failure.message)
