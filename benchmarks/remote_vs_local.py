@@ -32,13 +32,13 @@ MAX_MODEL_LEN = 4096
 
 
 def speech_like(seconds: float, seed: int = 0):
-    from voxcap.bench import speech_like as make
+    from voxcap.commands.bench import speech_like as make
 
     return make(seconds, seed)
 
 
 def fast(engine, streams: int, seconds: float) -> dict:
-    from voxcap.bench import feed_all
+    from voxcap.commands.bench import feed_all
 
     ids, wall = feed_all(engine, streams, seconds)
     tokens = sum(s.tokens for s in engine.stats.snapshot().streams if s.stream_id in ids)

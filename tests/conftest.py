@@ -19,7 +19,7 @@ from voxcap.eventhub import EventHub
 
 # Tests never write into the user's real folders (sessions, settings, caches).
 _TEST_HOME = tempfile.mkdtemp(prefix="voxcap-test-dirs-")
-for _name in ("DATA", "CONFIG", "CACHE"):
+for _name in ("DATA", "CONFIG", "CACHE", "STATE"):
     os.environ.setdefault(f"VOXCAP_{_name}_DIR", os.path.join(_TEST_HOME, _name.lower()))
 
 # Engine tests share CPU with the engine's own processes: keep torch from oversubscribing, and

@@ -1,4 +1,4 @@
-"""Per-user directories (config, data, cache), overridable with VOXCAP_* variables for tests.
+"""Per-user directories (config, data, cache, state: the log), overridable with VOXCAP_* variables for tests.
 
 ``platformdirs`` gives the platform's conventions; without it (``voxcap doctor`` run from a
 bare checkout) the XDG base-directory rules are followed, which is what platformdirs does on
@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 try:
-    from platformdirs import user_cache_dir, user_config_dir, user_data_dir
+    from platformdirs import user_cache_dir, user_config_dir, user_data_dir, user_state_dir
 except ImportError:  # a bare interpreter: the XDG rules (Linux), as platformdirs applies them
     def _xdg(var: str, fallback: str, app: str) -> str:
         base = os.environ.get(var, "").strip()
@@ -27,6 +27,9 @@ except ImportError:  # a bare interpreter: the XDG rules (Linux), as platformdir
 
     def user_cache_dir(app: str) -> str:
         return _xdg("XDG_CACHE_HOME", ".cache", app)
+
+    def user_state_dir(app: str) -> str:
+        return _xdg("XDG_STATE_HOME", os.path.join(".local", "state"), app)
 
 APP = "voxcap"
 
@@ -45,3 +48,7 @@ def data_dir() -> Path:
 
 def cache_dir() -> Path:
     return _dir("VOXCAP_CACHE_DIR", user_cache_dir(APP))
+
+
+def state_dir() -> Path:
+    return _dir("VOXCAP_STATE_DIR", user_state_dir(APP))

@@ -9,7 +9,7 @@ import srt
 import webvtt
 from support.engine_helpers import collect_stream
 
-from voxcap.bench import speech_like
+from voxcap.commands.bench import speech_like
 from voxcap.captions.assembly import CaptionAssembler
 from voxcap.captions.export import export
 from voxcap.captions.journal import Journal, engine_session_settings

@@ -12,7 +12,7 @@ import pytest
 import soundfile as sf
 from support.framing import expected_tokens
 
-from voxcap.bench import speech_like
+from voxcap.commands.bench import speech_like
 
 pytestmark = [pytest.mark.engine, pytest.mark.slow]
 

@@ -10,7 +10,7 @@ import pytest
 from support.engine_helpers import collect_stream
 from support.framing import expected_tokens, first_step_samples
 
-from voxcap.bench import speech_like
+from voxcap.commands.bench import speech_like
 from voxcap.engine.local import LocalEngine
 from voxcap.engine.settings import EngineSettings
 from voxcap.eventhub import EventHub

@@ -10,7 +10,7 @@ import pytest
 from support.engine_helpers import collect_stream, collect_streams
 from support.framing import FIRST_STEP_SAMPLES, SAMPLE_RATE, STEP_SAMPLES, expected_tokens
 
-from voxcap.bench import speech_like
+from voxcap.commands.bench import speech_like
 from voxcap.errors import EngineError
 
 pytestmark = pytest.mark.engine

@@ -9,7 +9,7 @@ import pytest
 from support.engine_helpers import collect_stream
 from support.framing import SAMPLE_RATE, expected_tokens
 
-from voxcap.bench import speech_like
+from voxcap.commands.bench import speech_like
 from voxcap.engine.local import LocalEngine
 from voxcap.engine.rollover import RollingEngine, RolloverPolicy
 from voxcap.engine.settings import EngineSettings

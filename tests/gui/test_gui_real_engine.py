@@ -8,7 +8,7 @@ import pytest
 
 from voxcap.app.controller import default_engine_factory
 from voxcap.app.settings import AppSettings
-from voxcap.bench import speech_like
+from voxcap.commands.bench import speech_like
 
 pytestmark = [pytest.mark.engine, pytest.mark.slow, pytest.mark.timeout(1800)]
 START_MS = 600_000  # engine start; minutes on a loaded 2-core machine

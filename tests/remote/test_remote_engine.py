@@ -22,7 +22,7 @@ from support.framing import STEP_SAMPLES, expected_tokens
 from support.throttle_proxy import ThrottleProxy
 from support.vllm_server import VllmServer, free_port
 
-from voxcap.bench import speech_like
+from voxcap.commands.bench import speech_like
 from voxcap.engine.base import CaptionEngine
 from voxcap.engine.remote import RemoteEngine
 from voxcap.engine.remote_settings import RemoteSettings

@@ -217,7 +217,7 @@ def test_importing_the_remote_engine_does_not_import_vllm():
     import subprocess
     import sys
 
-    code = ("import sys, voxcap.engine.remote, voxcap.cli_options; "
+    code = ("import sys, voxcap.engine.remote, voxcap.commands.options; "
             "assert 'vllm' not in sys.modules and 'torch' not in sys.modules, "
             "[m for m in sys.modules if m.startswith(('vllm', 'torch'))][:5]")
     subprocess.run([sys.executable, "-c", code], check=True)
@@ -225,14 +225,14 @@ def test_importing_the_remote_engine_does_not_import_vllm():
 
 # ------------------------------------------------------------------ CLI options ----
 def parse(*argv):
-    from voxcap.cli import build_parser
+    from voxcap.commands import build_parser
 
     parser, _ = build_parser()
     return parser.parse_args(["transcribe", "a.wav", *argv])
 
 
 def test_engine_options_and_factory(tmp_path, monkeypatch):
-    from voxcap.cli_options import engine_settings, make_engine
+    from voxcap.commands.options import engine_settings, make_engine
     from voxcap.engine.remote import RemoteEngine
     from voxcap.engine.rollover import RollingEngine
 
@@ -255,7 +255,7 @@ def test_engine_options_and_factory(tmp_path, monkeypatch):
 
 
 def test_api_key_options(tmp_path, monkeypatch):
-    from voxcap.cli_options import engine_settings
+    from voxcap.commands.options import engine_settings
 
     monkeypatch.setenv("VOXCAP_CONFIG_DIR", str(tmp_path / "config"))
     remote = ("--engine", "remote", "--server", "ws://h:1")

@@ -104,16 +104,3 @@ def write_tiny_model(directory: str | Path, num_words: int = 2000) -> Path:
     (out / "params.json").write_text(json.dumps(_params(vocab_size), indent=2))
     (out / "tekken.json").write_text(json.dumps(tekken))
     return out
-
-
-def add_parser(sub) -> list[str]:
-    m = sub.add_parser("make-tiny-model", help="write a tiny test model (use with --dummy-weights)",
-                       description="Write params.json and tekken.json of a tiny Voxtral Realtime "
-                                   "model: checks an install end to end without the 9 GB download.")
-    m.add_argument("directory", metavar="DIR")
-    return ["make-tiny-model"]
-
-
-def run(args) -> int:
-    print(f"tiny model written to {write_tiny_model(args.directory)}")
-    return 0

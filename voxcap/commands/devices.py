@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from .devices import server_state, uses_sound_server
+from ..capture.devices import server_state, uses_sound_server
 
 
 def add_parser(sub) -> list[str]:

@@ -13,14 +13,14 @@ import queue
 import sys
 import time
 
-from .captions.export import check_export_path, export
-from .captions.journal import Journal, engine_session_settings
-from .capture.capture import Capture
-from .capture.devices import server_state
-from .capture.sources import SOURCE_HELP, parse_sources, resolve_initial
-from .cli_options import add_engine_options, engine_settings, make_engine
-from .errors import ConfigError
-from .events import (
+from ..captions.export import check_export_path, export
+from ..captions.journal import Journal, engine_session_settings
+from ..capture.capture import Capture
+from ..capture.devices import server_state
+from ..capture.sources import SOURCE_HELP, parse_sources, resolve_initial
+from .options import add_engine_options, engine_settings, make_engine
+from ..errors import ConfigError
+from ..events import (
     CaptureDeviceChanged,
     CaptureInterrupted,
     CaptureLoss,
@@ -31,7 +31,7 @@ from .events import (
     StreamFinished,
     TextDelta,
 )
-from .sessions_cli import add_export_options, export_kwargs
+from .sessions import add_export_options, export_kwargs
 from .transcribe import STREAM_NOTICES, start_engine
 
 CAPTURE_EVENTS = (CaptureStarted, CaptureInterrupted, CaptureRecovered, CaptureDeviceChanged,

@@ -21,7 +21,6 @@ def add_parser(sub) -> list[str]:
     p.add_argument("--toggle-click-through", action="store_true",
                    help="toggle the running app's overlay click-through (bind this to a "
                         "desktop keyboard shortcut) and exit")
-    p.add_argument("--verbose", "-v", action="store_true", help="show vLLM's log")
     return ["gui"]
 
 
@@ -29,7 +28,7 @@ def run(args) -> int:
     from ..errors import ConfigError
 
     try:
-        from .app import run_gui
+        from ..gui.app import run_gui
     except ImportError as exc:
         raise ConfigError(f"The desktop app needs PySide6: {exc}",
                           "pip install 'voxcap[gui]' (on Linux also the libxcb-* and libEGL "

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import sys
 
-from .captions.export import FORMATS, check_export_path, export
-from .captions.masking import make_masker
-from .captions.sessions import SessionStore, describe
+from ..captions.export import FORMATS, check_export_path, export
+from ..captions.masking import make_masker
+from ..captions.sessions import SessionStore, describe
 
 _MAX_WARNINGS_SHOWN = 5
 

@@ -6,13 +6,13 @@ import sys
 import threading
 import time
 
-from .audio_file import TARGET_RATE, iter_blocks, probe
-from .captions.export import check_export_path, export
-from .captions.journal import Journal, engine_session_settings
-from .cli_options import add_engine_options, engine_settings, make_engine
-from .engine.base import CaptionEngine
-from .errors import EngineError
-from .events import (
+from ..audio_file import TARGET_RATE, iter_blocks, probe
+from ..captions.export import check_export_path, export
+from ..captions.journal import Journal, engine_session_settings
+from .options import add_engine_options, engine_settings, make_engine
+from ..engine.base import CaptionEngine
+from ..errors import EngineError
+from ..events import (
     EngineFailed,
     EngineProgress,
     EngineReady,
@@ -22,7 +22,7 @@ from .events import (
     StreamResumed,
     TextDelta,
 )
-from .sessions_cli import add_export_options, export_kwargs
+from .sessions import add_export_options, export_kwargs
 
 STREAM_NOTICES = (StreamGap, StreamInterrupted, StreamResumed)  # remote engine: never silent
 

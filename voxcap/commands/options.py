@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import argparse
 
-from .engine.remote_settings import (
+from .. import logs
+from ..engine.remote_settings import (
     DEFAULT_MAX_BUFFER_S,
     RemoteSettings,
     api_key_from_env,
     default_api_key_path,
     load_api_key,
 )
-from .engine.settings import DEFAULT_GRAPH_MODE, GRAPH_MODES, EngineSettings
-from .errors import ConfigError
+from ..engine.settings import DEFAULT_GRAPH_MODE, GRAPH_MODES, EngineSettings
+from ..errors import ConfigError
 
 ENGINES = ("local", "remote")
 _KEEP = object()
@@ -42,7 +43,6 @@ def add_engine_options(p: argparse.ArgumentParser, model_required: bool = True) 
     g.add_argument("--dtype", default="auto", help="auto (bfloat16 on GPU, float32 on CPU), ...")
     g.add_argument("--eager", action="store_true",
                    help="no torch.compile and no graphs: faster start, slower steps")
-    g.add_argument("--verbose", "-v", action="store_true", help="show vLLM's log")
     r = p.add_argument_group("remote engine (--engine remote)")
     r.add_argument("--server", metavar="URL",
                    help="the vLLM server, e.g. ws://gpu-box:8000 or wss://... (its /v1/realtime)")
@@ -105,10 +105,10 @@ def make_engine(args, on_event=None, max_streams: int = 1, graph_mode: str | Non
     """The engine the options ask for (not started): in-process vLLM or a remote server
     (``engine.factory``), wrapped in session rollover unless ``rollover`` is False (bench
     measures the bare engine). ``settings``: already built by ``engine_settings``."""
-    from .engine.factory import bare_engine, build_engine
+    from ..engine.factory import bare_engine, build_engine
 
     settings = settings or engine_settings(args, max_streams, graph_mode, max_buffer_s)
-    verbose = getattr(args, "verbose", False)
+    verbose = logs.engine_verbose(logs.level_of(args))
     if rollover:
         return build_engine(settings, on_event=on_event, verbose=verbose)
     return bare_engine(settings, on_event=on_event, verbose=verbose)

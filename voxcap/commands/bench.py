@@ -15,9 +15,9 @@ import time
 
 import numpy as np
 
-from .cli_options import add_engine_options, engine_settings
-from .engine.settings import EngineSettings
-from .errors import ConfigError
+from .options import add_engine_options, engine_settings
+from ..engine.settings import EngineSettings
+from ..errors import ConfigError
 
 SAMPLE_RATE = 16000
 
@@ -61,7 +61,7 @@ def feed_all(engine, streams: int, seconds: float) -> tuple[list[str], float]:
 
 def run_one(settings: EngineSettings, streams: int, seconds: float) -> dict:
     """One configuration in this process: start, push all audio at once, wait for the flush."""
-    from .engine.local import LocalEngine
+    from ..engine.local import LocalEngine
 
     return measure(LocalEngine(settings), settings.graph_mode, streams, seconds)
 
@@ -96,7 +96,7 @@ def measure(engine, mode: str, streams: int, seconds: float) -> dict:
 def _run_child(settings: EngineSettings, streams: int, seconds: float) -> dict:
     payload = json.dumps({"settings": dataclasses.asdict(settings), "streams": streams,
                           "seconds": seconds})
-    proc = subprocess.run([sys.executable, "-m", "voxcap.bench", "--one", payload],
+    proc = subprocess.run([sys.executable, "-m", "voxcap.commands.bench", "--one", payload],
                           capture_output=True, text=True)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if proc.returncode != 0 or not lines:
@@ -155,7 +155,7 @@ def run(args) -> int:
 
 
 def _run_remote(args, counts: list[int]) -> int:
-    from .cli_options import make_engine
+    from .options import make_engine
 
     engines = [(make_engine(args, max_streams=n, max_buffer_s=None, rollover=False), n)
                for n in counts]
@@ -203,6 +203,6 @@ def _main_one(payload: str) -> int:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(prog="python -m voxcap.bench")
+    parser = argparse.ArgumentParser(prog="python -m voxcap.commands.bench")
     parser.add_argument("--one", required=True, help="JSON: settings, streams, seconds")
     sys.exit(_main_one(parser.parse_args().one))

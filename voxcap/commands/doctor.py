@@ -28,9 +28,9 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from . import __version__
-from .engine.memory import ACTIVATIONS_BYTES, kv_budget_bytes, weights_bytes
-from .engine.platform import PIN as VLLM_PIN
+from .. import __version__
+from ..engine.memory import ACTIVATIONS_BYTES, kv_budget_bytes, weights_bytes
+from ..engine.platform import PIN as VLLM_PIN
 
 OK, WARN, FAIL, SKIP = "ok", "warn", "fail", "skip"
 GIB = 2**30
@@ -110,7 +110,7 @@ def _distro_install(packages: list[str]) -> str:
 # ----------------------------------------------------------------------------- checks ----
 def check_settings(ctx: Context, args) -> Check:
     try:
-        from .app.settings import ENGINE_STREAMS, load_settings, settings_path
+        from ..app.settings import ENGINE_STREAMS, load_settings, settings_path
     except Exception as exc:  # noqa: BLE001
         return Check("settings", "Settings", WARN, f"cannot read the app's settings: {exc}",
                      REINSTALL)
@@ -189,7 +189,7 @@ def check_packages(ctx: Context, args) -> Check:
 
 
 def check_vllm(ctx: Context, args) -> Check:
-    from .engine import platform as engine_platform
+    from ..engine import platform as engine_platform
 
     build, version = engine_platform.installed_build()
     ctx.build = build
@@ -246,8 +246,8 @@ def _cuda_tuple(text: str | None) -> tuple[int, ...] | None:
 
 
 def check_gpu(ctx: Context, args) -> Check:
-    from . import gpu as gpu_mod
-    from .engine.platform import NO_GPU_FIX
+    from .. import gpu as gpu_mod
+    from ..engine.platform import NO_GPU_FIX
 
     gpus = gpu_mod.list_gpus()
     if not gpus:
@@ -359,7 +359,7 @@ def check_gpu_memory(ctx: Context, args) -> Check:
     if gpu is None:
         return Check("gpu_memory", title, SKIP, f"no usable GPU to check against; the model {needs}",
                      "", details)
-    from .engine.memory import gpu_memory_utilization_for
+    from ..engine.memory import gpu_memory_utilization_for
 
     total, free = gpu.memory_total_bytes, gpu.memory_free_bytes
     util = gpu_memory_utilization_for(need, total)  # what LocalEngine asks vLLM for
@@ -409,8 +409,8 @@ def _safetensors_problem(path: Path) -> str | None:
 
 
 def check_model(ctx: Context, args) -> Check:
-    from .engine.model_dir import GET_MODEL, inspect_model_dir
-    from .errors import ModelDirError
+    from ..engine.model_dir import GET_MODEL, inspect_model_dir
+    from ..errors import ModelDirError
 
     title = "Model"
     if ctx.engine == "remote":
@@ -448,8 +448,8 @@ def check_server(ctx: Context, args) -> Check:
     import urllib.error
     import urllib.request
 
-    from .engine.remote_settings import default_api_key_path, display_url, load_api_key, models_url
-    from .errors import VoxcapError
+    from ..engine.remote_settings import default_api_key_path, display_url, load_api_key, models_url
+    from ..errors import VoxcapError
 
     try:
         url = models_url(ctx.server_url)
@@ -480,8 +480,8 @@ def check_server(ctx: Context, args) -> Check:
 def check_sound(ctx: Context, args) -> Check:
     title = "Sound server and devices"
     try:
-        from .capture.devices import import_sounddevice, server_state
-        from .errors import CaptureError
+        from ..capture.devices import import_sounddevice, server_state
+        from ..errors import CaptureError
     except Exception as exc:  # noqa: BLE001 - numpy or pulsectl missing
         return Check("sound", title, FAIL, f"the capture layer cannot be loaded: {exc}", REINSTALL)
     try:
@@ -497,7 +497,7 @@ def check_sound(ctx: Context, args) -> Check:
                "system": system.name if system else None, "mic": mic.name if mic else None}
     try:
         sd = import_sounddevice()
-        from .capture.stream import _pulse_portaudio_device
+        from ..capture.stream import _pulse_portaudio_device
 
         _pulse_portaudio_device(sd)
         details["portaudio"] = sd.get_portaudio_version()[1]
@@ -561,7 +561,7 @@ def check_desktop(ctx: Context, args) -> Check:
 
 
 def check_dirs(ctx: Context, args) -> Check:
-    from . import paths
+    from .. import paths
 
     title = "Folders"
     details = {}
@@ -594,8 +594,8 @@ def check_dirs(ctx: Context, args) -> Check:
 def check_selftest(ctx: Context, args) -> Check:
     """The tiny model through the engine, as `voxcap transcribe --dummy-weights --eager` does."""
     title = "Self-test (tiny model through vLLM)"
-    from .engine import platform as engine_platform
-    from .errors import VoxcapError
+    from ..engine import platform as engine_platform
+    from ..errors import VoxcapError
 
     build, version = engine_platform.installed_build()
     if build is None:
@@ -603,10 +603,10 @@ def check_selftest(ctx: Context, args) -> Check:
     try:
         import numpy as np
 
-        from .engine.local import LocalEngine
-        from .engine.settings import EngineSettings
-        from .engine.tiny_model import write_tiny_model
-        from .events import EngineFailed, StreamFinished, TextDelta
+        from ..engine.local import LocalEngine
+        from ..engine.settings import EngineSettings
+        from ..engine.tiny_model import write_tiny_model
+        from ..events import EngineFailed, StreamFinished, TextDelta
     except Exception as exc:  # noqa: BLE001
         return Check("selftest", title, FAIL, f"the engine cannot be loaded: {exc}", REINSTALL)
     t0 = time.perf_counter()

@@ -1,0 +1,115 @@
+"""Every ``voxcap`` command, and the one registry of them (``COMMAND_MODULES``).
+
+Each command lives in a module of this package exposing ``add_parser(subparsers)`` and
+``run(args) -> int``; this file only registers and dispatches. The library packages (engine,
+capture, captions, app, gui) hold no command code.
+
+Every command takes ``-v``/``-vv``/``--log-level`` (added here, ``voxcap.logs``): the log file
+is always written; the terminal shows what was asked for, vLLM's own log from INFO down.
+Errors a person can fix are printed as one line plus the fix (exit code 2).
+
+A command module whose third-party dependency is missing is left out (and named if its command
+is asked for), so the others, ``voxcap doctor`` first of all, still run in a broken or bare
+environment.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+
+from .. import __version__, logs
+from ..errors import VoxcapError
+
+log = logging.getLogger(__name__)
+EXIT_USER_ERROR = 2
+COMMAND_MODULES = (
+    "voxcap.commands.transcribe",
+    "voxcap.commands.bench",
+    "voxcap.commands.tiny_model",
+    "voxcap.commands.sessions",
+    "voxcap.commands.devices",
+    "voxcap.commands.live",
+    "voxcap.commands.doctor",
+    "voxcap.commands.gui",
+)
+
+
+def add_log_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("logging")
+    g.add_argument("--verbose", "-v", action="count", default=0,
+                   help="more on the terminal: -v shows info (and vLLM's log), -vv debug")
+    g.add_argument("--log-level", choices=logs.LEVELS, type=str.lower, metavar="LEVEL",
+                   help=f"terminal log level: {', '.join(logs.LEVELS)} (overrides -v); the log "
+                        f"file ({logs.log_path()}) always has info and above")
+
+
+def build_parser() -> tuple[argparse.ArgumentParser, dict]:
+    parser = argparse.ArgumentParser(prog="voxcap",
+                                     description="Live captions with Voxtral Realtime on vLLM.")
+    parser.add_argument("--version", action="version", version=f"voxcap {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    runners = {}
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ImportError as exc:
+            if (getattr(exc, "name", None) or "voxcap").startswith("voxcap"):
+                raise  # voxcap's own module: a bug, not a missing dependency
+            UNAVAILABLE[name] = f"{exc}"
+            continue
+        for command in module.add_parser(sub):
+            runners[command] = module.run
+            add_log_options(sub.choices[command])
+    return parser, runners
+
+
+UNAVAILABLE: dict[str, str] = {}  # command module -> why it could not be loaded
+
+
+def _unavailable_command(argv: list[str], runners: dict) -> str | None:
+    """The command asked for when it is unknown because a module could not be loaded."""
+    command = next((a for a in argv if not a.startswith("-")), None)
+    if command is None or command in runners or not UNAVAILABLE:
+        return None
+    return command
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser, runners = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    missing = _unavailable_command(argv, runners)
+    if missing is not None:
+        why = "; ".join(f"{m} ({e})" for m, e in UNAVAILABLE.items())
+        print(f"error: `voxcap {missing}` is not available: a package voxcap needs is missing: "
+              f"{why}", file=sys.stderr)
+        print("  fix: reinstall voxcap (installer/install.sh, or pip install 'voxcap[audio,gui]'); "
+              "`voxcap doctor` checks the installation", file=sys.stderr)
+        return EXIT_USER_ERROR
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 0
+    logs.setup(logs.level_of(args))
+    log.info("voxcap %s: %s", __version__, args.command)
+    try:
+        return runners[args.command](args)
+    except VoxcapError as exc:
+        log.warning("voxcap %s: %s (fix: %s)", args.command, exc.message, exc.fix,
+                    exc_info=True)
+        print(f"error: {exc.message}", file=sys.stderr)
+        if exc.fix:
+            print(f"  fix: {exc.fix}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except KeyboardInterrupt:
+        log.info("voxcap %s: interrupted", args.command)
+        return 130
+    except Exception:
+        log.exception("voxcap %s failed", args.command)
+        raise
+
+
+if __name__ == "__main__":
+    sys.exit(main())
