@@ -27,3 +27,32 @@ def deltas_from_pieces(pieces, stream_id: str = "s1", first_index: int = 0,
 def speech(words, gap_steps: int = 0) -> list[str]:
     """Pieces for ``words`` (each one step, leading space), ``gap_steps`` silent steps after."""
     return [f" {w}" for w in words] + [""] * gap_steps
+
+
+def broadcast_cue_problems(text: str, *, min_s: float = 1.0, max_cps: float = 20.0,
+                           max_lines: int = 2, max_chars: int = 42) -> list[str]:
+    """The ways an SRT file breaks broadcast subtitle practice (BBC/Netflix): cues shorter than
+    ``min_s`` (except the last cues crowded at the very end), faster than ``max_cps`` characters
+    a second, more than ``max_lines`` lines or lines wider than ``max_chars``, overlaps."""
+    import srt
+
+    from voxcap.captions.linebreak import display_width
+
+    problems = []
+    subs = list(srt.parse(text))
+    prev_end = None
+    for n, s in enumerate(subs, 1):
+        dur = (s.end - s.start).total_seconds()
+        lines = s.content.split("\n")
+        chars = sum(display_width(line) for line in lines)
+        if dur < min_s - 1e-3:
+            problems.append(f"cue {n}: {dur:.3f} s < {min_s} s")
+        if chars / max(dur, 1e-3) > max_cps + 1e-6:
+            problems.append(f"cue {n}: {chars} characters in {dur:.3f} s "
+                            f"({chars / max(dur, 1e-3):.1f} cps)")
+        if len(lines) > max_lines or max(display_width(x) for x in lines) > max_chars:
+            problems.append(f"cue {n}: {len(lines)} lines, widest {max(map(display_width, lines))}")
+        if prev_end is not None and s.start < prev_end:
+            problems.append(f"cue {n} overlaps the one before")
+        prev_end = s.end
+    return problems

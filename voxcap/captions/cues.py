@@ -9,10 +9,14 @@
   ``0 <= start < end``, starts strictly increasing, ``end <= next start`` (no overlaps,
   also across streams), and ``end <= end_s`` (the audio's length) unless two streams'
   cues collide at the very end.
-  A cue stays up at least ``min_duration_s`` and long enough to read at ``chars_per_s``
-  when the silence after it allows (never past the next cue or the end of the audio); a cue
-  whose words have no duration (text flushed at the end of the audio) is moved back into
-  the silence before it.
+  Timing follows broadcast subtitle practice (BBC, Netflix guidelines): a cue stays up at
+  least ``min_duration_s`` and long enough to read its text at ``max_chars_per_s``; for that
+  the following cues are delayed, by at most ``max_delay_s`` behind the speech (beyond that a
+  cue keeps only its minimum duration). When the silence after a cue allows, it stays up long
+  enough to read at the gentler ``chars_per_s``. (Merging short cues was tried: cues are only
+  split at pauses, sentence ends, full lines and the maximum duration, so merging would show
+  text before a pause or join sentences; a short delay reads better.) Only at the very end of
+  the audio (text flushed with no duration) is a cue moved back into the silence before it.
 - ``build_paragraphs(words, labels=None, pause_s=1.5) -> list[Paragraph]``: for TXT; a
   new paragraph after a pause, at a sentence end once the paragraph spans ``soft_max_s``,
   and in any case at ``hard_max_s``. Paragraphs of several streams are ordered by start.
@@ -21,6 +25,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -28,7 +33,7 @@ from .linebreak import display_width, wrap_words
 from .masking import Masker
 from .words import Word, ends_sentence
 
-MIN_CUE_MS = 100  # shortest cue after resolving collisions between streams
+MIN_CUE_MS = 100  # last resort only: cues crowded into the very end of the audio
 
 
 @dataclass(frozen=True)
@@ -37,7 +42,9 @@ class CueOptions:
     max_lines: int = 2
     max_duration_s: float = 7.0
     min_duration_s: float = 1.0
-    chars_per_s: float = 17.0
+    chars_per_s: float = 17.0  # extend up to this reading speed when the silence allows
+    max_chars_per_s: float = 20.0  # never faster: later cues wait (up to max_delay_s)
+    max_delay_s: float = 3.0
     pause_s: float = 0.8
 
 
@@ -107,6 +114,10 @@ def _chunk(words: list[Word], prefix: str, o: CueOptions) -> list[list[Word]]:
     return chunks
 
 
+def _reading_ms(chars: int, cps: float, o: CueOptions) -> int:
+    return max(round(o.min_duration_s * 1000), math.ceil(1000 * chars / cps))
+
+
 def build_cues(words: Iterable[Word], labels: dict[str, str] | None = None,
                show_labels: bool = False, end_s: float | None = None,
                options: CueOptions | None = None) -> list[Cue]:
@@ -132,7 +143,9 @@ def build_cues(words: Iterable[Word], labels: dict[str, str] | None = None,
                                               for i, t in enumerate(lines)),
                             sid, label, lines))
     cues.sort(key=lambda c: (c.start_ms, order[c.stream_id]))
-    limit = round(end_s * 1000) if end_s is not None else max((c.end_ms for c in cues), default=0)
+    # without the audio's length, the last cue may stay up as long as it needs to be read
+    limit = (round(end_s * 1000) if end_s is not None
+             else max((c.end_ms for c in cues), default=0) + round(o.max_duration_s * 1000))
     _time(cues, limit, o)
     return cues
 
@@ -140,16 +153,29 @@ def build_cues(words: Iterable[Word], labels: dict[str, str] | None = None,
 def _time(cues: list[Cue], limit_ms: int, o: CueOptions) -> None:
     min_ms = round(o.min_duration_s * 1000)
     max_ms = round(o.max_duration_s * 1000)
-    for i, c in enumerate(cues):  # readable: long enough, within the silence that follows
-        chars = sum(display_width(t) for t in c.text_lines)
-        want = c.start_ms + max(min_ms, round(1000 * chars / o.chars_per_s))
-        next_start = cues[i + 1].start_ms if i + 1 < len(cues) else limit_ms
-        c.end_ms = max(c.end_ms, min(want, c.start_ms + max_ms, next_start, limit_ms))
+    delay_ms = round(o.max_delay_s * 1000)
     prev_end = 0
-    for c in cues:  # no duration (text flushed at the end): back into the silence before it
-        if c.end_ms - c.start_ms < min_ms:
-            c.start_ms = max(0, min(c.start_ms, max(prev_end, c.end_ms - min_ms)))
-        prev_end = max(prev_end, c.end_ms)
+    for i, c in enumerate(cues):  # forward: readable, later cues wait for it
+        spoken = c.start_ms
+        start = max(spoken, prev_end)
+        if i and start - spoken > delay_ms:  # too far behind the speech: the last cue gives way
+            prev = cues[i - 1]
+            prev.end_ms = max(prev.start_ms + min_ms, spoken + delay_ms)
+            start = max(spoken, prev.end_ms)
+        chars = sum(display_width(t) for t in c.lines)
+        hard = _reading_ms(chars, o.max_chars_per_s, o)
+        soft = _reading_ms(chars, o.chars_per_s, o)
+        next_spoken = cues[i + 1].start_ms if i + 1 < len(cues) else limit_ms
+        end = max(c.end_ms, start + hard, min(start + soft, next_spoken))
+        c.start_ms, c.end_ms = start, min(end, start + max(max_ms, hard))
+        prev_end = c.end_ms
+    latest = limit_ms
+    for c in reversed(cues):  # backward: nothing past the end of the audio
+        if c.end_ms <= latest:
+            break
+        c.end_ms = latest
+        c.start_ms = max(0, min(c.start_ms, c.end_ms - min_ms))
+        latest = c.start_ms
     for prev, c in itertools.pairwise(cues):  # strictly increasing starts, no overlaps
         c.start_ms = max(c.start_ms, prev.start_ms + MIN_CUE_MS)
         c.end_ms = max(c.end_ms, c.start_ms + MIN_CUE_MS)

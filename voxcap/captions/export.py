@@ -64,12 +64,17 @@ def check_export_path(path: str | Path) -> Path:
     return p
 
 
-def _gather(source, labels, end_s):
+def _gather(source, labels, end_s, timeline: bool = True):
+    """(deltas, labels, end_s); a session's on its timeline (one stream per speaker, see
+    ``Session.timeline``) unless ``timeline`` is False (JSONL keeps the records as written)."""
     from .sessions import Session  # late: sessions imports the journal
 
     if isinstance(source, Session):
-        end_s = end_s if end_s is not None else source.end_s
-        return source.records, {**source.labels, **(labels or {})}, end_s
+        if not timeline:
+            end_s = end_s if end_s is not None else source.end_s
+            return source.records, {**source.labels, **(labels or {})}, end_s
+        records, joined, length = source.timeline()
+        return records, {**joined, **(labels or {})}, end_s if end_s is not None else length
     deltas = list(source)
     if end_s is None and deltas:
         end_s = max(d.audio_end_s for d in deltas)
@@ -83,12 +88,12 @@ def render(source, fmt: str, *, labels: dict[str, str] | None = None,
     fmt = "." + fmt.lower().lstrip(".")
     if fmt not in FORMATS:
         raise ConfigError(f"Unknown transcript format {fmt!r}", f"use one of {', '.join(FORMATS)}")
-    deltas, labels, end_s = _gather(source, labels, end_s)
+    deltas, labels, end_s = _gather(source, labels, end_s, timeline=fmt != ".jsonl")
     if fmt == ".jsonl":
         return _jsonl(deltas, labels, masker), len(deltas), len(words_from_deltas(deltas))
     words = prepare_words(words_from_deltas(deltas), masker)
-    streams = list(dict.fromkeys(w.stream_id for w in words))
-    several = len(streams) > 1
+    speakers = {labels.get(w.stream_id) or w.stream_id for w in words}
+    several = len(speakers) > 1  # labels only where there is more than one speaker
     if fmt in (".srt", ".vtt"):
         cues = build_cues(words, labels, show_labels=several and fmt == ".srt", end_s=end_s,
                           options=options)

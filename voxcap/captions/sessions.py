@@ -8,6 +8,7 @@
     session.labels                         # stream id -> label
     session.warnings                       # lines skipped (corrupt or cut off), one per line
     session.audio_seconds                  # longest stream's audio length (from end records)
+    session.timeline()                     # records on one timeline, one stream per speaker
 
 Reading never refuses a journal because of damage: a last line cut off by a crash is
 dropped (with a warning), a corrupt line anywhere is skipped with a warning naming its line
@@ -17,6 +18,7 @@ the journal (streams, labels) and the directory name (id).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Iterable
@@ -160,6 +162,8 @@ class Session:
     audio_seconds: float | None  # None when no stream recorded its end
     warnings: list[str]
     rollovers: list[RolloverRecord] = field(default_factory=list)  # engine-session switches
+    stream_lengths: dict[str, float] = field(default_factory=dict)  # from end records
+    stream_walls: dict[str, float] = field(default_factory=dict)  # when each stream opened
 
     @classmethod
     def from_contents(cls, directory: Path, meta: dict | None, contents: JournalContents,
@@ -176,7 +180,9 @@ class Session:
             sources[sid] = s.source or sources.get(sid, "")
         ends = [e.audio_seconds for e in contents.ends.values()]
         return cls(info, contents.records, labels, sources, max(ends) if ends else None,
-                   list(warnings) + contents.warnings, contents.rollovers)
+                   list(warnings) + contents.warnings, contents.rollovers,
+                   {sid: e.audio_seconds for sid, e in contents.ends.items()},
+                   {sid: s.wall for sid, s in contents.streams.items()})
 
     @property
     def session_id(self) -> str:
@@ -191,6 +197,39 @@ class Session:
 
     def words(self) -> list[Word]:
         return words_from_deltas(self.records)
+
+    def timeline(self) -> tuple[list[DeltaRecord], dict[str, str], float | None]:
+        """(records, labels, end_s) with every speaker's streams joined into one.
+
+        An engine restart (a graph-mode switch) closes a speaker's stream and opens a new one
+        whose audio times start at 0 again, although its audio follows the old stream's (the
+        audio captured meanwhile is held and pushed first). Here the new stream's times are
+        shifted by the audio of the same speaker's earlier streams, and its records carry the
+        first stream's id, so cues and paragraphs see one continuous stream per speaker.
+        """
+        order = list(dict.fromkeys([*sorted(self.stream_walls, key=self.stream_walls.get),
+                                    *(r.stream_id for r in self.records)]))
+        last_end: dict[str, float] = {}
+        for r in self.records:
+            last_end[r.stream_id] = max(last_end.get(r.stream_id, 0.0), r.audio_end_s)
+        first_of: dict[str, str] = {}  # label -> its first stream id
+        shift: dict[str, tuple[str, float]] = {}  # stream id -> (speaker's stream id, offset)
+        done_s: dict[str, float] = {}  # label -> audio of its streams so far
+        for sid in order:
+            label = self.labels.get(sid) or sid
+            first = first_of.setdefault(label, sid)
+            offset = done_s.get(label, 0.0)
+            shift[sid] = (first, offset)
+            length = self.stream_lengths.get(sid, last_end.get(sid, 0.0))
+            done_s[label] = offset + max(length, last_end.get(sid, 0.0))
+        records = [r if shift[r.stream_id] == (r.stream_id, 0.0) else dataclasses.replace(
+            r, stream_id=shift[r.stream_id][0], audio_start_s=r.audio_start_s + shift[r.stream_id][1],
+            audio_end_s=r.audio_end_s + shift[r.stream_id][1]) for r in self.records]
+        labels = {first: label for label, first in first_of.items()}
+        end_s = max(done_s.values()) if self.stream_lengths else self.end_s
+        if end_s is not None and records:
+            end_s = max(end_s, max(r.audio_end_s for r in records))
+        return records, labels, end_s
 
 
 def read_session_dir(directory: str | Path) -> Session:
@@ -254,8 +293,8 @@ def describe(info: SessionInfo, now: float | None = None) -> str:
     else:
         minutes = max(0.0, info.ended - info.created) / 60
         state = f"{minutes:.0f} min" if minutes >= 1 else "<1 min"
-    names = ", ".join(s.get("label") or Path(s.get("source") or sid).name
-                      for sid, s in info.streams.items() if isinstance(s, dict))
+    names = ", ".join(dict.fromkeys(s.get("label") or Path(s.get("source") or sid).name
+                                    for sid, s in info.streams.items() if isinstance(s, dict)))
     size = f"{info.journal_bytes / 1024:.0f} KiB"
     parts = [info.session_id, when, info.kind, state, size]
     if names:
