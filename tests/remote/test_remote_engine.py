@@ -463,3 +463,51 @@ def _wait_for(cond, timeout: float) -> None:
         if time.monotonic() > deadline:
             raise TimeoutError("condition not met in time")
         time.sleep(0.1)
+
+
+# ------------------------------------------------------------------ stream ids ----
+def test_stream_ids_stay_unique_when_a_remote_engine_is_restarted(server, tmp_path):
+    """A settings change restarts the engine inside one journal session (the controller): the
+    new engine's streams must not reuse the old one's ids, or two streams' deltas would be
+    journalled under one id. Real remote engines, the app's controller, a fake capture."""
+    from support.gui_fakes import FakeAudio
+
+    from voxcap.app.controller import SessionController
+    from voxcap.captions.sessions import SessionStore
+    from voxcap.engine.factory import build_engine
+    from voxcap.events import CaptioningState, StreamOpened
+
+    seen: queue.Queue = queue.Queue()
+    audio = FakeAudio()
+    settings = RemoteSettings(server.url, server.served_name, api_key=API_KEY)
+    ctl = SessionController(seen.put, audio=audio, journal_root=tmp_path,
+                            engine_factory=lambda s, sink: build_engine(s, on_event=sink))
+
+    def wait_for(pred, timeout=90.0):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                ev = seen.get(timeout=0.1)
+            except queue.Empty:
+                continue
+            if pred(ev):
+                return ev
+        raise AssertionError("event not seen")
+
+    try:
+        ctl.start_engine(settings)
+        ctl.start_captioning("system")
+        first = wait_for(lambda e: isinstance(e, StreamOpened))
+        audio.feed(first.label, 1.0)
+        ctl.restart_engine(settings, "server model")
+        second = wait_for(lambda e: isinstance(e, StreamOpened))
+        audio.feed(first.label, 1.0)
+        ctl.stop_captioning()
+        wait_for(lambda e: isinstance(e, CaptioningState) and e.state == "off")
+        session_id = ctl.session_id
+    finally:
+        ctl.shutdown().wait(60)
+    assert first.label == second.label
+    assert first.stream_id != second.stream_id, "a restarted engine handed out the same id"
+    session = SessionStore(tmp_path).open(session_id)
+    assert len(session.labels) == 2 and set(session.labels.values()) == {first.label}

@@ -97,8 +97,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return runners[args.command](args)
     except VoxcapError as exc:
-        log.warning("voxcap %s: %s (fix: %s)", args.command, exc.message, exc.fix,
-                    exc_info=True)
+        # shown to the person below; the log keeps where it came from (not on the terminal)
+        log.info("voxcap %s: %s (fix: %s)", args.command, exc.message, exc.fix, exc_info=True)
         print(f"error: {exc.message}", file=sys.stderr)
         if exc.fix:
             print(f"  fix: {exc.fix}", file=sys.stderr)

@@ -15,9 +15,9 @@ import time
 
 import numpy as np
 
-from .options import add_engine_options, engine_settings
 from ..engine.settings import EngineSettings
 from ..errors import ConfigError
+from .options import add_engine_options, engine_settings
 
 SAMPLE_RATE = 16000
 

@@ -18,7 +18,6 @@ from ..captions.journal import Journal, engine_session_settings
 from ..capture.capture import Capture
 from ..capture.devices import server_state
 from ..capture.sources import SOURCE_HELP, parse_sources, resolve_initial
-from .options import add_engine_options, engine_settings, make_engine
 from ..errors import ConfigError
 from ..events import (
     CaptureDeviceChanged,
@@ -31,6 +30,7 @@ from ..events import (
     StreamFinished,
     TextDelta,
 )
+from .options import add_engine_options, engine_settings, make_engine
 from .sessions import add_export_options, export_kwargs
 from .transcribe import STREAM_NOTICES, start_engine
 

@@ -9,7 +9,6 @@ import time
 from ..audio_file import TARGET_RATE, iter_blocks, probe
 from ..captions.export import check_export_path, export
 from ..captions.journal import Journal, engine_session_settings
-from .options import add_engine_options, engine_settings, make_engine
 from ..engine.base import CaptionEngine
 from ..errors import EngineError
 from ..events import (
@@ -22,6 +21,7 @@ from ..events import (
     StreamResumed,
     TextDelta,
 )
+from .options import add_engine_options, engine_settings, make_engine
 from .sessions import add_export_options, export_kwargs
 
 STREAM_NOTICES = (StreamGap, StreamInterrupted, StreamResumed)  # remote engine: never silent

@@ -9,43 +9,31 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import itertools
+import logging
 import os
-import queue
 import shutil
 import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from .. import paths
-from ..errors import EngineError, VoxcapError
-from ..events import (
-    EngineFailed,
-    EngineProgress,
-    EngineReady,
-    EngineStopped,
-    Event,
-    StreamFinished,
-    TextDelta,
-)
+from ..errors import EngineError
+from ..events import EngineReady, EngineStopped, StreamFinished, TextDelta
 from . import memory
 from . import platform as engine_platform
+from .base import EngineBase, EventSink
 from .model_dir import inspect_model_dir, tokenizer_dir_for_delay
 from .progress import STAGE_ENV, StageTail, kv_cache_capacity, write_logging_config
 from .settings import EngineSettings
 from .stats import SAMPLE_RATE, EngineStats
 from .vllm_plugin import APP_PID_ENV
 
-EventSink = Callable[[Event], None]
-# Stream ids are unique in the process, not just per engine: journals and captions key on them,
-# and a restarted engine (graph-mode switch) must not hand out "s1" again.
-_STREAM_IDS = itertools.count(1)
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -63,96 +51,26 @@ class _Stream:
     done: threading.Event = field(default_factory=threading.Event)
 
 
-class LocalEngine:
+class LocalEngine(EngineBase):
     """Voxtral Realtime in vLLM, in this process (engine core in vLLM's child process).
 
     Events go to ``on_event`` (called on the engine thread: keep it quick) or, if none is
     given, to ``self.events`` (a ``queue.Queue``).
     """
 
+    thread_name = "voxcap-engine"
+    what = "The engine"
+
     def __init__(self, settings: EngineSettings, on_event: EventSink | None = None,
                  verbose: bool = False) -> None:
-        self.settings = settings.validated()
-        self.events: queue.Queue[Event] = queue.Queue()
-        self._sink: EventSink = on_event or self.events.put
-        self._verbose = verbose
-        self.stats = EngineStats()
-        self.ready_info: EngineReady | None = None
-        self.failure: EngineFailed | None = None
-        self._ready = threading.Event()
-        self._stopped = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._stop_async: asyncio.Event | None = None
-        self._streams: dict[str, _Stream] = {}
+        super().__init__(settings.validated(), on_event, verbose)
         self._engine = None
-        self._t0 = 0.0
         self.model_info = None
         self._workdir = Path(tempfile.mkdtemp(prefix="voxcap-engine-"))
 
-    # ---------------------------------------------------------------- life cycle ----
-    def start(self) -> LocalEngine:
-        """Validate the settings and model now (raising VoxcapError), then start in the background."""
+    def _prepare(self) -> None:
+        """The model directory is checked now (ModelDirError with the fix)."""
         self.model_info = inspect_model_dir(self.settings.model_dir, self.settings.dummy_weights)
-        self._t0 = time.perf_counter()
-        self._thread = threading.Thread(target=self._thread_main, name="voxcap-engine", daemon=True)
-        self._thread.start()
-        return self
-
-    def wait_ready(self, timeout: float | None = None) -> EngineReady:
-        """Block until the engine is ready; raise EngineError if it failed or timed out."""
-        if not self._ready.wait(timeout):
-            raise EngineError(f"The engine did not start within {timeout:.0f} s.",
-                              "look at the log above; a first start compiles for minutes")
-        if self.failure is not None:
-            raise EngineError(self.failure.message, self.failure.fix)
-        assert self.ready_info is not None
-        return self.ready_info
-
-    @property
-    def is_ready(self) -> bool:
-        return self.ready_info is not None and self.failure is None and not self._stopped.is_set()
-
-    def shutdown(self, timeout: float = 30.0) -> None:
-        """Abort open streams, stop vLLM and its child process. Safe to call twice."""
-        if self._loop is not None and self._stop_async is not None and not self._stopped.is_set():
-            self._loop.call_soon_threadsafe(self._stop_async.set)
-        if self._thread is not None:
-            self._thread.join(timeout)
-
-    def __enter__(self) -> LocalEngine:
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.shutdown()
-
-    # ------------------------------------------------------------------ streams ----
-    def open_stream(self, label: str = "") -> str:
-        """Start a new caption stream; returns its id. Thread-safe."""
-        self._require_ready()
-        stream_id = f"s{next(_STREAM_IDS)}"
-        fut = asyncio.run_coroutine_threadsafe(self._open(stream_id, label), self._loop)
-        fut.result(timeout=10)
-        return stream_id
-
-    def push_audio(self, stream_id: str, samples: np.ndarray) -> None:
-        """Queue float32 16 kHz mono samples (any block size) for a stream. Thread-safe, non-blocking."""
-        chunk = np.ascontiguousarray(samples, dtype=np.float32).reshape(-1).copy()
-        if chunk.size == 0:
-            return
-        self._loop.call_soon_threadsafe(self._push, stream_id, chunk)
-
-    def close_stream(self, stream_id: str) -> None:
-        """End of audio: the model flushes its delayed words, then StreamFinished('flushed')."""
-        self._loop.call_soon_threadsafe(self._close, stream_id)
-
-    def abort_stream(self, stream_id: str) -> None:
-        """Stop a stream now (no flush) and free its slot; StreamFinished('aborted')."""
-        asyncio.run_coroutine_threadsafe(self._abort(stream_id), self._loop)
-
-    def wait_stream(self, stream_id: str, timeout: float | None = None) -> bool:
-        st = self._streams.get(stream_id)
-        return True if st is None else st.done.wait(timeout)
 
     def engine_pids(self) -> list[int]:
         """PIDs of vLLM's engine-core processes (their workers are their children)."""
@@ -160,57 +78,22 @@ class LocalEngine:
                           "engine_manager", None)
         return [p.pid for p in getattr(manager, "processes", []) if p.pid]
 
-    def open_stream_ids(self) -> list[str]:
-        return [s for s, st in list(self._streams.items()) if not st.done.is_set()]
+    def _explain(self, exc: BaseException) -> tuple[str, str]:
+        return engine_platform.explain_failure(exc, self._stage_errors())
 
-    def _require_ready(self) -> None:
-        if self.failure is not None:
-            raise EngineError(self.failure.message, self.failure.fix)
-        if not self.is_ready:
-            raise EngineError("The engine is not ready yet.", "wait for the 'ready' status")
-
-    # ------------------------------------------------------------ engine thread ----
-    def _emit(self, event: Event) -> None:
-        try:
-            self._sink(event)
-        except Exception:  # a broken consumer must not kill the engine
-            pass
-
-    def _progress(self, stage: str, detail: str = "") -> None:
-        self._emit(EngineProgress(stage, detail, time.perf_counter() - self._t0))
-
-    def _fail(self, message: str, fix: str = "") -> None:
-        if self.failure is None:
-            self.failure = EngineFailed(message, fix)
-            self._emit(self.failure)
-        self._ready.set()
-
-    def _thread_main(self) -> None:
-        try:
-            asyncio.run(self._main())
-        except VoxcapError as exc:
-            self._fail(exc.message, exc.fix)
-        except BaseException as exc:  # noqa: BLE001 - reported, never a silent hang
-            self._fail(*engine_platform.explain_failure(exc, self._stage_errors()))
-        finally:
-            self._stopped.set()
-            self._ready.set()
-            for st in list(self._streams.values()):
-                st.done.set()
-            for key, value in getattr(self, "_saved_env", {}).items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
-            shutil.rmtree(self._workdir, ignore_errors=True)
+    def _cleanup(self) -> None:
+        for key, value in getattr(self, "_saved_env", {}).items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        shutil.rmtree(self._workdir, ignore_errors=True)
 
     def _stage_errors(self) -> list[str]:
         tail = getattr(self, "_tail", None)
         return tail.errors if tail else []
 
-    async def _main(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._stop_async = asyncio.Event()
+    async def _run(self) -> None:
         self._progress("importing", "vLLM and PyTorch")
         build = engine_platform.check_platform()
         stage_file = self._workdir / "stages.jsonl"
@@ -317,7 +200,7 @@ class LocalEngine:
         if capacity and capacity[1] < s.max_streams:
             notes.append(f"the KV cache fits {capacity[1]:.2f} full-length sessions for "
                          f"{s.max_streams} streams: raise the KV-cache budget")
-        self.ready_info = EngineReady(
+        info = EngineReady(
             requested_graph_mode=s.graph_mode, resolved_graph_mode=resolved,
             capture_sizes=tuple(cc.cudagraph_capture_sizes or ()),
             start_seconds=time.perf_counter() - self._t0, device=engine_platform.device_name(),
@@ -326,9 +209,7 @@ class LocalEngine:
             kv_cache_tokens=capacity[0] if capacity else None,
             kv_cache_sessions=capacity[1] if capacity else None, notes=tuple(notes),
         )
-        self._progress("ready", f"{resolved} on {self.ready_info.device}")
-        self._emit(self.ready_info)
-        self._ready.set()
+        self._set_ready(info, f"{resolved} on {info.device}")
         watcher = asyncio.create_task(self._watch(engine))
         await self._stop_async.wait()
         watcher.cancel()
@@ -381,14 +262,17 @@ class LocalEngine:
         if self._engine is not None:
             try:
                 await self._engine.abort(st.request_id)
-            except Exception:
-                pass
+            except Exception:  # the stream's task is cancelled below either way
+                log.warning("vLLM could not abort stream %s", stream_id, exc_info=True)
         if st.task is not None and not st.task.done():
             st.task.cancel()
             try:
                 await st.task
-            except (asyncio.CancelledError, Exception):
+            except asyncio.CancelledError:
                 pass
+            except Exception:  # its own end was reported by the task (StreamFinished)
+                log.warning("stream %s ended with an error while aborted", stream_id,
+                            exc_info=True)
 
     async def _run_stream(self, st: _Stream) -> None:
         from vllm.engine.protocol import StreamingInput
@@ -439,6 +323,7 @@ class LocalEngine:
             if st.aborted:
                 reason = "aborted"
             else:
+                log.exception("stream %s failed", st.stream_id)
                 reason = "error"
                 message, fix = engine_platform.explain_failure(exc, self._stage_errors())
                 if engine.errored:

@@ -37,10 +37,8 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import itertools
 import json
 import logging
-import queue
 import random
 import socket
 import ssl
@@ -48,30 +46,26 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from .. import __version__
-from ..errors import EngineError, VoxcapError
+from ..errors import EngineError
 from ..events import (
-    EngineFailed,
-    EngineProgress,
     EngineReady,
     EngineStopped,
-    Event,
     StreamFinished,
     StreamGap,
     StreamInterrupted,
     StreamResumed,
     TextDelta,
 )
+from .base import EngineBase, EventSink
 from .remote_audio import StreamAudio, to_pcm16
 from .remote_settings import RemoteSettings, display_url, models_url
-from .stats import SAMPLE_RATE, EngineStats
+from .stats import SAMPLE_RATE
 
-EventSink = Callable[[Event], None]
 STEP_SAMPLES = 1280  # one token per 80 ms at 16 kHz
 LOOK_AHEAD_SAMPLES = 40
 GRAPH_MODE = "remote"  # the protocol does not say how the server runs its model
@@ -192,105 +186,40 @@ class _Stream:
     done: threading.Event = field(default_factory=threading.Event)
 
 
-class RemoteEngine:
+class RemoteEngine(EngineBase):
     """Voxtral Realtime on a vLLM server, through its realtime websocket.
 
     Events go to ``on_event`` (called on the engine's thread: keep it quick) or, if none is
     given, to ``self.events`` (a ``queue.Queue``).
     """
 
+    thread_name = "voxcap-remote"
+    what = "The remote engine"
+
     def __init__(self, settings: RemoteSettings, on_event: EventSink | None = None,
                  verbose: bool = False) -> None:
-        self.settings = settings
-        self.events: queue.Queue[Event] = queue.Queue()
-        self._sink: EventSink = on_event or self.events.put
-        self._verbose = verbose
-        self.stats = EngineStats()
-        self.ready_info: EngineReady | None = None
-        self.failure: EngineFailed | None = None
+        super().__init__(settings, on_event, verbose)
         self.server_max_model_len: int | None = None
-        self._ready = threading.Event()
-        self._stopped = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._stop_async: asyncio.Event | None = None
-        self._streams: dict[str, _Stream] = {}
-        self._ids = itertools.count(1)
-        self._t0 = 0.0
-        self._first_step = first_step_samples(settings.transcription_delay_ms)
+        self._first_step_samples = first_step_samples(settings.transcription_delay_ms)
         self._url = display_url(settings.server_url)
 
-    # ---------------------------------------------------------------- life cycle ----
-    def start(self) -> RemoteEngine:
-        """Validate the settings now (ConfigError), then connect in the background."""
+    def _prepare(self) -> None:
+        """Validate the settings now (ConfigError); connecting happens in the background."""
         self.settings = self.settings.validated()
-        self._first_step = first_step_samples(self.settings.transcription_delay_ms)
+        self._first_step_samples = first_step_samples(self.settings.transcription_delay_ms)
         self._url = self.settings.display_url
-        self._t0 = time.perf_counter()
-        self._thread = threading.Thread(target=self._thread_main, name="voxcap-remote",
-                                        daemon=True)
-        self._thread.start()
-        return self
 
-    def wait_ready(self, timeout: float | None = None) -> EngineReady:
-        if not self._ready.wait(timeout):
-            raise EngineError(f"The vLLM server at {self._url} did not answer within "
-                              f"{timeout:.0f} s.", "check the address and the network")
-        if self.failure is not None:
-            raise EngineError(self.failure.message, self.failure.fix)
-        assert self.ready_info is not None
-        return self.ready_info
+    def _start_timeout(self, timeout: float | None) -> tuple[str, str]:
+        return (f"The vLLM server at {self._url} did not answer within {timeout:.0f} s.",
+                "check the address and the network")
 
-    @property
-    def is_ready(self) -> bool:
-        return self.ready_info is not None and self.failure is None and not self._stopped.is_set()
+    def _explain(self, exc: BaseException) -> tuple[str, str]:
+        if isinstance(exc, (_Fatal, _Retry)):
+            return exc.message, exc.fix
+        return super()._explain(exc)
 
-    def shutdown(self, timeout: float = 30.0) -> None:
-        """Abort open streams and close their connections. Safe to call twice."""
-        if self._loop is not None and self._stop_async is not None and not self._stopped.is_set():
-            try:
-                self._loop.call_soon_threadsafe(self._stop_async.set)
-            except RuntimeError:  # the loop already closed
-                pass
-        if self._thread is not None:
-            self._thread.join(timeout)
-
-    def __enter__(self) -> RemoteEngine:
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.shutdown()
-
-    # ------------------------------------------------------------------ streams ----
-    def open_stream(self, label: str = "") -> str:
-        self._require_ready()
-        stream_id = f"s{next(self._ids)}"
-        fut = asyncio.run_coroutine_threadsafe(self._open(stream_id, label), self._loop)
-        fut.result(timeout=10)
-        return stream_id
-
-    def push_audio(self, stream_id: str, samples: np.ndarray) -> None:
-        """Queue float32 16 kHz mono samples (any block size). Thread-safe, non-blocking."""
-        pcm = to_pcm16(samples)
-        if pcm.size == 0 or self._loop is None:
-            return
-        try:
-            self._loop.call_soon_threadsafe(self._push, stream_id, pcm)
-        except RuntimeError:  # the engine stopped
-            pass
-
-    def close_stream(self, stream_id: str) -> None:
-        self._call_soon(self._close, stream_id)
-
-    def abort_stream(self, stream_id: str) -> None:
-        self._call_soon(self._abort, stream_id)
-
-    def wait_stream(self, stream_id: str, timeout: float | None = None) -> bool:
-        st = self._streams.get(stream_id)
-        return True if st is None else st.done.wait(timeout)
-
-    def open_stream_ids(self) -> list[str]:
-        return [s for s, st in list(self._streams.items()) if not st.done.is_set()]
+    def _audio_chunk(self, samples: np.ndarray) -> np.ndarray:
+        return to_pcm16(samples)
 
     def usage(self, stream_id: str) -> dict:
         """The server's ``transcription.done`` usage summed over the stream's sessions."""
@@ -306,54 +235,8 @@ class RemoteEngine:
         st = self._streams.get(stream_id)
         return st.audio.lost_total / SAMPLE_RATE if st else 0.0
 
-    def _call_soon(self, fn, *args) -> None:
-        if self._loop is None:
-            return
-        try:
-            self._loop.call_soon_threadsafe(fn, *args)
-        except RuntimeError:
-            pass
-
-    def _require_ready(self) -> None:
-        if self.failure is not None:
-            raise EngineError(self.failure.message, self.failure.fix)
-        if not self.is_ready:
-            raise EngineError("The remote engine is not ready yet.",
-                              "wait for the 'ready' status")
-
     # ------------------------------------------------------------ engine thread ----
-    def _emit(self, event: Event) -> None:
-        try:
-            self._sink(event)
-        except Exception:  # noqa: BLE001, S110 - a broken consumer must not kill the engine
-            pass
-
-    def _progress(self, stage: str, detail: str = "") -> None:
-        self._emit(EngineProgress(stage, detail, time.perf_counter() - self._t0))
-
-    def _fail(self, message: str, fix: str = "") -> None:
-        if self.failure is None:
-            self.failure = EngineFailed(message, fix)
-            self._emit(self.failure)
-        self._ready.set()
-
-    def _thread_main(self) -> None:
-        try:
-            asyncio.run(self._main())
-        except (VoxcapError, _Fatal, _Retry) as exc:
-            self._fail(exc.message, exc.fix)
-        except BaseException as exc:  # noqa: BLE001 - reported, never a silent hang
-            self._fail(f"The remote engine failed ({type(exc).__name__}).",
-                       "run again with --verbose and report it")
-        finally:
-            self._stopped.set()
-            self._ready.set()
-            for st in self._streams.values():
-                st.done.set()
-
-    async def _main(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._stop_async = asyncio.Event()
+    async def _run(self) -> None:
         s = self.settings
         self._progress("connecting", self._url)
         max_len = await self._probe_models()
@@ -365,19 +248,16 @@ class RemoteEngine:
         if max_len is None:
             notes.append("the server did not report its max session length; sessions that "
                          "reach it are continued in new ones")
-        self.ready_info = EngineReady(
+        self._set_ready(EngineReady(
             requested_graph_mode=GRAPH_MODE, resolved_graph_mode=GRAPH_MODE, capture_sizes=(),
             start_seconds=time.perf_counter() - self._t0, device=self._url,
             transcription_delay_ms=s.transcription_delay_ms, max_model_len=max_len or 0,
             max_streams=s.max_streams, notes=tuple(notes),
-        )
-        self._progress("ready", f"{s.model} on {self._url}")
-        self._emit(self.ready_info)
-        self._ready.set()
+        ), f"{s.model} on {self._url}")
         await self._stop_async.wait()
         for st in list(self._streams.values()):
             if not st.done.is_set():
-                self._abort(st.stream_id)
+                await self._abort(st.stream_id)
         tasks = [st.task for st in self._streams.values() if st.task and not st.task.done()]
         if tasks:
             await asyncio.wait(tasks, timeout=5)
@@ -514,7 +394,7 @@ class RemoteEngine:
         cap = None if s.max_buffer_s is None else int(s.max_buffer_s * SAMPLE_RATE)
         st = _Stream(stream_id, label, StreamAudio(STEP_SAMPLES, cap))
         self._streams[stream_id] = st
-        self.stats.open(stream_id, self._first_step, STEP_SAMPLES)
+        self.stats.open(stream_id, self._first_step_samples, STEP_SAMPLES)
         st.task = asyncio.create_task(self._run_stream(st))
 
     def _push(self, stream_id: str, pcm: np.ndarray) -> None:
@@ -533,7 +413,7 @@ class RemoteEngine:
             st.close_requested = True
             st.wake.set()
 
-    def _abort(self, stream_id: str) -> None:
+    async def _abort(self, stream_id: str) -> None:
         st = self._streams.get(stream_id)
         if st is None or st.done.is_set() or st.aborted:
             return
@@ -743,7 +623,8 @@ class RemoteEngine:
         """Start the clock of each step the audio just handed over makes runnable (step k
         needs the first 9,000 samples of the session, then 1,280 more per step)."""
         sent = st.audio.session_sent
-        ready = 0 if sent < self._first_step else 1 + (sent - self._first_step) // STEP_SAMPLES
+        first = self._first_step_samples
+        ready = 0 if sent < first else 1 + (sent - first) // STEP_SAMPLES
         while st.steps_marked < ready:
             self.stats.prompt_sent(st.stream_id)
             st.steps_marked += 1

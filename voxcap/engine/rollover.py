@@ -31,6 +31,7 @@ import numpy as np
 
 from ..errors import EngineError
 from ..events import Event, SessionRolled, StreamFinished, StreamGap, TextDelta
+from .base import CaptionEngine
 from .stats import SAMPLE_RATE
 
 FRAME = 1280  # one token of audio: pauses are looked for at this granularity
@@ -70,30 +71,67 @@ class SessionRecord:
 
 
 @dataclass
-class _Logical:
-    stream_id: str
-    label: str
+class CutState:
+    """Where a stream stands for ``find_cut``: the session's position and the pause tracking."""
+
+    session_start: int = 0  # stream sample where the current session starts
+    samples_sent: int = 0  # stream samples handed to sessions
+    soft_reached: bool = False
+    rollover_reason: str = ""
+    speech_level: float = 0.0
+    quiet_run: int = 0  # consecutive quiet frames so far
+
+
+def find_cut(p: RolloverPolicy, st: CutState, chunk: np.ndarray,
+             latency_high: bool = False) -> int | None:
+    """Offset in ``chunk`` (the next audio of the stream) where the current session should end,
+    or None to go on; updates ``st`` (pause tracking, the reason). Pure: no engine needed.
+
+    From ``soft_s`` on (or once the step latency is high) the session ends in the first pause of
+    ``min_pause_s``, halfway into it; at ``hard_s`` it ends wherever the audio is.
+    """
+    pos = st.samples_sent - st.session_start  # session samples before this chunk
+    soft, hard = int(p.soft_s * SAMPLE_RATE), int(p.hard_s * SAMPLE_RATE)
+    if not st.soft_reached and latency_high:
+        st.soft_reached, st.rollover_reason = True, "latency"
+    for start in range(0, chunk.size, FRAME):
+        frame = chunk[start:start + FRAME]
+        rms = float(np.sqrt(np.mean(frame * frame)))
+        quiet = rms < max(p.silence_rms, p.pause_ratio * st.speech_level)
+        if quiet:
+            st.quiet_run += 1
+        else:  # follow the speech level, over about 2 s
+            st.quiet_run = 0
+            st.speech_level = rms if not st.speech_level else 0.96 * st.speech_level + 0.04 * rms
+        if pos + start + frame.size > hard:
+            st.rollover_reason = "limit"
+            return max(0, hard - pos)
+        if not st.soft_reached and pos + start >= soft:
+            st.soft_reached, st.rollover_reason = True, "pause"
+        if st.soft_reached and st.quiet_run * FRAME >= p.min_pause_s * SAMPLE_RATE:
+            return start + frame.size // 2  # well inside the pause
+    return None
+
+
+@dataclass
+class _Logical(CutState):
+    stream_id: str = ""
+    label: str = ""
     inner_id: str | None = None
     session: int = 0  # number of the current session, 0-based
-    session_start: int = 0  # stream sample where the current session starts
     samples_in: int = 0  # stream samples received
-    samples_sent: int = 0  # stream samples handed to sessions
     token_base: int = 0  # deltas of earlier sessions
     tokens: int = 0
     pending: list = field(default_factory=list)  # audio waiting for the next session
     switching: bool = False
-    rollover_reason: str = ""
-    soft_reached: bool = False
     close_requested: bool = False
     finished: bool = False
-    speech_level: float = 0.0
-    quiet_run: int = 0  # consecutive quiet frames so far
     lost_s: float = 0.0  # audio vLLM dropped at an unexpected context cap
     sessions: list = field(default_factory=list)  # SessionRecord of every finished session
     done: threading.Event = field(default_factory=threading.Event)
 
 
-class RollingEngine:
+class RollingEngine(CaptionEngine):
     """A CaptionEngine whose streams outlive engine sessions (see module docstring).
 
     ``make_inner(sink)`` builds the underlying engine publishing to ``sink``.
@@ -132,6 +170,10 @@ class RollingEngine:
     def is_ready(self) -> bool:
         return self.inner.is_ready
 
+    @property
+    def first_step_samples(self) -> int:
+        return self.inner.first_step_samples
+
     def start(self) -> RollingEngine:
         self.inner.start()
         return self
@@ -147,7 +189,7 @@ class RollingEngine:
         self.inner.shutdown(timeout)
 
     def engine_pids(self) -> list[int]:
-        return self.inner.engine_pids() if hasattr(self.inner, "engine_pids") else []
+        return self.inner.engine_pids()
 
     # -- streams ----------------------------------------------------------------------------
     def open_stream(self, label: str = "") -> str:
@@ -213,32 +255,10 @@ class RollingEngine:
 
     # -- cutting ----------------------------------------------------------------------------
     def _find_cut(self, st: _Logical, chunk: np.ndarray) -> int | None:
-        """Offset in ``chunk`` where the current session should end, or None to go on."""
-        p = self.policy
-        pos = st.samples_sent - st.session_start  # session samples before this chunk
-        soft, hard = int(p.soft_s * SAMPLE_RATE), int(p.hard_s * SAMPLE_RATE)
-        if not st.soft_reached and self._latency_high(st):
-            st.soft_reached, st.rollover_reason = True, "latency"
-        for start in range(0, chunk.size, FRAME):
-            frame = chunk[start:start + FRAME]
-            rms = float(np.sqrt(np.mean(frame * frame)))
-            quiet = rms < max(p.silence_rms, p.pause_ratio * st.speech_level)
-            if quiet:
-                st.quiet_run += 1
-            else:  # follow the speech level, over about 2 s
-                st.quiet_run = 0
-                st.speech_level = rms if not st.speech_level else 0.96 * st.speech_level + 0.04 * rms
-            if pos + start + frame.size > hard:
-                st.rollover_reason = "limit"
-                return max(0, hard - pos)
-            if not st.soft_reached and pos + start >= soft:
-                st.soft_reached, st.rollover_reason = True, "pause"
-            if st.soft_reached and st.quiet_run * FRAME >= p.min_pause_s * SAMPLE_RATE:
-                return start + frame.size // 2  # well inside the pause
-        return None
+        return find_cut(self.policy, st, chunk, self._latency_high(st))
 
     def _latency_high(self, st: _Logical) -> bool:
-        p95 = self.stats.recent_p95(st.inner_id) if hasattr(self.stats, "recent_p95") else None
+        p95 = self.stats.recent_p95(st.inner_id)
         return p95 is not None and p95 > self.policy.latency_bound_ms
 
     def _send(self, st: _Logical, chunk: np.ndarray) -> None:
@@ -294,7 +314,7 @@ class RollingEngine:
             if event.reason == "max_length":
                 # The hard limit keeps sessions below the cap, so this means vLLM took fewer
                 # tokens than planned: say how much audio it dropped instead of hiding it.
-                first = getattr(self.inner, "_first_step_samples", 9000)
+                first = self.inner.first_step_samples
                 consumed = first + max(0, event.tokens - 1) * FRAME
                 st.lost_s += max(0, st.samples_sent - st.session_start - consumed) / SAMPLE_RATE
                 st.rollover_reason = "max_length"
