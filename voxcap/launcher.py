@@ -44,17 +44,12 @@ def _log(text: str) -> str:
 
 def _qt_message(text: str) -> bool:
     try:
-        from PySide6.QtWidgets import QApplication, QMessageBox
-    except Exception:  # noqa: BLE001 - Qt itself is what is broken
-        return False
-    try:
-        app = QApplication.instance() or QApplication(sys.argv[:1])
-        box = QMessageBox(QMessageBox.Icon.Critical, TITLE, text)
-        box.setTextInteractionFlags(box.textInteractionFlags())
-        box.exec()
-        del app
+        from .gui.qt_probe import error_box
+
+        error_box(TITLE, text)
         return True
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - Qt itself may be what is broken: the next way is tried
+        _log(f"the Qt message box failed:\n{traceback.format_exc()}")
         return False
 
 

@@ -9,12 +9,12 @@ import srt
 import webvtt
 from support.engine_helpers import collect_stream
 
-from voxcap.commands.bench import speech_like
 from voxcap.captions.assembly import CaptionAssembler
 from voxcap.captions.export import export
 from voxcap.captions.journal import Journal, engine_session_settings
 from voxcap.captions.sessions import SessionStore
 from voxcap.captions.words import words_from_deltas
+from voxcap.commands.bench import speech_like
 
 pytestmark = [pytest.mark.engine, pytest.mark.slow]
 

@@ -17,6 +17,7 @@ import importlib
 import importlib.metadata as md
 import importlib.util
 import json
+import logging
 import os
 import platform
 import shutil
@@ -33,6 +34,7 @@ from ..engine.memory import ACTIVATIONS_BYTES, kv_budget_bytes, weights_bytes
 from ..engine.platform import PIN as VLLM_PIN
 
 OK, WARN, FAIL, SKIP = "ok", "warn", "fail", "skip"
+log = logging.getLogger(__name__)
 GIB = 2**30
 MIN_PYTHON = (3, 11)
 MAX_PYTHON = (3, 14)  # vLLM 0.32.0: Requires-Python <3.15
@@ -536,10 +538,11 @@ def check_desktop(ctx: Context, args) -> Check:
         return Check("desktop", title, WARN, "PySide6-Essentials is not installed: only the "
                      "command line works", REINSTALL)
     try:
-        import PySide6
-    except Exception as exc:  # noqa: BLE001
+        from ..gui.qt_probe import xcb_plugin
+    except Exception as exc:  # noqa: BLE001 - the verdict says it
+        log.warning("PySide6 cannot be loaded", exc_info=True)
         return Check("desktop", title, FAIL, f"PySide6 cannot be loaded: {exc}", REINSTALL)
-    plugin = Path(PySide6.__file__).parent / "Qt" / "plugins" / "platforms" / "libqxcb.so"
+    plugin = xcb_plugin()
     details = {"pyside6": version, "plugin": str(plugin),
                "display": os.environ.get("DISPLAY", ""),
                "wayland_display": os.environ.get("WAYLAND_DISPLAY", "")}

@@ -79,7 +79,7 @@ class CutState:
     soft_reached: bool = False
     rollover_reason: str = ""
     speech_level: float = 0.0
-    quiet_run: int = 0  # consecutive quiet frames so far
+    quiet_samples: int = 0  # quiet audio just before, in samples (blocks may be any size)
 
 
 def find_cut(p: RolloverPolicy, st: CutState, chunk: np.ndarray,
@@ -99,16 +99,16 @@ def find_cut(p: RolloverPolicy, st: CutState, chunk: np.ndarray,
         rms = float(np.sqrt(np.mean(frame * frame)))
         quiet = rms < max(p.silence_rms, p.pause_ratio * st.speech_level)
         if quiet:
-            st.quiet_run += 1
+            st.quiet_samples += frame.size
         else:  # follow the speech level, over about 2 s
-            st.quiet_run = 0
+            st.quiet_samples = 0
             st.speech_level = rms if not st.speech_level else 0.96 * st.speech_level + 0.04 * rms
         if pos + start + frame.size > hard:
             st.rollover_reason = "limit"
             return max(0, hard - pos)
         if not st.soft_reached and pos + start >= soft:
             st.soft_reached, st.rollover_reason = True, "pause"
-        if st.soft_reached and st.quiet_run * FRAME >= p.min_pause_s * SAMPLE_RATE:
+        if st.soft_reached and st.quiet_samples >= p.min_pause_s * SAMPLE_RATE:
             return start + frame.size // 2  # well inside the pause
     return None
 
@@ -353,7 +353,7 @@ class RollingEngine(CaptionEngine):
             self.stats.forget(previous)  # stats stay bounded over hours of rollovers
             self.stats.alias(inner_id, st.stream_id)
             st.soft_reached = False
-            st.quiet_run = 0
+            st.quiet_samples = 0
             st.rollover_reason = ""
             self._by_inner[inner_id] = st
             self._sink(SessionRolled(st.stream_id, st.session, at / SAMPLE_RATE, reason,

@@ -13,5 +13,5 @@ events through ``bridge.EventBridge``. One widget per module:
 - ``meter``          MeterWidget: measured throughput figures; ``chart`` MiniChart: last minute
 - ``settings_dialog`` SettingsDialog; ``first_run`` FirstRunDialog; ``tray`` Tray
 - ``instance``       one running app per user: a second ``voxcap gui`` talks to the first
-- ``cli``            ``voxcap gui`` (no Qt import until it runs)
+- ``qt_probe``       Qt checks for front ends that run without Qt (doctor, the launcher)
 """
