@@ -55,6 +55,7 @@ from .first_run import FirstRunDialog
 from .icons import app_icon
 from .main_window import MainWindow
 from .overlay import CaptionOverlay, place_overlay
+from .overlay_placement import OverlayPlacement, prepare_platform
 from .settings_dialog import SettingsDialog
 from .tray import Tray, tray_available
 
@@ -75,7 +76,7 @@ def screens_info() -> tuple[list, int]:
 class VoxcapApp(QObject):
     def __init__(self, settings: AppSettings | None = None, settings_problem: str | None = None, *,
                  controller_factory=None, sessions_root=None, persist: bool = True,
-                 use_tray: bool = True, first_run: bool = True) -> None:
+                 use_tray: bool = True, first_run: bool = True, overlay_path=None) -> None:
         super().__init__()
         self.settings = settings or AppSettings()
         self.settings_problem = settings_problem
@@ -104,6 +105,8 @@ class VoxcapApp(QObject):
         self.overlay = CaptionOverlay(self.settings.overlay)
         self.overlay.setWindowIcon(app_icon())
         self.overlay.on_painted = self._painted
+        self.placement = OverlayPlacement(self.overlay, overlay_path)  # on top: X11/layer-shell
+        self.placement.menuRequested.connect(self.show_window)
         self.tray = None
         if use_tray and tray_available():
             show = self.window.addAction("Show voxcap window")
@@ -158,6 +161,8 @@ class VoxcapApp(QObject):
             w.show()
         if self.settings_problem:
             w.show_notice(self.settings_problem)
+        elif self.placement.message:
+            w.show_notice(*self.placement.message)
         self.meter_timer.start()
         self.tick()
         self.controller.watch_devices()
@@ -458,6 +463,7 @@ class VoxcapApp(QObject):
         self.save()
         self.meter_timer.stop()
         self.overlay.hide()
+        self.placement.close()
         self.window.hide()
         if self.tray is not None:
             self.tray.hide()
@@ -477,6 +483,7 @@ def _describe_change(old: AppSettings, new: AppSettings) -> str:
 
 def run_gui(args) -> int:
     """``voxcap gui``: one app per user; a second start hands its request to the first."""
+    overlay_path = prepare_platform()  # may set QT_QPA_PLATFORM (GNOME: XWayland)
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("voxcap")
     app.setApplicationDisplayName("voxcap")
@@ -509,7 +516,7 @@ def run_gui(args) -> int:
         settings.start_captioning = True
     if getattr(args, "minimized", False):
         settings.start_minimized = True
-    vapp = VoxcapApp(settings, problem)
+    vapp = VoxcapApp(settings, problem, overlay_path=overlay_path)
     server = InstanceServer(vapp)
     server.messageReceived.connect(vapp.handle_message)
     server.listen()

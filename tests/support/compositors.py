@@ -1,0 +1,120 @@
+"""Real Wayland compositors started headless for the overlay tests (our own child processes).
+
+    with Sway(outputs=2) as sway:     # WLR_BACKENDS=headless, pixman renderer, debug log
+        sway.env                      # WAYLAND_DISPLAY/XDG_RUNTIME_DIR/SWAYSOCK for a client
+        sway.msg("-t", "get_tree")    # swaymsg, parsed JSON
+        sway.screenshot(path)         # grim: what the compositor shows, layers included
+        sway.log_text()               # sway's debug log ("new layer surface: namespace ...")
+
+sway refuses to run as root (it checks that it cannot regain root after dropping it), so as
+root it runs as ``nobody`` with a runtime folder of its own; root clients can still connect.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+NOBODY = 65534
+
+
+def missing(*programs: str) -> list[str]:
+    return [p for p in programs if shutil.which(p) is None]
+
+
+class Sway:
+    def __init__(self, outputs: int = 1, width: int = 1280, height: int = 720,
+                 xwayland: bool = False) -> None:
+        self.outputs, self.width, self.height, self.xwayland = outputs, width, height, xwayland
+        self.proc: subprocess.Popen | None = None
+        self.runtime = Path(tempfile.mkdtemp(prefix="voxcap-sway-"))
+        self.log_path = self.runtime.parent / (self.runtime.name + ".log")
+        self.env: dict[str, str] = {}
+
+    def start(self) -> Sway:
+        if missing("sway", "swaymsg"):
+            raise RuntimeError("sway is not installed: run scripts/setup-dev.sh")
+        conf = self.runtime / "config"
+        lines = [f"output HEADLESS-1 resolution {self.width}x{self.height} position 0 0",
+                 "default_border none", f"xwayland {'enable' if self.xwayland else 'disable'}"]
+        conf.write_text("\n".join(lines) + "\n")
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(self.runtime),
+               "XDG_RUNTIME_DIR": str(self.runtime), "WLR_BACKENDS": "headless",
+               "WLR_LIBINPUT_NO_DEVICES": "1", "WLR_RENDERER": "pixman",
+               "WLR_HEADLESS_OUTPUTS": "1"}
+        cmd = ["sway", "-d", "-c", str(conf)]
+        if os.getuid() == 0:
+            os.chown(self.runtime, NOBODY, NOBODY)
+            os.chown(conf, NOBODY, NOBODY)
+            cmd = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"] + cmd
+        os.chmod(self.runtime, 0o700)
+        self._log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
+        self.proc = subprocess.Popen(cmd, env=env, stdout=self._log, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            socks = list(self.runtime.glob("sway-ipc.*.sock"))
+            if socks and (self.runtime / "wayland-1").exists():
+                self.env = {"WAYLAND_DISPLAY": "wayland-1", "XDG_RUNTIME_DIR": str(self.runtime),
+                            "SWAYSOCK": str(socks[0]), "XDG_SESSION_TYPE": "wayland",
+                            "XDG_CURRENT_DESKTOP": "sway"}
+                for n in range(2, self.outputs + 1):
+                    self.add_output()
+                    self.msg(f"output HEADLESS-{n} resolution {self.width}x{self.height} "
+                             f"position {(n - 1) * self.width} 0")
+                return self
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        self.stop()
+        raise RuntimeError(f"sway did not start: {self.log_text()[-2000:]}")
+
+    def msg(self, *args: str):
+        out = subprocess.run(["swaymsg", "-s", self.env["SWAYSOCK"], "-r", *args],
+                             capture_output=True, text=True, timeout=20)
+        try:
+            return json.loads(out.stdout)
+        except json.JSONDecodeError:
+            return out.stdout
+
+    def add_output(self) -> None:
+        self.msg("create_output")
+
+    def output_names(self) -> list[str]:
+        return [o["name"] for o in self.msg("-t", "get_outputs") if o.get("active")]
+
+    def screenshot(self, path, output: str | None = None) -> Path:
+        cmd = ["grim"] + (["-o", output] if output else []) + [str(path)]
+        subprocess.run(cmd, env={**os.environ, **self.env}, check=True, timeout=30,
+                       capture_output=True)
+        return Path(path)
+
+    def log_text(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")
+        except OSError:
+            return ""
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+        self.proc = None
+        if getattr(self, "_log", None):
+            self._log.close()
+        shutil.rmtree(self.runtime, ignore_errors=True)
+
+    def __enter__(self) -> Sway:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()

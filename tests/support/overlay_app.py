@@ -1,0 +1,110 @@
+"""The real app (VoxcapApp) on a real desktop session, driven line by line on stdin, for the
+Wayland/X11 overlay tests: ``python -m support.overlay_app`` with VOXCAP_CONFIG_DIR set
+(settings persist there, so a second run shows what a restart keeps). The engine and the sound
+server are the scripted stand-ins (``gui_fakes``): what is under test is the windowing.
+
+Commands (one a line), each answered by one JSON line on stdout:
+  state           the overlay path, geometry, screen, layer-shell surface, text on screen
+  caption         start captioning and feed 2 s of audio (scripted words appear)
+  fullscreen      open another window, fullscreen, and give it the focus
+  click-through   toggle the overlay's click-through
+  move X Y        move the overlay to global X, Y (as a drag does) and save
+  quit            quit as the user does (settings saved)
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from PySide6.QtCore import QSocketNotifier, QTimer
+from PySide6.QtWidgets import QApplication, QLabel
+from support.gui_fakes import FakeAudio, scripted_factory
+
+from voxcap import paths
+from voxcap.app.controller import SessionController
+from voxcap.app.settings import load_settings
+from voxcap.gui.app import VoxcapApp
+from voxcap.gui.overlay_placement import prepare_platform
+
+
+def main() -> int:
+    path = prepare_platform()
+    app = QApplication(sys.argv[:1])
+    app.setQuitOnLastWindowClosed(False)
+    settings, _ = load_settings()
+    journal = paths.config_dir() / "sessions"
+    settings.model_dir = settings.model_dir or "/tmp/fake-model"
+    audio = FakeAudio()
+    vapp = VoxcapApp(settings, None, controller_factory=lambda publish: SessionController(
+        publish, engine_factory=scripted_factory(), audio=audio, journal_root=journal),
+        sessions_root=journal, use_tray=False,
+        first_run=False, overlay_path=path)
+    others = []
+
+    def reply(**kw) -> None:
+        print(json.dumps(kw), flush=True)
+
+    def state() -> dict:
+        ov, layer = vapp.overlay, vapp.placement.layer
+        g = ov.geometry()
+        return {"path": vapp.placement.path.path, "reason": vapp.placement.path.reason,
+                "platform": app.platformName(), "geometry": [g.x(), g.y(), g.width(), g.height()],
+                "visible": ov.isVisible(), "text": ov.visible_text(),
+                "click_through": ov.click_through,
+                "saved": vapp.settings.overlay.geometry, "saved_screen": vapp.settings.overlay.screen,
+                "layer": None if layer is None else {"mapped": layer.layer_surface is not None,
+                                                     "configured": layer.configured,
+                                                     "output": layer.output_name,
+                                                     "frames": layer.frames},
+                "message": vapp.placement.message, "state": vapp.state,
+                "win_id": int(ov.winId()) if app.platformName() == "xcb" else 0}
+
+    def command() -> None:
+        line = sys.stdin.readline()
+        if not line:
+            vapp.quit()
+            return
+        cmd, *args = line.split()
+        if cmd == "state":
+            reply(**state())
+        elif cmd == "caption":
+            vapp.controller.start_captioning("system")
+
+            def feed(tries=[50]) -> None:  # noqa: B006 - a countdown shared by the retries
+                if "Them" in audio.captures:
+                    audio.feed("Them", 2.0)
+                elif tries[0] > 0:
+                    tries[0] -= 1
+                    QTimer.singleShot(100, feed)
+            feed()
+            reply(ok=True)
+        elif cmd == "fullscreen":
+            other = QLabel("another window, fullscreen, with the focus")
+            other.setStyleSheet("background: #2e7d32; color: white; font-size: 32px")
+            other.showFullScreen()
+            other.activateWindow()
+            others.append(other)
+            reply(ok=True, win_id=int(other.winId()) if app.platformName() == "xcb" else 0)
+        elif cmd == "click-through":
+            vapp.overlay.set_click_through(not vapp.overlay.click_through)
+            reply(ok=True)
+        elif cmd == "move":
+            vapp.overlay.move(int(args[0]), int(args[1]))
+            vapp.save_overlay_geometry()
+            reply(ok=True)
+        elif cmd == "quit":
+            reply(ok=True)
+            vapp.quit()
+        else:
+            reply(error=f"unknown command {cmd}")
+
+    notifier = QSocketNotifier(sys.stdin.fileno(), QSocketNotifier.Type.Read)
+    notifier.activated.connect(command)
+    vapp.start()
+    reply(started=True, **state())
+    return app.exec()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
