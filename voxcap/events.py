@@ -223,6 +223,17 @@ class CaptureStopped:
 
 
 @dataclass(frozen=True)
+class SourceEnded:
+    """A source that has an end (an audio file) delivered its last block; ``error``: why it
+    ended early (unreadable audio), "" at its real end."""
+
+    source: str
+    seconds: float
+    error: str = ""
+    message: str = ""
+
+
+@dataclass(frozen=True)
 class DevicesChanged:
     """The sound server's devices or defaults changed; ``devices`` is the new list
     (``voxcap.capture.devices.DeviceInfo`` items)."""
@@ -232,7 +243,7 @@ class DevicesChanged:
 
 
 CaptureEvent = (CaptureStarted | CaptureInterrupted | CaptureRecovered | CaptureDeviceChanged
-                | CaptureLoss | CaptureStopped | DevicesChanged)
+                | CaptureLoss | CaptureStopped | SourceEnded | DevicesChanged)
 
 Event = (EngineProgress | EngineReady | EngineFailed | EngineStopped | TextDelta | StreamFinished
          | StreamGap | StreamInterrupted | StreamResumed)
