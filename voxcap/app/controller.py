@@ -1,11 +1,13 @@
-"""The session controller: engine, capture and journal wired together, with no Qt.
+"""The session controller: engine, audio sources and journal wired together, with no Qt. It
+is the only captioning runtime: the GUI, ``voxcap live`` and ``voxcap transcribe`` are front
+ends on it (``voxcap.commands.captioning``); a file is one more source (``app.sources``).
 
     hub = EventHub()
     ctl = SessionController(hub.publish)       # every event goes to ``publish``
     ctl.start_engine(settings.engine_settings())
     ctl.start_captioning("both")               # "system", "mic", "both" or a device name
-    ctl.restart_engine(new_settings, "graph mode FULL_AND_PIECEWISE")
-    ctl.stop_captioning()
+    ctl.apply_engine_settings(new_settings, "graph mode FULL_AND_PIECEWISE")  # restart if needed
+    ctl.stop_captioning()                      # flush; ctl.abort() gives up on the flush
     ctl.shutdown().wait()                      # flushes, closes the journal, stops the engine
 
 Every public method returns at once: the work runs on the controller's own thread, one command
@@ -26,6 +28,11 @@ What it promises:
   ids with the same labels, the new graph mode recorded in its settings).
 - The journal is fed on its own thread (never the engine's), and closed after every delta that
   reached it was written.
+- One flush policy: stopping (or a source's end) closes the streams and waits for their last
+  words as long as the engine keeps producing; after ``flush_timeout_s`` without any progress
+  (or on ``abort()``) the streams are aborted, and that is reported.
+- A source that ends (a file) closes its stream; when every source has ended, captioning
+  stops as if asked to (flush, journal closed, ``CaptioningState("off")``).
 - ``clock`` (``CaptureClock``) knows when each stream sample was captured: the GUI measures
   caption lag with it.
 """
@@ -33,6 +40,7 @@ What it promises:
 from __future__ import annotations
 
 import contextlib
+import logging
 import queue
 import threading
 import time
@@ -50,42 +58,20 @@ from ..events import (
     EngineReady,
     EngineRestarting,
     EngineStopped,
+    SourceEnded,
     StreamFinished,
     StreamGap,
     StreamOpened,
     TextDelta,
 )
 from .lag import SAMPLE_RATE, CaptureClock
+from .sources import AudioSources
 
-FLUSH_TIMEOUT_S = 30.0
+log = logging.getLogger(__name__)
+FLUSH_TIMEOUT_S = 30.0  # without any progress from the engine
 HOLD_S = 120.0
 _LIFECYCLE = (EngineProgress, EngineReady, EngineFailed, EngineStopped)
 ACTIVE = ("starting", "waiting", "on", "restarting")
-
-
-class AudioSources:
-    """Audio from the sound server (the capture layer). Tests give a fake with the same methods."""
-
-    def resolve(self, source: str) -> list[tuple]:
-        """[(SourceSpec pinned to a device, device description)]; raises CaptureError."""
-        from ..capture.devices import server_state
-        from ..capture.sources import parse_sources, resolve_initial
-
-        specs = parse_sources(source)
-        state = server_state()
-        return [(spec, dev.description) for spec, dev in (resolve_initial(s, state) for s in specs)]
-
-    def open(self, spec, on_block: Callable, on_event: Callable):
-        """A started capture (has ``stop()``); raises CaptureError."""
-        from ..capture.capture import Capture
-
-        return Capture(spec, on_block, on_event).start()
-
-    def watch(self, on_event: Callable):
-        """Something with ``stop()`` that publishes ``DevicesChanged``."""
-        from ..capture.devices import DeviceWatcher
-
-        return DeviceWatcher(on_event).start()
 
 
 def default_engine_factory(verbose: bool = False):
@@ -125,6 +111,9 @@ class SessionController:
         self._streams: dict[str, str] = {}  # open stream id -> label
         self._journal: Journal | None = None
         self._watcher = None
+        self._ended: set[str] = set()  # labels whose source has no more audio
+        self._progress_at = time.monotonic()  # the engine's last sign of life (flush policy)
+        self._abort_flush = threading.Event()
         self._closing = threading.Event()
         self.closed = threading.Event()
         self._cmds: queue.Queue = queue.Queue()
@@ -142,11 +131,21 @@ class SessionController:
     def restart_engine(self, settings, reason: str = "settings changed") -> None:
         self._submit(self._do_restart_engine, settings, reason)
 
+    def apply_engine_settings(self, settings, reason: str = "settings changed") -> None:
+        """The restart policy: start an engine if none runs (or the last one failed), restart
+        it if ``settings`` differ from its own, else nothing."""
+        self._submit(self._do_apply_engine_settings, settings, reason)
+
     def start_captioning(self, source: str) -> None:
         self._submit(self._do_start_captioning, source)
 
     def stop_captioning(self) -> None:
         self._submit(self._do_stop_captioning)
+
+    def abort(self) -> None:
+        """Give up on the words still being flushed (a second Ctrl-C): the streams are aborted
+        at once instead of waited for."""
+        self._abort_flush.set()
 
     def watch_devices(self) -> None:
         self._submit(self._do_watch_devices)
@@ -185,8 +184,10 @@ class SessionController:
 
     # ========================================================================= internals ==
     def _emit(self, event) -> None:
-        with contextlib.suppress(Exception):  # a broken consumer must not stop the controller
+        try:
             self._out(event)
+        except Exception:  # a broken consumer must not stop the controller
+            log.exception("an event consumer failed on %s", type(event).__name__)
 
     def _submit(self, fn, *args) -> None:
         self._cmds.put((fn, args))
@@ -198,11 +199,15 @@ class SessionController:
                 if fn(*args) == "exit":
                     return
             except VoxcapError as exc:
+                log.warning("%s: %s", getattr(fn, "__name__", fn), exc.message, exc_info=True)
                 self._emit(AppProblem(exc.message, exc.fix, "engine"))
             except Exception as exc:  # noqa: BLE001 - reported, the controller goes on
-                self._emit(AppProblem(f"Internal error: {exc!r}", "please report it", "app"))
+                log.exception("the session controller failed in %s", getattr(fn, "__name__", fn))
+                self._emit(AppProblem(f"Internal error: {exc!r}", "please report it (Help > "
+                                      "Copy diagnostics, or the log file)", "app"))
 
     def _set_state(self, state: str, message: str = "") -> None:
+        log.info("captioning %s%s", state, f": {message}" if message else "")
         self.state = state
         labels = tuple(spec.label for spec, _ in self._sources)
         self._emit(CaptioningState(state, self.session_id, labels, message))
@@ -215,6 +220,8 @@ class SessionController:
             journal = self._journal  # the one open now: it is closed only after these
             if journal is not None and isinstance(event, (TextDelta, StreamFinished)):
                 self._journal_q.put((journal, event))
+            if isinstance(event, (TextDelta, StreamFinished)):
+                self._progress_at = time.monotonic()
             if isinstance(event, StreamGap):
                 with self._lock:
                     self._drops[("gap", event.stream_id)] = event.total_lost_s
@@ -270,9 +277,20 @@ class SessionController:
             with contextlib.suppress(EngineError):
                 eng.wait_ready(0.25)
 
+    def _do_apply_engine_settings(self, settings, reason: str) -> None:
+        eng = self.engine
+        if eng is None or eng.failure is not None:
+            if eng is not None:
+                self._do_restart_engine(settings, reason)  # the failed one is shut down first
+            else:
+                self._do_start_engine(settings)
+        elif settings != self.engine_settings:
+            self._do_restart_engine(settings, reason)
+
     def _do_restart_engine(self, settings, reason: str) -> None:
         if self._closing.is_set():
             return
+        log.info("restarting the engine: %s", reason)
         self._emit(EngineRestarting(reason, f"restarting the engine: {reason}"))
         if self.state in ("on", "waiting"):
             with self._lock:
@@ -326,6 +344,8 @@ class SessionController:
             self._set_state("off")
             return
         self._sources = []
+        self._ended.clear()
+        self._abort_flush.clear()
         self._set_state("starting")
         try:
             self._sources = self.audio.resolve(source)
@@ -379,8 +399,12 @@ class SessionController:
                 self._held_samples[label] = 0
                 if label in self._routes:
                     self._routes[label] = sid
+            if label in self._ended:  # a file read to its end while the engine started
+                eng.close_stream(sid)
         if self._streams:
             self._set_state("on")
+            if self._all_ended():
+                self._do_stop_captioning("end of the audio")
         else:
             self._stop_captures()
             self._close_journal()
@@ -424,41 +448,80 @@ class SessionController:
             with self._lock:
                 self._drops[(event.source, event.kind)] = event.total_seconds
         self._emit(event)
+        if isinstance(event, SourceEnded):
+            self._submit(self._on_source_ended, event)
+
+    def _on_source_ended(self, event: SourceEnded) -> None:
+        """A file's last block is in: close its stream (the engine flushes its last words);
+        when every source has ended, stop captioning as if asked to."""
+        label = event.source
+        if self.state not in ACTIVE or label not in self._routes:
+            return
+        if event.error:
+            self._emit(AppProblem(f"{label}: {event.error}", "check the file", "capture"))
+        self._ended.add(label)
+        if self.state != "on":
+            return  # no stream yet: _open_streams closes it after its held audio
+        with self._lock:
+            sid = self._routes.get(label)
+        if sid is not None and self.engine is not None:
+            self.engine.close_stream(sid)
+        if self._all_ended():
+            self._do_stop_captioning(event.message)
+
+    def _all_ended(self) -> bool:
+        return all(spec.label in self._ended for spec, _ in self._sources)
 
     def _stop_captures(self) -> None:
         caps, self._captures = self._captures, {}
-        for cap in caps.values():
-            with contextlib.suppress(Exception):
+        for label, cap in caps.items():
+            try:
                 cap.stop()  # the last captured blocks are still delivered
+            except Exception:  # noqa: BLE001 - the others are stopped all the same
+                log.warning("stopping the capture of %s failed", label, exc_info=True)
         with self._lock:
             self._routes.clear()
             self._held.clear()
             self._held_samples.clear()
 
     def _flush_streams(self) -> None:
-        """Close the open streams (their delayed words are flushed) and wait for them."""
+        """Close the open streams (their delayed words are flushed) and wait for them while
+        the engine makes progress; abort them after ``flush_timeout_s`` without any, or at
+        once on ``abort()``."""
         eng, sids = self.engine, list(self._streams)
         self._streams.clear()
         if eng is None:
             return
         for sid in sids:
-            with contextlib.suppress(Exception):
-                eng.close_stream(sid)
-        deadline = time.monotonic() + self.flush_timeout_s
-        for sid in sids:
-            if not eng.wait_stream(sid, max(0.0, deadline - time.monotonic())):
-                with contextlib.suppress(Exception):
+            eng.close_stream(sid)  # never raises: a stopped engine's streams are done
+        self._progress_at = time.monotonic()
+        pending = list(sids)
+        while pending:
+            if eng.wait_stream(pending[0], 0.1):
+                pending.pop(0)
+                continue
+            stalled = time.monotonic() - self._progress_at > self.flush_timeout_s
+            if stalled or self._abort_flush.is_set():
+                why = ("given up on request" if not stalled else
+                       f"the engine produced nothing for {self.flush_timeout_s:.0f} s")
+                log.warning("flush of %s aborted: %s", pending, why)
+                self._emit(AppProblem(f"The last words were not all captioned: {why}.",
+                                      "" if not stalled else "see the log; restart the engine "
+                                      "if it persists", "engine"))
+                for sid in pending:
                     eng.abort_stream(sid)
-                eng.wait_stream(sid, 5.0)
+                for sid in pending:
+                    eng.wait_stream(sid, 5.0)
+                return
 
-    def _do_stop_captioning(self) -> None:
+    def _do_stop_captioning(self, message: str = "") -> None:
         if self.state not in ACTIVE:
             return
         self._set_state("stopping", "flushing the last words")
         self._stop_captures()
         self._flush_streams()
         self._close_journal()
-        self._set_state("off")
+        self._set_state("off", message)
 
     # ------------------------------------------------------------------------- journal ----
     def _open_journal(self) -> None:
@@ -468,7 +531,9 @@ class SessionController:
             return
         sources = {spec.label: desc for spec, desc in self._sources}
         settings = engine_session_settings(self.engine_settings, self.ready_info, sources)
-        self._journal = Journal.create(settings, kind="live", title=" + ".join(sources.values()),
+        kind = getattr(self.audio, "journal_kind", "live")
+        title = " + ".join(sources) if kind != "live" else " + ".join(sources.values())
+        self._journal = Journal.create(settings, kind=kind, title=title,
                                        root=self._journal_root, on_status=self._emit)
         self.session_id = self._journal.session_id
 
@@ -497,6 +562,7 @@ class SessionController:
                     journal, event = item
                     journal.on_event(event)
             except Exception as exc:  # noqa: BLE001 - the journal reports its own I/O problems
+                log.exception("the journal failed")
                 self._emit(AppProblem(f"Journal error: {exc!r}", "", "journal"))
 
     # --------------------------------------------------------------------------- misc ----
@@ -512,8 +578,10 @@ class SessionController:
             if self.state in ACTIVE:
                 self._do_stop_captioning()
             if self._watcher is not None:
-                with contextlib.suppress(Exception):
+                try:
                     self._watcher.stop()
+                except Exception:  # noqa: BLE001 - shutting down all the same
+                    log.warning("stopping the device watcher failed", exc_info=True)
             eng, self.engine = self.engine, None
             self._generation += 1
             if eng is not None:

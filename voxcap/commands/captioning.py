@@ -1,0 +1,252 @@
+"""The terminal front end of the session controller, shared by ``voxcap live`` and
+``voxcap transcribe``: the controller (``voxcap.app.controller``) does the work, exactly as
+under the GUI; this prints its events and turns Ctrl-C and ``--duration`` into its commands.
+
+Captions go to stdout as they arrive (with several streams a new line with the speaker's label
+whenever the speaker changes); engine stages, capture events and problems to stderr, one line
+each. The first Ctrl-C stops the sources and flushes the words the engine still holds; a second
+one gives up on them. At the end: the journal's session id, the transcript file, and what was
+measured (audio dropped, caption lag, engine step times).
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import sys
+import time
+from dataclasses import dataclass, field
+
+from .. import logs
+from ..app.controller import SessionController
+from ..app.lag import Window
+from ..captions.export import export
+from ..captions.journal import JournalStatus
+from ..errors import EngineError, VoxcapError
+from ..events import (
+    AppProblem,
+    CaptioningState,
+    CaptureDeviceChanged,
+    CaptureInterrupted,
+    CaptureLoss,
+    CaptureRecovered,
+    CaptureStarted,
+    CaptureStopped,
+    EngineFailed,
+    EngineProgress,
+    EngineReady,
+    StreamFinished,
+    StreamGap,
+    StreamInterrupted,
+    StreamOpened,
+    StreamResumed,
+    TextDelta,
+)
+from .options import make_engine
+
+log = logging.getLogger(__name__)
+CAPTURE_EVENTS = (CaptureStarted, CaptureInterrupted, CaptureRecovered, CaptureDeviceChanged,
+                  CaptureLoss, CaptureStopped)
+STREAM_NOTICES = (StreamGap, StreamInterrupted, StreamResumed)  # remote engine: never silent
+
+
+class Terminal:
+    """Captions on stdout as they arrive; notices on stderr, after ending a caption line."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet
+        self.labels: dict[str, str] = {}  # stream id -> label
+        self.current: str | None = None
+        self.mid_line = False
+
+    def text(self, stream_id: str, text: str) -> None:
+        if self.quiet or not text:
+            return
+        if len(set(self.labels.values())) > 1 and stream_id != self.current:
+            sys.stdout.write(("\n" if self.mid_line else "") + f"[{self.labels[stream_id]}] ")
+            text = text.lstrip()
+        self.current = stream_id
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        self.mid_line = True
+
+    def line(self, msg: str) -> None:
+        if self.quiet:
+            return
+        self.end_line()
+        print(msg, file=sys.stderr, flush=True)
+
+    def end_line(self) -> None:
+        if self.mid_line:
+            sys.stdout.write("\n")
+            sys.stdout.flush()
+            self.mid_line = False
+            self.current = None
+
+
+@dataclass
+class RunResult:
+    deltas: list = field(default_factory=list)
+    labels: dict = field(default_factory=dict)  # stream id -> label
+    failure: str | None = None
+    session_id: str = ""
+    wall_s: float = 0.0
+    stats: object = None  # StatsSnapshot at the end
+    dropped_s: float = 0.0
+    lag: Window = field(default_factory=lambda: Window(keep_s=1e9))
+
+
+class CaptionRun:
+    """One captioning run in a terminal: engine start, captioning ``source`` from ``audio``
+    (``app.sources``) until it ends, ``duration`` passes or Ctrl-C, then a clean stop."""
+
+    def __init__(self, args, settings, audio, term: Terminal, *, name: str,
+                 show_capture: bool = True) -> None:
+        self.args, self.settings, self.audio, self.term = args, settings, audio, term
+        self.name = name  # "live" / "transcribe": the prefix of this run's own lines
+        self.show_capture = show_capture
+        self.events: queue.Queue = queue.Queue()
+        self.result = RunResult()
+        verbose = logs.engine_verbose(logs.level_of(args))
+        self.ctl = SessionController(
+            self.events.put, audio=audio, journal=not args.no_journal,
+            engine_factory=lambda s, sink: make_engine(args, on_event=sink, settings=s),
+            verbose=verbose)
+
+    def run(self, source: str = "", duration: float | None = None) -> RunResult:
+        try:
+            self._start_engine()
+            self.ctl.start_captioning(source)
+            self._caption(duration)
+            r = self.result
+            r.stats, r.dropped_s = self.ctl.stats(), self.ctl.dropped_audio_s()
+        finally:
+            self.ctl.shutdown().wait(60)
+            self._drain()
+        return self.result
+
+    def _start_engine(self) -> None:
+        say = self.term.line
+        self.ctl.start_engine(self.settings)
+        while True:
+            event = self.events.get()
+            if isinstance(event, EngineProgress):
+                say(f"engine: {event.stage}"
+                    + (f" ({event.elapsed_s:.0f} s)" if event.elapsed_s >= 1 else ""))
+            elif isinstance(event, EngineReady):
+                say(f"engine: ready in {event.start_seconds:.1f} s on {event.device}; graph mode "
+                    f"{event.resolved_graph_mode} (requested {event.requested_graph_mode})")
+                for note in event.notes:
+                    say(f"engine: note: {note}")
+                return
+            elif isinstance(event, EngineFailed):
+                raise EngineError(event.message, event.fix)
+
+    def _caption(self, duration: float | None) -> None:
+        deadline = None
+        stopping = aborted = False
+        started = False
+        problem: AppProblem | None = None
+        t0 = time.perf_counter()
+        while True:
+            try:
+                if deadline is not None and not stopping and time.monotonic() >= deadline:
+                    stopping = True
+                    self.term.line(f"{self.name}: {duration:g} s done: flushing")
+                    self.ctl.stop_captioning()
+                try:
+                    event = self.events.get(timeout=0.2)
+                except queue.Empty:
+                    continue
+            except KeyboardInterrupt:  # first Ctrl-C: stop and flush; second: give up on it
+                if not stopping:
+                    stopping = True
+                    self.term.line(f"{self.name}: interrupted (Ctrl-C again to abort): flushing")
+                    self.ctl.stop_captioning()
+                elif not aborted:
+                    aborted = True
+                    self.ctl.abort()
+                continue
+            if isinstance(event, CaptioningState):
+                if event.state == "on" and not started:
+                    started = True
+                    t0 = time.perf_counter()
+                    deadline = time.monotonic() + duration if duration else None
+                    self.term.line(f"{self.name}: captioning"
+                                   + (f" for {duration:g} s" if duration else "")
+                                   + " (Ctrl-C to stop)")
+                elif event.state == "off":
+                    self.result.session_id = event.session_id or self.ctl.session_id
+                    break
+                continue
+            if isinstance(event, AppProblem):
+                problem = problem or event
+            self._show(event)
+        self.result.wall_s = time.perf_counter() - t0
+        if not started and problem is not None and self.result.failure is None:
+            raise VoxcapError(problem.message, problem.fix)  # nothing ran: one line and the fix
+        self.term.end_line()
+        if self.result.failure is None:
+            self.term.line(f"{self.name}: done")
+
+    def _show(self, event) -> None:
+        r, say = self.result, self.term.line
+        if isinstance(event, TextDelta):
+            if event.stream_id in r.labels:
+                r.deltas.append(event)
+                self.term.text(event.stream_id, event.text)
+                at = self.ctl.clock.wall_time(event.stream_id, event.audio_end_s)
+                if at is not None and event.text:
+                    r.lag.add(time.time() - at)
+        elif isinstance(event, StreamOpened):
+            r.labels[event.stream_id] = event.label
+            self.term.labels[event.stream_id] = event.label
+        elif isinstance(event, CAPTURE_EVENTS):
+            if self.show_capture:
+                say(f"capture: {event.message}")
+        elif isinstance(event, StreamFinished) and event.stream_id in r.labels:
+            label = r.labels[event.stream_id]
+            if event.reason == "error":
+                r.failure = event.message
+            elif event.reason == "max_length":
+                say(f"note: {label}: the session reached its max length; raise "
+                    "--max-model-len for longer sessions")
+        elif isinstance(event, STREAM_NOTICES) and event.stream_id in r.labels:
+            say(f"engine: {r.labels[event.stream_id]}: {event.message}")
+        elif isinstance(event, EngineFailed):
+            r.failure = f"{event.message}\n  fix: {event.fix}" if event.fix else event.message
+        elif isinstance(event, AppProblem):
+            say(f"problem: {event.message}" + (f"\n  fix: {event.fix}" if event.fix else ""))
+        elif isinstance(event, JournalStatus):
+            say(f"warning: {event.message}" + (f"\n  fix: {event.fix}" if event.fix else ""))
+
+    def _drain(self) -> None:
+        """Events published while shutting down (the captures' last words, stop totals)."""
+        while True:
+            try:
+                event = self.events.get_nowait()
+            except queue.Empty:
+                return
+            if not isinstance(event, CaptioningState):
+                self._show(event)
+
+    def finish(self, out_path, out_options: dict, labelled: bool) -> int:
+        """The closing lines (session, transcript, measurements); the exit code."""
+        r, say = self.result, self.term.line
+        if r.session_id:
+            say(f"session: {r.session_id} (voxcap export {r.session_id} -o FILE)")
+        if out_path is not None:  # written even after a failure: text already shown is kept
+            export(r.deltas, out_path, labels=r.labels if labelled else None, **out_options)
+            say(f"transcript: {out_path}")
+        if r.dropped_s > 0:
+            say(f"{self.name}: {r.dropped_s:.1f} s of audio could not be captioned (see above)")
+        if r.failure:
+            print(f"error: {r.failure}", file=sys.stderr)
+            return 1
+        return 0
+
+    def lag_line(self) -> str:
+        p50, p95 = self.result.lag.percentiles(last_s=None)
+        if p50 is None:
+            return "caption lag n/a"
+        return f"caption lag p50 {p50:.2f} s p95 {p95:.2f} s"
