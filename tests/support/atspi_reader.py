@@ -3,8 +3,8 @@ python3 (Debian's python3-pyatspi and gir1.2-atspi-2.0), not the test venv: the 
 as a subprocess on the same private D-Bus session (``tests/support/atspi.py``).
 
     python3 atspi_reader.py dump APP           # one JSON object: the whole tree of APP_NAME
-    python3 atspi_reader.py listen APP         # JSON lines: announcements and text/name
-                                               # changes, until stdin closes
+    python3 atspi_reader.py listen             # JSON lines: announcements and name
+                                               # changes of every app, until stdin closes
 
 Each node: role, name, description, text (the Text interface's whole text), value (the Value
 interface), states (showing, focused, ...), children. APP: its name or process id.
@@ -66,9 +66,9 @@ def _event(ev) -> None:
 
 
 def main() -> None:
-    mode, name = sys.argv[1], sys.argv[2]
-    app = _app(name)
+    mode = sys.argv[1]
     if mode == "dump":
+        app = _app(sys.argv[2])
         print(json.dumps({"name": app.name, "children": [_node(app.getChildAtIndex(i))
                                                           for i in range(app.childCount)]}))
         return
