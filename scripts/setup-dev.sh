@@ -10,7 +10,8 @@ PY=${PYTHON:-python3.11}
 # Sound server and speech for the audio tests, X server pieces for the GUI tests, the launcher
 # validator and a C compiler (a stand-in libnvidia-ml for the GPU checks) for the install tests;
 # headless Wayland compositors (sway + grim, mutter + XWayland) for the overlay tests, and the
-# protocol XML for scripts/gen-wayland-protocols.sh.
+# protocol XML for scripts/gen-wayland-protocols.sh; the AT-SPI registry and pyatspi (under the
+# system python3: tests/support/atspi.py) for reading the app as a screen reader does.
 APT_PACKAGES=(
   pulseaudio pulseaudio-utils libportaudio2 libasound2-plugins libpulse0 espeak-ng sox
   libsndfile1 xvfb xauth x11-utils imagemagick libxcb-icccm4 libxcb-keysyms1 libxcb-image0
@@ -18,6 +19,7 @@ APT_PACKAGES=(
   libegl1 libgl1 libfontconfig1 libdbus-1-3 fonts-dejavu-core desktop-file-utils xcompmgr
   gcc libc6-dev
   sway grim wlr-randr mutter xwayland dbus dbus-x11 wayland-protocols libwayland-dev
+  at-spi2-core python3-gi python3-pyatspi gir1.2-atspi-2.0
 )
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

@@ -27,13 +27,15 @@ for _name in ("DATA", "CONFIG", "CACHE", "STATE"):
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("VLLM_CPU_OMP_THREADS_BIND", "nobind")
 
+# The tiny model says it allows 4096 tokens; the session engine runs on the default length, so
+# it proves the default is clamped to the model's maximum.
 SESSION_MAX_MODEL_LEN = 4096
 SESSION_MAX_STREAMS = 4
 
 
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory):
-    return write_tiny_model(tmp_path_factory.mktemp("tiny-model"))
+    return write_tiny_model(tmp_path_factory.mktemp("tiny-model"), max_len=SESSION_MAX_MODEL_LEN)
 
 
 @pytest.fixture(scope="session")
@@ -44,9 +46,8 @@ def engine_hub():
 @pytest.fixture(scope="session")
 def engine(tiny_model_dir, engine_hub, tmp_path_factory):
     """The session's engine: production settings (FULL_DECODE_ONLY requested, torch.compile
-    on), tiny model with dummy weights, up to 4 streams."""
-    settings = EngineSettings(str(tiny_model_dir), dummy_weights=True,
-                              max_model_len=SESSION_MAX_MODEL_LEN, max_streams=SESSION_MAX_STREAMS)
+    on, default session length and KV budget), tiny model with dummy weights, up to 4 streams."""
+    settings = EngineSettings(str(tiny_model_dir), dummy_weights=True, max_streams=SESSION_MAX_STREAMS)
     eng = LocalEngine(settings, on_event=engine_hub.publish).start()
     eng.wait_ready(timeout=600)
     yield eng

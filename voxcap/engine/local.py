@@ -66,11 +66,15 @@ class LocalEngine(EngineBase):
         super().__init__(settings.validated(), on_event, verbose)
         self._engine = None
         self.model_info = None
+        self.kv_plan: memory.KVPlan | None = None  # the KV-cache layout the budget was sized for
+        self.kv_budget = 0
+        self.kv_plan_dtype_bytes = 2
         self._workdir = Path(tempfile.mkdtemp(prefix="voxcap-engine-"))
 
     def _prepare(self) -> None:
         """The model directory is checked now (ModelDirError with the fix)."""
         self.model_info = inspect_model_dir(self.settings.model_dir, self.settings.dummy_weights)
+        self.settings = self.settings.for_model(self.model_info.max_model_len)
 
     def engine_pids(self) -> list[int]:
         """PIDs of vLLM's engine-core processes (their workers are their children)."""
@@ -135,8 +139,10 @@ class LocalEngine(EngineBase):
         if dtype == "auto":
             dtype = "float32" if build == "cpu" else "bfloat16"
         dtype_bytes = 4 if dtype == "float32" else 2
-        kv_bytes = memory.kv_budget_bytes(info, s.max_streams, s.max_model_len, dtype_bytes,
-                                          s.kv_cache_gib)
+        self.kv_plan_dtype_bytes = dtype_bytes
+        self.kv_plan = memory.plan_for(info, s.max_model_len, dtype_bytes, build, s.step_tokens)
+        kv_bytes = self.kv_budget = memory.kv_budget_bytes(self.kv_plan, s.max_streams, s.kv_cache_gib)
+        memory.check_budget(self.kv_plan, kv_bytes, s.max_streams)
         utilization = s.gpu_memory_utilization
         if utilization is None:
             utilization = 0.9  # CPU build: vLLM only checks it against host memory
@@ -144,13 +150,14 @@ class LocalEngine(EngineBase):
                 import torch
 
                 free, total = torch.cuda.mem_get_info()
-                need = memory.weights_bytes(info, dtype_bytes)[0] + kv_bytes + memory.ACTIVATIONS_BYTES
+                need = memory.footprint_bytes(memory.weights_bytes(info, dtype_bytes)[0], kv_bytes)
                 if free < need:
                     raise EngineError(
-                        f"The GPU has {free / memory.GIB:.1f} GiB free; captioning needs about "
-                        f"{need / memory.GIB:.1f} GiB (weights, KV cache, activations).",
+                        f"The GPU has {memory.gib(free)} free; captioning needs about "
+                        f"{memory.gib(need)} (weights, KV cache for {s.max_streams} streams, "
+                        "CUDA context and activations).",
                         "close programs that use the GPU (`nvidia-smi` lists them), or lower "
-                        "the max session length or the number of streams")
+                        "the number of streams (a single source needs one)")
                 utilization = memory.gpu_memory_utilization_for(need, total)
         compilation = {"cudagraph_mode": s.graph_mode,
                        "cudagraph_capture_sizes": list(s.capture_sizes)}
@@ -160,6 +167,7 @@ class LocalEngine(EngineBase):
             max_model_len=s.max_model_len, max_num_seqs=s.max_streams,
             limit_mm_per_prompt={"audio": 1}, compilation_config=compilation,
             kv_cache_memory_bytes=kv_bytes, gpu_memory_utilization=utilization,
+            max_num_batched_tokens=s.step_tokens,
             dtype=dtype, enforce_eager=s.enforce_eager, disable_log_stats=False,
             cudagraph_metrics=True,
             # Every streaming chunk's audio features are unique, so vLLM's multimodal cache (4 GiB
@@ -196,6 +204,17 @@ class LocalEngine(EngineBase):
                    "this platform does not support CUDA graphs" if engine_platform.BUILD == "cpu"
                    else "vLLM overrode the setting")
             notes.append(f"requested {s.graph_mode}, vLLM runs {resolved}: {why}")
+        resolved_plan = self.kv_plan
+        block_size = engine.vllm_config.cache_config.block_size
+        if isinstance(block_size, int):
+            resolved_plan = memory.kv_plan(self.model_info.params, s.max_model_len,
+                                           self.kv_plan_dtype_bytes, block_size,
+                                           engine.vllm_config.max_in_flight_tokens)
+        if resolved_plan != self.kv_plan:  # vLLM chose other block sizes or batches than assumed
+            log.warning("KV-cache layout differs from voxcap's estimate: %s (estimated %s)",
+                        resolved_plan, self.kv_plan)
+            notes.append(f"vLLM lays out {memory.gib(resolved_plan.session_bytes)} of KV cache a "
+                         f"session, voxcap estimated {memory.gib(self.kv_plan.session_bytes)}")
         capacity = kv_cache_capacity(self._tail.lines)
         if capacity and capacity[1] < s.max_streams:
             notes.append(f"the KV cache fits {capacity[1]:.2f} full-length sessions for "

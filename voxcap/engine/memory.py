@@ -1,31 +1,153 @@
 """The in-process engine's GPU memory: what it needs, and what to tell vLLM.
 
-voxcap sizes the KV cache itself (``kv_cache_memory_bytes``) instead of letting vLLM take 90 %
-of the GPU. vLLM still refuses to start unless ``gpu_memory_utilization`` x total memory is
-*free* at start-up (``request_memory`` in vllm/v1/worker/utils.py), even with a fixed KV size,
-so at 0.9 a 16 GB card with 2 GB used by the desktop could not start. voxcap therefore asks for
-the footprint it needs plus a margin, never a blanket 90 %.
+KV cache. vLLM 0.32 sizes Voxtral Realtime's KV cache from per-layer specs (vllm/v1/
+kv_cache_interface.py, vllm/v1/core/kv_cache_utils.py); this module repeats that arithmetic for
+the model's two kinds of layers, without importing vLLM:
+- the decoder's layers: sliding window (8192 for the real model), ``block_size`` tokens a block;
+- the causal audio encoder's layers: "block pooling", ``downsample_factor`` stored states per
+  token, and a sliding window in pooled units of ``ceil(window / downsample) + 1``.
+A sliding-window layer holds ``min(window - 1 + in_flight_tokens, max_model_len)`` tokens plus
+one block, where ``in_flight_tokens`` is every concurrent batch's ``max_num_batched_tokens`` (2
+batches with async scheduling, vLLM's default on CUDA). That reservation, not the window, is
+most of the encoder's share, so voxcap sets ``max_num_batched_tokens`` itself (settings.py).
+Pages are unified to the largest (the smaller page's block size is multiplied), layers are
+grouped by kind into groups of equal size (the smaller kind padded), and a pool block holds one
+page of every layer of a group. A session needs ``blocks_per_session`` pool blocks; the pool
+keeps one block back (the null block). tests/engine/test_memory.py checks all of this against
+vLLM's own functions and against a running engine.
+
+The rest (CUDA context, activations of the profiling run, CUDA graphs, allocator slack) is
+measured on the GPU (docs/gpu-results.md) and kept in ``OVERHEAD_BYTES``.
+
+vLLM refuses to start unless ``gpu_memory_utilization`` x total memory is *free* at start-up
+(``request_memory`` in vllm/v1/worker/utils.py), even with a fixed KV size, so at its default
+0.9 a 16 GB card with 2 GB used by the desktop could not start. voxcap asks for the footprint
+it needs plus a margin, never a blanket 90 %.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 GIB = 2**30
-ACTIVATIONS_BYTES = 1 * GIB  # activations, CUDA graphs, allocator slack (measured figure: none yet)
-KV_MARGIN = 1.25  # block rounding and the prompt's own tokens
-# vLLM unifies page sizes across the decoder's and the encoder's cache groups; for small models
-# that makes blocks of ~1,000 tokens, so tiny budgets round badly. Real models never hit this.
-KV_FLOOR = 256 * 2**20
+# Non-weight, non-KV GPU memory of the engine process as NVML sees it (CUDA context, torch's
+# allocator pool after vLLM's profiling run, CUDA graphs), measured on an H200 with the real
+# model's shape (docs/gpu-results.md): the largest of all modes and stream counts, rounded up.
+OVERHEAD_BYTES = int(2.5 * GIB)
 UTILIZATION_MARGIN = 1.10
 
+# vLLM's own defaults, per build: the cache block size (CacheConfig.DEFAULT_BLOCK_SIZE on CUDA;
+# the CPU attention backend uses 128) and concurrent batches (2 with async scheduling on CUDA).
+BLOCK_SIZE = {"cuda": 16, "cpu": 128}
+CONCURRENT_BATCHES = {"cuda": 2, "cpu": 1}
 
-def kv_budget_bytes(info, max_streams: int, max_model_len: int, dtype_bytes: int,
-                    kv_cache_gib: float | None = None) -> int:
-    """KV-cache bytes for ``max_streams`` sessions of ``max_model_len`` tokens (or the set budget)."""
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+@dataclass(frozen=True)
+class _LayerKind:
+    layers: int
+    page_bytes: int  # one block of one layer
+    block_size: int  # tokens a block
+    window: int | None  # sliding window in (pooled) tokens; None: full attention
+
+    def blocks(self, max_model_len: int, in_flight: int) -> int:
+        """Blocks one full-length session holds in one layer (vLLM's max_memory_usage_bytes / page)."""
+        if self.window is None:
+            return _cdiv(max_model_len, self.block_size)
+        tokens = min(self.window - 1 + in_flight, max_model_len)
+        return _cdiv(tokens, self.block_size) + 1
+
+
+@dataclass(frozen=True)
+class KVPlan:
+    """How vLLM lays out the KV cache for one engine configuration."""
+
+    bytes_per_block: int  # one block of the shared pool
+    blocks_per_session: int  # pool blocks one session of max_model_len tokens takes
+    max_model_len: int
+    check_bytes: int  # what vLLM's start-up check says one session needs
+
+    @property
+    def session_bytes(self) -> int:
+        return self.bytes_per_block * self.blocks_per_session
+
+    def budget_bytes(self, streams: int) -> int:
+        """The smallest ``kv_cache_memory_bytes`` that holds ``streams`` full-length sessions."""
+        return self.bytes_per_block * (streams * self.blocks_per_session + 1)
+
+    def num_blocks(self, budget_bytes: int) -> int:
+        return budget_bytes // self.bytes_per_block
+
+    def sessions(self, budget_bytes: int) -> float:
+        """vLLM's "maximum concurrency" for this budget."""
+        return self.num_blocks(budget_bytes) / self.blocks_per_session
+
+    def usable_sessions(self, budget_bytes: int) -> float:
+        """Sessions that really fit: the pool keeps one block back (the null block)."""
+        return (self.num_blocks(budget_bytes) - 1) / self.blocks_per_session
+
+    def tokens(self, budget_bytes: int) -> int:
+        """vLLM's "KV cache size: N tokens" for this budget."""
+        return int(self.sessions(budget_bytes) * self.max_model_len)
+
+
+def _layer_kinds(params: dict, dtype_bytes: int, block_size: int) -> list[_LayerKind]:
+    def state_bytes(p: dict) -> int:  # one token (state) of one layer: K and V of every KV head
+        head_dim = p.get("head_dim") or p["dim"] // p["n_heads"]
+        return p.get("n_kv_heads", p["n_heads"]) * 2 * head_dim * dtype_bytes
+
+    whisper = params["multimodal"]["whisper_model_args"]
+    enc = whisper["encoder_args"]
+    pool = int((whisper.get("downsample_args") or {}).get("downsample_factor", 1))
+    dec_window = params.get("sliding_window")
+    enc_window = enc.get("sliding_window")
+    return [
+        _LayerKind(params["n_layers"], state_bytes(params) * block_size, block_size,
+                   int(dec_window) if dec_window else None),
+        _LayerKind(enc["n_layers"], state_bytes(enc) * block_size * pool, block_size,
+                   _cdiv(int(enc_window), pool) + 1 if enc_window else None),
+    ]
+
+
+def kv_plan(params: dict, max_model_len: int, dtype_bytes: int, block_size: int,
+            in_flight_tokens: int) -> KVPlan:
+    """vLLM 0.32's KV-cache layout for a Voxtral Realtime model (``params``: params.json)."""
+    kinds = _layer_kinds(params, dtype_bytes, block_size)
+    check = sum(k.layers * k.blocks(max_model_len, in_flight_tokens) * k.page_bytes for k in kinds)
+    # unify_kv_cache_spec_page_size: smaller pages get proportionally larger blocks
+    page = max(k.page_bytes for k in kinds)
+    unified = []
+    for k in kinds:
+        if page % k.page_bytes:
+            raise ValueError("page sizes that do not divide each other are not modelled")
+        unified.append(_LayerKind(k.layers, page, k.block_size * (page // k.page_bytes), k.window))
+    # _get_kv_cache_groups_uniform_page_size: groups of equal size, the smaller kind padded
+    counts = [k.layers for k in unified]
+    group_size = min(counts)
+    if max(counts) < min(counts) * 1.5:
+        group_size = max(counts)
+    blocks = sum(_cdiv(k.layers, group_size) * k.blocks(max_model_len, in_flight_tokens)
+                 for k in unified)
+    per_block = max(min(k.layers, group_size) for k in unified) * page
+    return KVPlan(per_block, blocks, max_model_len, check)
+
+
+def plan_for(info, max_model_len: int, dtype_bytes: int, build: str, step_tokens: int) -> KVPlan:
+    """The plan for a model folder (``ModelInfo``) on a build ("cuda" or "cpu")."""
+    build = build if build in BLOCK_SIZE else "cuda"
+    return kv_plan(info.params, max_model_len, dtype_bytes, BLOCK_SIZE[build],
+                   CONCURRENT_BATCHES[build] * step_tokens)
+
+
+def kv_budget_bytes(plan: KVPlan, max_streams: int, kv_cache_gib: float | None = None) -> int:
+    """KV-cache bytes for ``max_streams`` full-length sessions, or the configured budget."""
     if kv_cache_gib is not None:
         return int(kv_cache_gib * GIB)
-    return max(KV_FLOOR, int(max_streams * KV_MARGIN * info.kv_cache_bytes(max_model_len, dtype_bytes)))
+    return plan.budget_bytes(max_streams)
 
 
 def param_bytes(p: dict, dtype_bytes: int) -> int:
@@ -48,6 +170,89 @@ def weights_bytes(info, dtype_bytes: int) -> tuple[int, str]:
             "from the model's shape (random weights)")
 
 
+def footprint_bytes(weights: int, kv: int) -> int:
+    """What the engine process takes of the GPU: weights, KV cache and the measured rest."""
+    return weights + kv + OVERHEAD_BYTES
+
+
 def gpu_memory_utilization_for(need_bytes: int, total_bytes: int) -> float:
     """The ``gpu_memory_utilization`` that lets vLLM start when ``need_bytes`` (+10 %) are free."""
     return round(min(0.95, max(0.05, need_bytes * UTILIZATION_MARGIN / total_bytes)), 4)
+
+
+def gib(n: float) -> str:
+    return f"{n / GIB:.2f} GiB" if n < 10 * GIB else f"{n / GIB:.1f} GiB"
+
+
+def check_budget(plan: KVPlan, budget_bytes: int, streams: int) -> None:
+    """Refuse, with the numbers, a KV budget that cannot hold ``streams`` full sessions."""
+    from ..errors import ConfigError
+
+    if plan.usable_sessions(budget_bytes) >= streams:
+        return
+    raise ConfigError(
+        f"A KV-cache budget of {gib(budget_bytes)} holds {plan.usable_sessions(budget_bytes):.2f} sessions of "
+        f"{plan.max_model_len} tokens; {streams} stream(s) need {gib(plan.budget_bytes(streams))} "
+        f"({gib(plan.session_bytes)} each, as vLLM lays it out).",
+        f"raise the GPU memory budget to at least {plan.budget_bytes(streams) / GIB:.2f} GiB, or leave "
+        "it unset (automatic), or lower the max session length")
+
+
+# The real model's shape (mistralai/Voxtral-Mini-4B-Realtime-2602 params.json, the fields sizing
+# needs): estimates before a model folder is chosen.
+REAL_MODEL_PARAMS = {
+    "dim": 3072, "n_layers": 26, "head_dim": 128, "hidden_dim": 9216, "n_heads": 32,
+    "n_kv_heads": 8, "vocab_size": 131072, "sliding_window": 8192, "model_max_length": 131072,
+    "multimodal": {"whisper_model_args": {
+        "encoder_args": {"dim": 1280, "n_layers": 32, "head_dim": 64, "hidden_dim": 5120,
+                         "n_heads": 32, "n_kv_heads": 32, "sliding_window": 750},
+        "downsample_args": {"downsample_factor": 4}}},
+}
+REAL_WEIGHTS_BYTES = 8_860_000_000  # consolidated.safetensors, bfloat16
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """What the local engine takes of the GPU with given settings, and how each part was found."""
+
+    weights_bytes: int
+    weights_from: str
+    kv_cache_bytes: int
+    kv_cache_from: str
+    plan: KVPlan
+    overhead_bytes: int = OVERHEAD_BYTES
+
+    @property
+    def total_bytes(self) -> int:
+        return self.weights_bytes + self.kv_cache_bytes + self.overhead_bytes
+
+    def as_dict(self) -> dict:
+        return {"weights_bytes": self.weights_bytes, "weights_from": self.weights_from,
+                "kv_cache_bytes": self.kv_cache_bytes, "kv_cache_from": self.kv_cache_from,
+                "kv_session_bytes": self.plan.session_bytes,
+                "overhead_bytes": self.overhead_bytes, "total_bytes": self.total_bytes}
+
+
+def footprint(info, streams: int, max_model_len: int | None, kv_cache_gib: float | None = None,
+              step_tokens: int | None = None, build: str = "cuda") -> Footprint:
+    """The engine's GPU footprint for a model folder (``ModelInfo``; None: the real model)."""
+    from .settings import DEFAULT_MAX_MODEL_LEN, DEFAULT_STEP_TOKENS
+
+    params = info.params if info is not None else REAL_MODEL_PARAMS
+    model_max = params.get("model_max_length")
+    length = max_model_len or min(DEFAULT_MAX_MODEL_LEN, model_max or DEFAULT_MAX_MODEL_LEN)
+    dtype_bytes = 2  # bfloat16 on the GPU
+    build = build if build in BLOCK_SIZE else "cuda"
+    plan = kv_plan(params, length, dtype_bytes, BLOCK_SIZE[build],
+                   CONCURRENT_BATCHES[build] * (step_tokens or DEFAULT_STEP_TOKENS))
+    if kv_cache_gib is not None:
+        kv, kv_how = int(kv_cache_gib * GIB), "the configured KV-cache budget"
+    else:
+        kv = plan.budget_bytes(streams)
+        kv_how = (f"{streams} session(s) of {length} tokens, {gib(plan.session_bytes)} each as "
+                  "vLLM lays it out")
+    if info is not None:
+        weights, w_how = weights_bytes(info, dtype_bytes)
+    else:
+        weights, w_how = REAL_WEIGHTS_BYTES, "Voxtral-Mini-4B-Realtime in bfloat16"
+    return Footprint(weights, w_how, kv, kv_how, plan)

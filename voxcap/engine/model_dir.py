@@ -32,23 +32,14 @@ class ModelInfo:
     def delay_ms(self) -> int:
         return int(self.audio.get("transcription_delay_ms") or 480)
 
-    def kv_cache_bytes(self, max_model_len: int, dtype_bytes: int) -> int:
-        """KV-cache bytes one session of ``max_model_len`` tokens needs (an upper estimate).
-
-        The decoder caches every token; the causal audio encoder, which vLLM also caches,
-        keeps ``downsample_factor`` frames per token but only within its sliding window.
-        """
-        def per_position(p: dict) -> int:
-            head_dim = p.get("head_dim") or p["dim"] // p["n_heads"]
-            return 2 * p["n_layers"] * p.get("n_kv_heads", p["n_heads"]) * head_dim * dtype_bytes
-
-        whisper = self.params["multimodal"]["whisper_model_args"]
-        enc = whisper["encoder_args"]
-        downsample = (whisper.get("downsample_args") or {}).get("downsample_factor", 1)
-        window = enc.get("sliding_window") or max_model_len
-        decoder = per_position(self.params) * max_model_len
-        encoder = per_position(enc) * downsample * min(window, max_model_len)
-        return decoder + encoder
+    @property
+    def max_model_len(self) -> int | None:
+        """The longest session the model allows (params.json), if it says."""
+        for key in ("model_max_length", "max_position_embeddings", "max_seq_len"):
+            value = self.params.get(key)
+            if isinstance(value, int) and value > 0:
+                return value
+        return None
 
 
 def _read_json(path: Path, what: str) -> dict:

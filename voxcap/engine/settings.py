@@ -14,6 +14,14 @@ FULL_REFUSED = (
 )
 DTYPES = ("auto", "bfloat16", "float16", "float32")
 MIN_DELAY_MS, MAX_DELAY_MS, TOKEN_MS = 80, 2400, 80
+# Session length when none is set: 8192 tokens ≈ 10.9 min, or the model's own maximum if that is
+# less. Longer costs little memory (the decoder's sliding window caps its KV cache) but vLLM's
+# step grows with the session, so sessions roll over long before (rollover.py).
+DEFAULT_MAX_MODEL_LEN = 8192
+# max_num_batched_tokens: a captioning step has one token per stream (a new stream's first step
+# ~40-60), and vLLM keeps every in-flight batch's worth of tokens in each sliding-window layer's
+# KV cache (memory.py): vLLM's default 2048 costs the real model 5.2 GiB a stream, 256 1.7 GiB.
+DEFAULT_STEP_TOKENS = 256
 
 
 @dataclass(frozen=True)
@@ -21,15 +29,17 @@ class EngineSettings:
     """Everything that decides how the in-process engine is built.
 
     ``kv_cache_gib`` None sizes the KV cache for exactly ``max_streams`` sessions of
-    ``max_model_len`` tokens (plus a margin) instead of vLLM's default of taking 90% of the
-    GPU: a desktop keeps room for the rest of the screen.
+    ``max_model_len`` tokens (as vLLM lays it out: memory.py) instead of vLLM's default of
+    taking 90% of the GPU: a desktop keeps room for the rest of the screen.
+    ``max_model_len`` None: ``DEFAULT_MAX_MODEL_LEN`` or the model's maximum if less
+    (``for_model``); a set value above the model's maximum is refused.
     """
 
     model_dir: str
     dummy_weights: bool = False
     graph_mode: str = DEFAULT_GRAPH_MODE
     transcription_delay_ms: int | None = None  # None: the model's own (480 ms)
-    max_model_len: int = 8192  # tokens per session; 12.5 tokens per second of audio
+    max_model_len: int | None = None  # tokens per session; 12.5 tokens per second of audio
     max_streams: int = 2
     capture_sizes: tuple[int, ...] | None = None  # None: 1, 2, 4... up to max_streams
     kv_cache_gib: float | None = None
@@ -38,6 +48,7 @@ class EngineSettings:
     dtype: str = "auto"
     enforce_eager: bool = False  # no torch.compile, no graphs: fast start, slow steps
     cpu_threads: int | None = None
+    step_tokens: int = DEFAULT_STEP_TOKENS  # vLLM's max_num_batched_tokens
     extra_engine_args: dict = field(default_factory=dict)
 
     def validated(self) -> EngineSettings:
@@ -48,7 +59,7 @@ class EngineSettings:
             raise ConfigError(f"Unknown graph mode {self.graph_mode!r}.",
                               f"choose one of {', '.join(GRAPH_MODES)}")
         validate_delay_ms(self.transcription_delay_ms)
-        if self.max_model_len < 128:
+        if self.max_model_len is not None and self.max_model_len < 128:
             raise ConfigError(f"max session length {self.max_model_len} tokens is too short.",
                               "use at least 128 tokens (10 s of audio); 8192 ≈ 10.9 min")
         if not 1 <= self.max_streams <= 64:
@@ -62,11 +73,29 @@ class EngineSettings:
             sizes = default_capture_sizes(self.max_streams)
         if self.dtype not in DTYPES:
             raise ConfigError(f"Unknown dtype {self.dtype!r}.", f"choose one of {', '.join(DTYPES)}")
+        if not self.max_streams <= self.step_tokens <= 65536:
+            raise ConfigError(f"step token budget {self.step_tokens} is out of range.",
+                              f"use {max(self.max_streams, 64)} to 65536 (default {DEFAULT_STEP_TOKENS})")
         if self.kv_cache_gib is not None and self.kv_cache_gib <= 0:
             raise ConfigError("The KV-cache budget must be positive.", "e.g. --kv-cache-gib 2")
         if self.gpu_memory_utilization is not None and not 0.05 <= self.gpu_memory_utilization <= 0.98:
             raise ConfigError("gpu_memory_utilization must be between 0.05 and 0.98.", "e.g. 0.9")
         return replace(self, graph_mode=mode, capture_sizes=sizes)
+
+    def for_model(self, model_max_len: int | None) -> EngineSettings:
+        """These settings with the session length resolved for a model whose maximum is
+        ``model_max_len`` (params.json's model_max_length; None: unknown)."""
+        if self.max_model_len is None:
+            length = DEFAULT_MAX_MODEL_LEN
+            if model_max_len:
+                length = min(length, model_max_len)
+            return replace(self, max_model_len=length)
+        if model_max_len and self.max_model_len > model_max_len:
+            raise ConfigError(
+                f"max session length {self.max_model_len} tokens is more than this model allows "
+                f"({model_max_len} tokens, model_max_length in params.json).",
+                f"use at most {model_max_len} (--max-model-len), or leave it unset for the default")
+        return self
 
 
 def validate_delay_ms(delay_ms: int | None) -> None:

@@ -69,7 +69,7 @@ def _tekken(num_words: int) -> dict:
     }
 
 
-def _params(vocab_size: int) -> dict:
+def _params(vocab_size: int, max_len: int = 131072) -> dict:
     encoder = {
         "audio_encoding_args": {
             "sampling_rate": 16000, "num_mel_bins": 128, "hop_length": 160, "window_size": 400,
@@ -83,7 +83,7 @@ def _params(vocab_size: int) -> dict:
     return {
         "dim": 64, "n_layers": 2, "head_dim": 32, "hidden_dim": 128, "n_heads": 2,
         "n_kv_heads": 1, "vocab_size": vocab_size, "tied_embeddings": True,
-        "sliding_window": 8192, "model_max_length": 131072, "max_position_embeddings": 131072,
+        "sliding_window": 8192, "model_max_length": max_len, "max_position_embeddings": max_len,
         "rope_theta": 1e6, "norm_eps": 1e-5, "causal": True, "use_biases": False,
         "ada_rms_norm_t_cond": True, "ada_rms_norm_t_cond_dim": 32,
         "multimodal": {
@@ -95,12 +95,13 @@ def _params(vocab_size: int) -> dict:
     }
 
 
-def write_tiny_model(directory: str | Path, num_words: int = 2000) -> Path:
-    """Write params.json and tekken.json of a tiny Voxtral Realtime model into ``directory``."""
+def write_tiny_model(directory: str | Path, num_words: int = 2000, max_len: int = 131072) -> Path:
+    """Write params.json and tekken.json of a tiny Voxtral Realtime model into ``directory``
+    (``max_len``: the model's own maximum session length, model_max_length)."""
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     tekken = _tekken(num_words)
     vocab_size = tekken["config"]["default_vocab_size"]
-    (out / "params.json").write_text(json.dumps(_params(vocab_size), indent=2))
+    (out / "params.json").write_text(json.dumps(_params(vocab_size, max_len), indent=2))
     (out / "tekken.json").write_text(json.dumps(tekken))
     return out

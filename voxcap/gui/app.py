@@ -23,6 +23,7 @@ from ..app.controller import ACTIVE, SessionController
 from ..app.lag import Window
 from ..app.meter import MeterSampler
 from ..app.settings import AppSettings, load_settings, save_settings
+from ..app.start_times import StartTimes
 from ..captions.assembly import CaptionAssembler
 from ..captions.export import check_export_path, export
 from ..captions.journal import JournalStatus
@@ -90,11 +91,13 @@ class VoxcapApp(QObject):
         self.caption_lag = Window()
         self.paint_lag = Window()
         self.sampler = MeterSampler(self.controller, self.caption_lag, self.paint_lag)
+        self.start_times = StartTimes(persist=persist)
         self.state = "off"
         self.session_id = ""
         self.labels: dict[str, str] = {}
         self.deltas_seen = 0
         self._quitting = False
+        self._export_after_stop = False
         self.settings_dialog: SettingsDialog | None = None
         self.first_run_dialog: FirstRunDialog | None = None
         self._new_session()
@@ -183,6 +186,7 @@ class VoxcapApp(QObject):
             self.window.engine_status.failed(EngineFailed(exc.message, exc.fix))
             return
         self.window.engine_status.message("Engine: starting…")
+        self.window.engine_status.expected_s = self.start_times.expected(self.settings.engine_key())
         self.controller.start_engine(es)
 
     def _new_session(self) -> None:
@@ -200,6 +204,7 @@ class VoxcapApp(QObject):
         elif isinstance(ev, StreamFinished):
             self._show(self.assembler.finish(ev.stream_id), None)
         elif isinstance(ev, StreamOpened):
+            w.clear_notice("held")  # the held audio went to the engine
             self.labels[ev.stream_id] = ev.label
             self.assembler.set_label(ev.stream_id, ev.label)
             multi = len(set(self.labels.values())) > 1
@@ -210,10 +215,18 @@ class VoxcapApp(QObject):
             w.engine_status.progress(ev)
         elif isinstance(ev, EngineReady):
             w.engine_status.ready(ev)
+            w.clear_notice("engine", "held")  # "cannot start: the engine is not running" ...
+            w.meter.pending = ""
+            self.start_times.record(self.settings.engine_key(), ev.start_seconds)
         elif isinstance(ev, EngineFailed):
             w.engine_status.failed(ev)
+            w.meter.pending = ""
         elif isinstance(ev, EngineRestarting):
             w.engine_status.restarting(ev)
+            w.engine_status.expected_s = self.start_times.expected(self.settings.engine_key())
+            mode = self.settings.graph_mode if self.settings.engine == "local" else ""
+            w.meter.pending = f"restarting → {mode}" if mode else "restarting"
+            self.tick()
         elif isinstance(ev, EngineStopped):
             w.engine_status.stopped()
         elif isinstance(ev, DevicesChanged):
@@ -222,11 +235,13 @@ class VoxcapApp(QObject):
             else:
                 w.show_notice("The sound server is not running: no devices to capture from.")
         elif isinstance(ev, AppProblem):
-            w.show_notice(ev.message, ev.fix)
+            w.show_notice(ev.message, ev.fix, cause=ev.where, assertive=True)
         elif isinstance(ev, JournalStatus):
-            w.show_notice(ev.message, ev.fix)
+            if ev.writing:
+                w.clear_notice("journal")
+            w.show_notice(ev.message, ev.fix, cause="journal", assertive=not ev.writing)
         elif isinstance(ev, NOTICES) and getattr(ev, "message", ""):
-            w.show_notice(ev.message)
+            w.show_notice(ev.message, cause=type(ev).__name__)
 
     def _show(self, updates, delta) -> None:
         if not updates:
@@ -267,6 +282,10 @@ class VoxcapApp(QObject):
         self.window.set_state(ev.state, ev.message)
         if ev.state == "off":
             self.window.sessions.refresh()
+            if self._export_after_stop:
+                self._export_after_stop = False
+                self.window.clear_notice("export")
+                self.export_session(self.current_session())
 
     # ------------------------------------------------------------------------ actions ----
     def toggle_captioning(self) -> None:
@@ -361,6 +380,11 @@ class VoxcapApp(QObject):
         return session
 
     def export_current(self) -> None:
+        if self.state == "stopping":  # the last words are still coming: export once flushed
+            self._export_after_stop = True
+            self.window.show_notice("Export waits for the last words to be flushed…",
+                                    cause="export")
+            return
         self.export_session(self.current_session())
 
     def export_session(self, session, path: str | None = None) -> str | None:
@@ -434,7 +458,13 @@ class VoxcapApp(QObject):
         dlg.accepted.connect(lambda: self._first_run_done(dlg.result_choice))
         dlg.rejected.connect(lambda: self.window.engine_status.message(
             "No model configured.", "open Settings and choose the model folder or a vLLM server"))
+        dlg.finished.connect(lambda _r: self._first_run_closed(dlg))
         dlg.open()
+
+    def _first_run_closed(self, dlg) -> None:
+        dlg.deleteLater()  # a closed dialog must not linger in the accessibility tree
+        if self.first_run_dialog is dlg:
+            self.first_run_dialog = None
 
     def _first_run_done(self, choice: dict | None) -> None:
         if not choice:

@@ -67,8 +67,10 @@ class MiniChart(QWidget):
         last = f"{values[-1]:.1f} {self.unit}" if values else "n/a"
         p.drawText(r.adjusted(5, 2, -5, 0), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop,
                    f"{self.title}: {last}")
-        p.drawText(r.adjusted(5, 2, -5, 0), Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop,
-                   f"max {top:g}")
+        if values:  # an empty chart has no scale worth printing ("max 1e-09")
+            p.drawText(r.adjusted(5, 2, -5, 0),
+                       Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop,
+                       f"max {top:g} {self.unit}".rstrip())
         p.end()
 
 

@@ -1,9 +1,18 @@
-"""The engine's state in one line: loading stages with progress, ready, or the error and its fix."""
+"""The engine's state in one line: loading stages with progress, ready, or the error and its fix.
+
+A stage that takes long shows that it is alive: its elapsed time counts up every second, next
+to what the whole start took last time (``expected_s``, set by the app). Ready and errors are
+announced to screen readers (``a11y``); the labels' accessible names are their text.
+"""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+import time
+
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QVBoxLayout, QWidget
+
+from .a11y import announce, status_label
 
 STAGES = ("importing", "starting engine process", "loading weights", "compiling",
           "capturing graphs", "allocating cache")
@@ -15,11 +24,11 @@ class EngineStatus(QWidget):
         self.label = QLabel("Engine: not started", self)
         self.label.setWordWrap(True)
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.label.setAccessibleName("Engine status")
+        status_label(self.label, "Engine status")
         self.fix = QLabel("", self)
         self.fix.setWordWrap(True)
         self.fix.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.fix.setAccessibleName("How to fix the engine problem")
+        status_label(self.fix, "How to fix the engine problem")
         self.fix.hide()
         self.bar = QProgressBar(self)
         self.bar.setRange(0, len(STAGES) + 1)
@@ -35,15 +44,22 @@ class EngineStatus(QWidget):
         lay.addLayout(row)
         lay.addWidget(self.fix)
         self.state = "idle"
+        self.expected_s: float | None = None  # what the last start took
+        self._stage = ""
+        self._stage_t0 = self._start_t0 = 0.0
+        self._timer = QTimer(self, interval=1000)
+        self._timer.timeout.connect(self._tick)
 
     def _set(self, state: str, text: str, fix: str = "", progress: int | None = None) -> None:
         self.state = state
         self.label.setToolTip("")
-        self.label.setAccessibleDescription("")
+        self.label.setAccessibleDescription("Engine status")
         self.label.setText(text)
         self.label.setStyleSheet("color: #c62828; font-weight: bold;" if state == "failed" else "")
         self.fix.setText(f"Fix: {fix}" if fix else "")
         self.fix.setVisible(bool(fix))
+        if state != "loading":
+            self._timer.stop()
         if progress is None:
             self.bar.hide()
         else:
@@ -53,12 +69,33 @@ class EngineStatus(QWidget):
 
     def progress(self, ev) -> None:
         step = STAGES.index(ev.stage) + 1 if ev.stage in STAGES else self.bar.value()
-        secs = f" ({ev.elapsed_s:.0f} s)" if ev.elapsed_s >= 1 else ""
-        self._set("loading", f"Engine: {ev.stage}…{secs}", progress=step)
+        now = time.monotonic()
+        if self.state != "loading":
+            self._start_t0 = now - ev.elapsed_s
+        if ev.stage != self._stage:
+            self._stage, self._stage_t0 = ev.stage, now
+        self._set("loading", self._loading_text(), progress=step)
+        self._timer.start()
+
+    def _loading_text(self) -> str:
+        now = time.monotonic()
+        text = f"Engine: {self._stage}… {now - self._stage_t0:.0f} s"
+        total = now - self._start_t0
+        if self.expected_s:
+            text += f" (starting for {total:.0f} s; the last start took {self.expected_s:.0f} s)"
+        else:
+            text += f" (starting for {total:.0f} s; the first start takes longest)"
+        return text
+
+    def _tick(self) -> None:
+        if self.state == "loading" and self._stage:
+            self.label.setText(self._loading_text())
 
     def restarting(self, ev) -> None:
+        self._stage, self._start_t0 = "", time.monotonic()
         self._set("loading", f"Engine: restarting ({ev.reason}); captions shown stay, new ones "
                              "resume when it is ready", progress=0)
+        announce(self, f"Engine restarting: {ev.reason}")
 
     def ready(self, ev) -> None:
         mode = ev.resolved_graph_mode
@@ -67,10 +104,14 @@ class EngineStatus(QWidget):
                            f"{mode}{asked}, delay {ev.transcription_delay_ms} ms")
         notes = "\n".join(ev.notes)
         self.label.setToolTip(notes)
-        self.label.setAccessibleDescription(notes)
+        self.label.setAccessibleDescription("Engine status" + (f". {notes}" if notes else ""))
+        self._stage = ""
+        announce(self, f"Engine ready in {ev.start_seconds:.0f} s")
 
     def failed(self, ev) -> None:
         self._set("failed", f"Engine error: {ev.message}", ev.fix)
+        announce(self, f"Engine error: {ev.message}" + (f" Fix: {ev.fix}" if ev.fix else ""),
+                 assertive=True)
 
     def stopped(self) -> None:
         self._set("idle", "Engine: stopped")

@@ -9,6 +9,7 @@ from pathlib import Path
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import (
     QButtonGroup,
+    QCheckBox,
     QDialog,
     QDialogButtonBox,
     QFileDialog,
@@ -25,6 +26,7 @@ from PySide6.QtWidgets import (
 from .. import gpu, paths
 from ..app.download import MODEL_REPO, DownloadCancelled, ModelDownload
 from ..errors import VoxcapError
+from .a11y import announce, status_label
 from .settings_dialog import check_model_dir
 
 NO_GPU = ("<b>No NVIDIA GPU was found</b> ({reason}). voxcap's local engine needs an NVIDIA GPU "
@@ -48,7 +50,7 @@ def _fmt_bytes(n: float) -> str:
 class FirstRunDialog(QDialog):
     _progress = Signal(object)
     _finished = Signal(str, str, str, bool)  # path, error, fix, cancelled
-    _checked = Signal(str, str, str)
+    _checked = Signal(str, str, str, bool)  # path, problem, fix, only the weights missing
 
     def __init__(self, parent=None, downloader=ModelDownload, gpus=None) -> None:
         super().__init__(parent)
@@ -64,7 +66,7 @@ class FirstRunDialog(QDialog):
             text = NO_GPU.format(reason=gpu.nvml_unavailable_reason() or "no driver answered")
         self.gpu_label = QLabel(text, self)
         self.gpu_label.setWordWrap(True)
-        self.gpu_label.setAccessibleName("GPU check")
+        status_label(self.gpu_label, "GPU check")
         intro = QLabel("voxcap needs the Voxtral Realtime model (Mistral's "
                        f"<code>{MODEL_REPO}</code>, about 9 GB) or a vLLM server that runs it.",
                        self)
@@ -79,8 +81,12 @@ class FirstRunDialog(QDialog):
         self.folder = QLineEdit(self)
         self.folder.setAccessibleName("Model folder")
         self.browse = QPushButton("&Browse…", self)
-        self.folder_check = QLabel("", self)
+        self.folder_check = status_label(QLabel("", self), "Model folder check")
         self.folder_check.setWordWrap(True)
+        # a folder with the model's files but no weights can still run the self-check
+        self.self_check = QCheckBox("Self-check onl&y: random weights, the captions are gibberish "
+                                    "(tries the whole app without the 9 GB of weights)", self)
+        self.self_check.hide()
         self.target = QLineEdit(str(default_download_dir()), self)
         self.target.setAccessibleName("Download to folder")
         self.start_dl = QPushButton("Start do&wnload", self)
@@ -91,7 +97,7 @@ class FirstRunDialog(QDialog):
         self.bar.setAccessibleName("Download progress")
         self.dl_status = QLabel("A cancelled or broken download resumes where it stopped.", self)
         self.dl_status.setWordWrap(True)
-        self.dl_status.setAccessibleName("Download status")
+        status_label(self.dl_status, "Download status")
         self.server = QLineEdit(self)
         self.server.setPlaceholderText("ws://gpu-box:8000")
         self.server.setAccessibleName("vLLM server address")
@@ -101,16 +107,17 @@ class FirstRunDialog(QDialog):
         grid.addWidget(self.folder, 1, 1)
         grid.addWidget(self.browse, 1, 2)
         grid.addWidget(self.folder_check, 2, 1, 1, 2)
-        grid.addWidget(self.opt_download, 3, 0, 1, 3)
-        grid.addWidget(self.target, 4, 1)
+        grid.addWidget(self.self_check, 3, 1, 1, 2)
+        grid.addWidget(self.opt_download, 4, 0, 1, 3)
+        grid.addWidget(self.target, 5, 1)
         dl_row = QHBoxLayout()
         dl_row.addWidget(self.start_dl)
         dl_row.addWidget(self.cancel_dl)
-        grid.addLayout(dl_row, 4, 2)
-        grid.addWidget(self.bar, 5, 1, 1, 2)
-        grid.addWidget(self.dl_status, 6, 1, 1, 2)
-        grid.addWidget(self.opt_server, 7, 0, 1, 3)
-        grid.addWidget(self.server, 8, 1, 1, 2)
+        grid.addLayout(dl_row, 5, 2)
+        grid.addWidget(self.bar, 6, 1, 1, 2)
+        grid.addWidget(self.dl_status, 7, 1, 1, 2)
+        grid.addWidget(self.opt_server, 8, 0, 1, 3)
+        grid.addWidget(self.server, 9, 1, 1, 2)
         grid.setColumnMinimumWidth(0, 20)
         grid.setColumnStretch(1, 1)
 
@@ -128,6 +135,7 @@ class FirstRunDialog(QDialog):
         self.folder.textChanged.connect(lambda _t: self._check_timer.start())
         self.server.textChanged.connect(lambda _t: self._update())
         self.browse.clicked.connect(self._browse)
+        self.self_check.toggled.connect(lambda _on: self._update())
         self.start_dl.clicked.connect(self.start_download)
         self.cancel_dl.clicked.connect(self.cancel_download)
         self.buttons.accepted.connect(self._accept)
@@ -145,7 +153,8 @@ class FirstRunDialog(QDialog):
     def _update(self) -> None:
         ok = self.buttons.button(QDialogButtonBox.StandardButton.Ok)
         if self.opt_folder.isChecked():
-            ok.setEnabled(self._folder_ok)
+            ok.setEnabled(self._folder_ok or (self.self_check.isVisible()
+                                              and self.self_check.isChecked()))
         elif self.opt_download.isChecked():
             ok.setEnabled(self._downloaded is not None)
         else:
@@ -165,15 +174,24 @@ class FirstRunDialog(QDialog):
 
         def work() -> None:
             reason, fix = check_model_dir(path, False)
-            self._checked.emit(path, reason, fix)
+            weights_only = bool(reason) and not check_model_dir(path, True)[0]
+            self._checked.emit(path, reason, fix, weights_only)
         threading.Thread(target=work, daemon=True).start()
 
-    def _show_check(self, path: str, reason: str, fix: str) -> None:
+    def _show_check(self, path: str, reason: str, fix: str, weights_only: bool = False) -> None:
         if path != self.folder.text().strip():
             return
         self._folder_ok = not reason
-        self.folder_check.setText("✓ Voxtral Realtime model found" if not reason
-                                  else f"✗ {reason}" + (f"\nFix: {fix}" if fix else ""))
+        text = ("✓ Voxtral Realtime model found" if not reason
+                else f"✗ {reason}" + (f"\nFix: {fix}" if fix else ""))
+        if weights_only:
+            text += ("\nOr tick Self-check only below: the app runs with random weights, so "
+                     "everything works but the captions are gibberish.")
+        self.folder_check.setText(text)
+        self.self_check.setVisible(weights_only)
+        if not weights_only:
+            self.self_check.setChecked(False)
+        announce(self.folder_check, text.replace("✗ ", "Problem: ").replace("✓ ", ""))
         self._update()
 
     # ----------------------------------------------------------------------- download ----
@@ -236,7 +254,8 @@ class FirstRunDialog(QDialog):
     # ----------------------------------------------------------------------------------
     def _accept(self) -> None:
         if self.opt_folder.isChecked():
-            self.result_choice = {"engine": "local", "model_dir": self.folder.text().strip()}
+            self.result_choice = {"engine": "local", "model_dir": self.folder.text().strip(),
+                                  "dummy_weights": not self._folder_ok}
         elif self.opt_download.isChecked():
             self.result_choice = {"engine": "local", "model_dir": self._downloaded or ""}
         else:

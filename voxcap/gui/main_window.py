@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from .a11y import announce, status_label
 from .engine_status import EngineStatus
 from .history import HistoryView
 from .meter import MeterWidget
@@ -44,7 +45,8 @@ class MainWindow(QMainWindow):
 
     def __init__(self, sessions_root=None) -> None:
         super().__init__()
-        self.setWindowTitle("voxcap — live captions")
+        # Qt appends the application display name: "Live captions — voxcap"
+        self.setWindowTitle("Live captions")
         self.quit_on_close = True
 
         # -- actions -------------------------------------------------------------------
@@ -112,12 +114,11 @@ class MainWindow(QMainWindow):
         top.addWidget(self.click_button)
         top.addWidget(self.settings_button)
 
-        self.state_label = QLabel(STATE_TEXT["off"], self)
-        self.state_label.setAccessibleName("Captioning state")
+        self.state_label = status_label(QLabel(STATE_TEXT["off"], self), "Captioning state")
         self.engine_status = EngineStatus(self)
-        self.notice = QLabel("", self)
+        self.notice = status_label(QLabel("", self), "Latest notice")
+        self.notice_cause = ""  # what the notice is about; cleared when that is resolved
         self.notice.setWordWrap(True)
-        self.notice.setAccessibleName("Latest notice")
         self.notice.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
         # -- tabs ------------------------------------------------------------------------
@@ -193,16 +194,34 @@ class MainWindow(QMainWindow):
 
     def set_state(self, state: str, message: str = "") -> None:
         active = state in ("starting", "waiting", "on", "restarting")
-        self.state_label.setText(STATE_TEXT.get(state, state))
+        text = STATE_TEXT.get(state, state)
+        changed = text != self.state_label.text()
+        self.state_label.setText(text)
         label = "Stop captioning (F5)" if active else "Start captioning (F5)"
         self.start_button.setText(label)
         self.act_start.setText("&Stop captioning" if active else "&Start captioning")
         self.start_button.setEnabled(state != "stopping")
         if message:
-            self.show_notice(message)
+            self.show_notice(message, cause="captioning")
+        elif changed:  # "waiting for the engine…" is over once captioning is on
+            self.clear_notice("captioning")
+        if changed:
+            announce(self.state_label, text + (f": {message}" if message else ""))
 
-    def show_notice(self, text: str, fix: str = "") -> None:
-        self.notice.setText(text + (f" — {fix}" if fix else ""))
+    def show_notice(self, text: str, fix: str = "", cause: str = "",
+                    assertive: bool = False) -> None:
+        """Show (and announce) a notice; ``cause`` lets ``clear_notice`` remove it once the
+        cause is gone."""
+        full = text + (f" — {fix}" if fix else "")
+        self.notice.setText(full)
+        self.notice_cause = cause
+        announce(self.notice, full, assertive)
+
+    def clear_notice(self, *causes: str) -> None:
+        """Remove the notice if it is about one of ``causes`` (its cause is gone)."""
+        if self.notice_cause and self.notice_cause in causes:
+            self.notice.setText("")
+            self.notice_cause = ""
 
     def set_source(self, key: str) -> None:
         i = self.source.findData(key)

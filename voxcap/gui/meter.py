@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QFormLayout, QLabel, QVBoxLayout, QWidget
 
+from ..app.meter import pace
 from .chart import MiniChart
 
 NA = "n/a"
@@ -31,12 +32,13 @@ class MeterWidget(QWidget):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.setAccessibleName("Throughput meter")
+        self.pending = ""  # "restarting → FULL": the engine the figures will be about
         form = QFormLayout()
         form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
         self.values: dict[str, QLabel] = {}
         for key, title in self.FIELDS:
             value = QLabel(NA, self)
-            value.setAccessibleName(title)
+            value.setAccessibleDescription(title)  # its name is its text (see a11y)
             value.setWordWrap(True)
             self.values[key] = value
             form.addRow(title + ":", value)
@@ -52,7 +54,9 @@ class MeterWidget(QWidget):
 
     def show_reading(self, r, sampler=None) -> None:
         v = self.values
-        if r.resolved_mode:
+        if self.pending:
+            v["graph"].setText(self.pending)
+        elif r.resolved_mode:
             asked = "" if r.resolved_mode == r.requested_mode else f" (asked: {r.requested_mode})"
             v["graph"].setText(r.resolved_mode + asked)
         else:
@@ -63,8 +67,7 @@ class MeterWidget(QWidget):
         if r.headroom is None:
             v["headroom"].setText(NA)
         else:
-            ok = "keeping up" if r.headroom >= 1 else "FALLING BEHIND"
-            v["headroom"].setText(f"{r.headroom:.1f}× ({ok})")
+            v["headroom"].setText(f"{r.headroom:.1f}× ({pace(r)})")
         v["lag"].setText(NA if r.lag_p50_s is None
                          else f"{r.lag_p50_s:.2f} s / {r.lag_p95_s:.2f} s")
         v["paint"].setText(f"{_ms(r.paint_p50_ms)} / {_ms(r.paint_p95_ms)}")

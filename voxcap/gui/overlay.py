@@ -84,6 +84,9 @@ def place_overlay(saved: Rect | None, saved_screen: str, screens: list[tuple[str
     return (ax + (aw - w) // 2, ay + ah - h - max(24, ah // 12), w, h)
 
 
+EMPTY_DESCRIPTION = "No captions yet. The full text is in the voxcap window's caption history."
+
+
 class CaptionOverlay(QWidget):
     clickThroughChanged = Signal(bool)
     geometryChangedByUser = Signal()
@@ -98,8 +101,10 @@ class CaptionOverlay(QWidget):
         self.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating)
         self.setWindowTitle("voxcap captions")
         self.setAccessibleName("Live captions")
-        self.setAccessibleDescription("The latest caption lines. The full text is in the voxcap "
-                                      "window's caption history.")
+        self.setAccessibleDescription(EMPTY_DESCRIPTION)
+        # screen readers read the rows on screen as the description, at most twice a second
+        self._a11y_timer = QTimer(self, singleShot=True, interval=500)
+        self._a11y_timer.timeout.connect(self._sync_accessible_text)
         self.setMouseTracking(True)
         self._lines: OrderedDict[int, object] = OrderedDict()
         self._cache: dict[int, tuple[tuple, list]] = {}  # line id -> rows (layout)
@@ -168,11 +173,19 @@ class CaptionOverlay(QWidget):
             if stamp is not None:
                 self._pending.append(stamp)
             self.update()
+            if not self._a11y_timer.isActive():
+                self._a11y_timer.start()
 
     def clear(self) -> None:
         self._lines.clear()
         self._cache.clear()
         self.update()
+        self._sync_accessible_text()
+
+    def _sync_accessible_text(self) -> None:
+        text = "\n".join(self.visible_text()) or EMPTY_DESCRIPTION
+        if text != self.accessibleDescription():
+            self.setAccessibleDescription(text)
 
     def visible_text(self) -> list[str]:
         """The rows now on screen, as text (tests, accessibility)."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 from ..app.settings import AppSettings
 from ..engine.settings import GRAPH_MODES, MAX_DELAY_MS, MIN_DELAY_MS, TOKEN_MS
 from ..errors import VoxcapError
+from .a11y import announce, status_label
 
 GRAPH_MODE_HELP = {
     "NONE": "NONE: no CUDA graphs (slowest steps, fastest start)",
@@ -87,13 +88,13 @@ class SettingsDialog(QDialog):
         self.engine.addItem("This computer (vLLM on the local NVIDIA GPU)", "local")
         self.engine.addItem("A vLLM server (its realtime endpoint)", "remote")
         self.engine.setCurrentIndex(max(0, self.engine.findData(s.engine)))
+        self.engine.setAccessibleName("Engine")
         self.model_dir = QLineEdit(s.model_dir, self)
         self.model_dir.setAccessibleName("Model directory")
-        self.browse = QPushButton("&Browse…", self)
+        self.browse = QPushButton("Bro&wse…", self)
         self.browse.setAccessibleName("Browse for the model directory")
-        self.model_check = QLabel("", self)
+        self.model_check = status_label(QLabel("", self), "Model folder check")
         self.model_check.setWordWrap(True)
-        self.model_check.setAccessibleName("Model directory check")
         self.model_check.setMinimumHeight(int(self.fontMetrics().lineSpacing() * 3.2))
         self.dummy = QCheckBox("Random weights (self-check only: the text is gibberish)", self)
         self.dummy.setChecked(s.dummy_weights)
@@ -124,10 +125,11 @@ class SettingsDialog(QDialog):
         self.kv.setValue(s.kv_cache_gib or 0.0)
         self.kv.setAccessibleName("GPU memory budget for the KV cache")
         self.max_len = QSpinBox(self)
-        self.max_len.setRange(128, 131072)
+        self.max_len.setRange(127, 131072)  # 127 shows "Automatic" (None)
+        self.max_len.setSpecialValueText("Automatic (8192, or the model's maximum)")
         self.max_len.setSingleStep(1024)
         self.max_len.setSuffix(" tokens")
-        self.max_len.setValue(s.max_model_len)
+        self.max_len.setValue(s.max_model_len or 127)
         self.max_len.setAccessibleName("Maximum engine session length in tokens")
         self.max_len_note = QLabel("", self)
         self.eager = QCheckBox("Fast start: no compilation, no CUDA graphs (slower steps)", self)
@@ -142,7 +144,7 @@ class SettingsDialog(QDialog):
         eng.addRow("", self.model_check)
         eng.addRow("", self.dummy)
         eng.addRow("&Server:", self.server_url)
-        eng.addRow("Server &model:", self.server_model)
+        eng.addRow("Se&rver model:", self.server_model)
         eng.addRow("&Graph mode:", self.graph_mode)
         eng.addRow("&Delay:", self.delay)
         eng.addRow("GPU memory &budget:", self.kv)
@@ -155,7 +157,7 @@ class SettingsDialog(QDialog):
         # -- captions ----------------------------------------------------------------------
         self.mask = QCheckBox("Mask &profanity in captions and exports (the journal keeps the words)")
         self.mask.setChecked(s.mask_profanity)
-        self.start_min = QCheckBox("Start minimi&zed")
+        self.start_min = QCheckBox("Start mi&nimized")
         self.start_min.setChecked(s.start_minimized)
         self.start_cap = QCheckBox("Start captioning on laun&ch")
         self.start_cap.setChecked(s.start_captioning)
@@ -226,6 +228,9 @@ class SettingsDialog(QDialog):
         self.buttons.accepted.connect(self._ok)
         self.buttons.rejected.connect(self.reject)
         self.buttons.button(QDialogButtonBox.StandardButton.Apply).clicked.connect(self.apply)
+        self.buttons.button(QDialogButtonBox.StandardButton.Apply).setText("&Apply")
+        for form in (eng, ov):
+            point_buddies_at_fields(form)
         self.browse.clicked.connect(self._browse)
         self.engine.currentIndexChanged.connect(self._engine_kind)
         self.font_default.toggled.connect(lambda on: self.font_family.setEnabled(not on))
@@ -285,6 +290,9 @@ class SettingsDialog(QDialog):
         else:
             self.model_check.setText("✓ Voxtral Realtime model found")
             self.model_check.setStyleSheet("color: #2e7d32;")
+        if self.isVisible():
+            announce(self.model_check, self.model_check.text().replace("✗ ", "Problem: ")
+                     .replace("✓ ", ""))
 
     # ----------------------------------------------------------------------------------
     def result_settings(self) -> AppSettings:
@@ -297,7 +305,7 @@ class SettingsDialog(QDialog):
         s.graph_mode = self.graph_mode.currentData()
         s.delay_ms = self.delay.value() // TOKEN_MS * TOKEN_MS
         s.kv_cache_gib = self.kv.value() or None
-        s.max_model_len = self.max_len.value()
+        s.max_model_len = self.max_len.value() if self.max_len.value() >= 128 else None
         s.enforce_eager = self.eager.isChecked()
         s.mask_profanity = self.mask.isChecked()
         s.start_minimized = self.start_min.isChecked()
@@ -329,3 +337,20 @@ def _wrap(layout) -> QWidget:
     w.setLayout(layout)
     return w
 
+
+def point_buddies_at_fields(form: QFormLayout) -> None:
+    """A row whose field is a container (a line edit and its button): its label's mnemonic
+    goes to the first control in it, not to the container."""
+    for row in range(form.rowCount()):
+        label_item = form.itemAt(row, QFormLayout.ItemRole.LabelRole)
+        field_item = form.itemAt(row, QFormLayout.ItemRole.FieldRole)
+        label = label_item.widget() if label_item else None
+        field = field_item.widget() if field_item else None
+        if not isinstance(label, QLabel) or field is None:
+            continue
+        if field.focusPolicy() & Qt.FocusPolicy.TabFocus:
+            continue
+        controls = [w for w in field.findChildren(QWidget)
+                    if w.focusPolicy() & Qt.FocusPolicy.TabFocus]
+        if controls:
+            label.setBuddy(controls[0])

@@ -1,0 +1,206 @@
+"""Per-step time of one realtime session vs its position, with and without voxcap's vLLM fix.
+
+A bare vLLM streaming loop (the plumbing of vLLM's own /v1/realtime server, no voxcap engine code)
+feeds DURATION seconds of deterministic speech-like audio as fast as the engine takes it. A step's
+time is the gap between two consecutive token outputs as the caller sees them; the figures are
+the mean / p50 / p95 per 1,000 tokens of session position. Each variant runs in a fresh process
+with its own engine: "off" is vLLM 0.32.0 as installed, "on" enables voxcap's session fix
+(``VOXCAP_VLLM_SESSION_FIX=1``, applied by voxcap's vLLM plugin in vLLM's engine processes).
+The token ids of both variants are compared: the fix must not change what the model produces.
+
+usage:
+  python benchmarks/step_growth.py --model DIR [--dummy-weights] [--graph-mode FULL_DECODE_ONLY]
+      [--duration 240] [--variants off,on] [--max-model-len 8192] [--kv-cache-gib G]
+      [--enforce-eager] [--bucket 1000] [--out step_growth.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+FIX_ENV = "VOXCAP_VLLM_SESSION_FIX"
+
+
+def rss_mib(pid: int) -> float | None:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        return None
+    return None
+
+
+async def stream(a) -> dict:
+    import torch
+    from vllm.engine.arg_utils import AsyncEngineArgs
+    from vllm.engine.protocol import StreamingInput
+    from vllm.renderers.inputs.preprocess import parse_model_prompt
+    from vllm.sampling_params import RequestOutputKind, SamplingParams
+    from vllm.v1.engine.async_llm import AsyncLLM
+
+    from voxcap.bench import speech_like
+
+    cuda = torch.cuda.is_available()
+    kv_gib = a.kv_cache_gib if a.kv_cache_gib is not None else (6.0 if cuda else 0.25)
+    capture = [int(x) for x in a.capture_sizes.split(",") if x]
+    t0 = time.perf_counter()
+    engine = AsyncLLM.from_engine_args(AsyncEngineArgs(
+        model=a.model, tokenizer_mode="mistral", config_format="mistral",
+        load_format="dummy" if a.dummy_weights else "mistral",
+        max_model_len=a.max_model_len, max_num_seqs=1, limit_mm_per_prompt={"audio": 1},
+        dtype="bfloat16" if cuda else "float32", enforce_eager=a.enforce_eager,
+        compilation_config={"cudagraph_mode": a.graph_mode, "cudagraph_capture_sizes": capture},
+        kv_cache_memory_bytes=int(kv_gib * 2**30), mm_processor_cache_gb=0, seed=0))
+    start_s = time.perf_counter() - t0
+    from vllm.model_executor.model_loader import get_model_cls
+
+    manager = getattr(getattr(engine.engine_core, "resources", None), "engine_manager", None)
+    core_pids = [p.pid for p in getattr(manager, "processes", []) if p.pid]
+    model_cls = get_model_cls(engine.model_config)
+    feedback: asyncio.Queue = asyncio.Queue()
+    audio = speech_like(a.duration, seed=11)
+
+    async def chunks():
+        for i in range(0, audio.size, 1280):
+            yield audio[i:i + 1280]
+
+    async def inputs():
+        async for p in model_cls.buffer_realtime_audio(chunks(), feedback, engine.model_config):
+            (ei,) = await engine.renderer.render_cmpl_async([parse_model_prompt(engine.model_config, p)])
+            yield StreamingInput(prompt=ei)
+
+    params = SamplingParams(temperature=0.0, max_tokens=model_cls.realtime_max_tokens,
+                            output_kind=RequestOutputKind.DELTA)
+    ids: list[int] = []
+    times: list[float] = []
+    rss: list[dict] = []
+    t1 = time.perf_counter()
+    async for out in engine.generate(prompt=inputs(), sampling_params=params, request_id="growth"):
+        new = list(out.outputs[0].token_ids) if out.outputs else []
+        feedback.put_nowait(new)
+        now = time.perf_counter()
+        for tok in new:
+            ids.append(tok)
+            times.append(now)
+            if len(ids) % a.bucket == 0:
+                rss.append({"tokens": len(ids), **{str(p): rss_mib(p) for p in core_pids}})
+        if out.finished or (a.wall_limit and now - t1 > a.wall_limit):
+            break
+    stream_s = time.perf_counter() - t1
+    engine.shutdown()
+    return {"start_s": round(start_s, 2), "stream_s": round(stream_s, 2), "tokens": ids,
+            "times": times, "engine_core_rss_mib": rss, "device": "cuda" if cuda else "cpu",
+            "resolved_graph_mode": str(engine.vllm_config.compilation_config.cudagraph_mode)}
+
+
+def buckets(times: list[float], size: int) -> list[dict]:
+    gaps = np.diff(np.asarray(times)) * 1000.0
+    out = []
+    for k in range(0, gaps.size, size):
+        g = gaps[k:k + size]
+        if g.size < max(10, size // 10):
+            break
+        out.append({"from_token": k + 1, "n": int(g.size), "mean_ms": round(float(g.mean()), 3),
+                    "p50_ms": round(float(np.percentile(g, 50)), 3),
+                    "p95_ms": round(float(np.percentile(g, 95)), 3)})
+    return out
+
+
+def slope_ms_per_1k(rows: list[dict]) -> float | None:
+    if len(rows) < 2:
+        return None
+    x = np.array([r["from_token"] + r["n"] / 2 for r in rows]) / 1000.0
+    y = np.array([r["mean_ms"] for r in rows])
+    return round(float(np.polyfit(x, y, 1)[0]), 3)
+
+
+def run_variant(a, variant: str) -> dict:
+    env = dict(os.environ)
+    env[FIX_ENV] = "1" if variant == "on" else "0"
+    cmd = [sys.executable, __file__, "--child", *a.child_args]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=a.timeout)
+    res = None
+    for line in proc.stdout.splitlines():
+        if line.startswith("CHILD_RESULT "):
+            res = json.loads(line[len("CHILD_RESULT "):])
+    if res is None:
+        return {"variant": variant, "failure": f"exit {proc.returncode}",
+                "stderr_tail": proc.stderr[-4000:]}
+    res["variant"] = variant
+    res["fix_applied"] = "voxcap session fix applied" in proc.stdout + proc.stderr
+    # what a wrongly dropped audio item would cause: vLLM substitutes zeros and warns
+    res["empty_embedding_warnings"] = (proc.stdout + proc.stderr).count("empty multimodal embeddings")
+    res["buckets"] = buckets(res["times"], a.bucket)
+    res["slope_ms_per_1k_tokens"] = slope_ms_per_1k(res["buckets"])
+    res["stderr_tail"] = proc.stderr[-1500:]
+    del res["times"]
+    return res
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", required=True)
+    ap.add_argument("--dummy-weights", action="store_true")
+    ap.add_argument("--graph-mode", default="FULL_DECODE_ONLY")
+    ap.add_argument("--capture-sizes", default="1")
+    ap.add_argument("--duration", type=float, default=240.0, help="seconds of audio per variant")
+    ap.add_argument("--wall-limit", type=float, default=0.0,
+                    help="stop a variant's stream after this many wall seconds (0: none)")
+    ap.add_argument("--variants", default="off,on")
+    ap.add_argument("--max-model-len", type=int, default=8192)
+    ap.add_argument("--kv-cache-gib", type=float, default=None,
+                    help="default 6 on a GPU (real shape), 0.25 on the CPU")
+    ap.add_argument("--enforce-eager", action="store_true")
+    ap.add_argument("--bucket", type=int, default=1000, help="tokens per row")
+    ap.add_argument("--timeout", type=float, default=1200.0, help="per variant, seconds")
+    ap.add_argument("--out", default="")
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.child:
+        res = asyncio.run(stream(a))
+        print("CHILD_RESULT " + json.dumps(res), flush=True)
+        return 0
+    a.child_args = [x for x in sys.argv[1:] if x != "--child"]
+    results = []
+    for variant in [v.strip() for v in a.variants.split(",") if v.strip()]:
+        res = run_variant(a, variant)
+        results.append(res)
+        if "failure" in res:
+            print(f"[{variant}] FAILED: {res['failure']}\n{res['stderr_tail']}", flush=True)
+            continue
+        print(f"\n[{variant}] fix applied: {res['fix_applied']}; start {res['start_s']} s; "
+              f"{len(res['tokens'])} tokens in {res['stream_s']} s; mode {res['resolved_graph_mode']}; "
+              f"slope {res['slope_ms_per_1k_tokens']} ms per 1,000 tokens", flush=True)
+        print(f"{'tokens':>13s} {'mean ms':>9s} {'p50 ms':>9s} {'p95 ms':>9s}")
+        for b in res["buckets"]:
+            print(f"{b['from_token']:6d}-{b['from_token'] + b['n'] - 1:<6d} {b['mean_ms']:9.2f} "
+                  f"{b['p50_ms']:9.2f} {b['p95_ms']:9.2f}")
+        if res["engine_core_rss_mib"]:
+            print("engine-core RSS MiB per bucket:", res["engine_core_rss_mib"])
+    ok = [r for r in results if "tokens" in r]
+    same = None
+    if len(ok) >= 2:
+        n = min(len(r["tokens"]) for r in ok)
+        same = all(r["tokens"][:n] == ok[0]["tokens"][:n] for r in ok)
+        print(f"\ntoken ids identical across {[r['variant'] for r in ok]} "
+              f"(first {n} tokens): {same}")
+    if a.out:
+        Path(a.out).write_text(json.dumps({"args": {k: v for k, v in vars(a).items()
+                                                    if k != "child_args"},
+                                           "tokens_identical": same, "runs": results}, indent=1))
+        print(f"JSON written to {a.out}")
+    return 0 if ok and same is not False else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,127 @@
+"""voxcap's session fix for vLLM 0.32.0 (voxcap/engine/vllm_patches.py).
+
+The end-to-end test streams the same audio through a bare vLLM realtime loop twice, each in its
+own process and engine, with the fix off and on (benchmarks/step_growth.py), and requires the
+same token ids; the unit tests check the bookkeeping on vLLM's own Request and encoder-cache
+manager classes, and the version guard.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from voxcap.engine import vllm_patches
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _session(n_items: int, computed: int):
+    """A real vLLM Request holding ``n_items`` one-token audio items at offsets 39, 40, ..."""
+    from vllm.multimodal.inputs import MultiModalFeatureSpec, PlaceholderRange
+    from vllm.sampling_params import SamplingParams
+    from vllm.v1.request import Request
+
+    feats = [MultiModalFeatureSpec(data=None, modality="audio", identifier=f"h{i}",
+                                   mm_position=PlaceholderRange(offset=39 + i if i else 1,
+                                                                length=1 if i else 38))
+             for i in range(n_items)]
+    req = Request(request_id="r", prompt_token_ids=list(range(39 + n_items)),
+                  sampling_params=SamplingParams(max_tokens=1), pooling_params=None,
+                  mm_features=feats)
+    req.num_computed_tokens = computed
+    return req
+
+
+def _scheduler(block: int = 16):
+    from vllm.v1.core.encoder_cache_manager import EncoderCacheManager
+
+    return SimpleNamespace(hash_block_size=block, ec_connector=None,
+                           encoder_cache_manager=EncoderCacheManager(cache_size=8192))
+
+
+def test_consumed_items_leave_and_cached_indices_shift():
+    sched = _scheduler(block=16)
+    req = _session(n_items=30, computed=60)  # items 0..20 end at or before 60, block frontier 48
+    mgr = sched.encoder_cache_manager
+    last = len(req.mm_features) - 1
+    mgr.allocate(req, last)  # the newest item still holds an encoder-cache reference
+    newest = req.mm_features[last].identifier
+
+    dropped = vllm_patches.drop_consumed_mm_features(sched, req)
+
+    # items ending at or before the block frontier (48) go: item 0 (ends 39) and 1..8 (40..47)
+    assert dropped == 9
+    assert req.mm_features[0].identifier == "h9"
+    assert all(f.mm_position.offset + f.mm_position.length > 48 for f in req.mm_features)
+    # the encoder-cache manager's index for the newest item follows it
+    (idx,) = mgr.get_cached_input_ids(req)
+    assert req.mm_features[idx].identifier == newest
+    mgr.free_encoder_input(req, idx)
+    assert newest in mgr.freeable  # freed under the right hash
+
+
+def test_item_still_in_encoder_cache_is_kept():
+    sched = _scheduler(block=1)
+    req = _session(n_items=10, computed=45)
+    sched.encoder_cache_manager.allocate(req, 2)  # a reference not yet freed
+    assert vllm_patches.drop_consumed_mm_features(sched, req) == 2
+    assert req.mm_features[0].identifier == "h2"
+    assert sched.encoder_cache_manager.get_cached_input_ids(req) == {0}
+
+
+def test_newest_item_always_kept():
+    sched = _scheduler(block=1)
+    req = _session(n_items=5, computed=10_000)
+    assert vllm_patches.drop_consumed_mm_features(sched, req) == 4
+    assert [f.identifier for f in req.mm_features] == ["h4"]
+    assert vllm_patches.drop_consumed_mm_features(sched, req) == 0
+
+
+def test_other_vllm_version_is_left_alone(monkeypatch, caplog):
+    import vllm
+    from vllm.v1.core.sched.scheduler import Scheduler
+
+    before = Scheduler._update_request_as_session
+    monkeypatch.setattr(vllm, "__version__", "0.33.0")
+    with caplog.at_level(logging.WARNING, logger="vllm.voxcap_patches"):
+        assert vllm_patches.apply_session_fix() is False
+    assert Scheduler._update_request_as_session is before
+    assert any("written for vLLM 0.32.0, this is 0.33.0" in r.getMessage() for r in caplog.records)
+
+
+def test_flag_off_applies_nothing(monkeypatch):
+    monkeypatch.delenv(vllm_patches.SESSION_FIX_ENV, raising=False)
+    assert vllm_patches.apply_enabled() == []
+
+
+@pytest.mark.engine
+@pytest.mark.slow
+def test_same_tokens_with_and_without_fix(tmp_path):
+    from voxcap.engine.tiny_model import write_tiny_model
+
+    model = write_tiny_model(tmp_path / "tiny")
+    out = tmp_path / "growth.json"
+    env = dict(os.environ, OMP_NUM_THREADS="1", VLLM_CPU_OMP_THREADS_BIND="nobind")
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "step_growth.py"), "--model", str(model),
+         "--dummy-weights", "--enforce-eager", "--duration", "16", "--bucket", "50",
+         "--out", str(out)], env=env, capture_output=True, text=True, timeout=600)
+    assert out.exists(), proc.stdout[-3000:] + proc.stderr[-3000:]
+    res = json.loads(out.read_text())
+    off, on = res["runs"]
+    assert (off["variant"], on["variant"]) == ("off", "on")
+    assert not off["fix_applied"] and on["fix_applied"]
+    # 16 s of audio: one token per 80 ms plus the flush
+    assert len(off["tokens"]) >= 190 and len(on["tokens"]) == len(off["tokens"])
+    assert on["tokens"] == off["tokens"]
+    assert len(set(off["tokens"])) > 1  # not a constant stream that any breakage would match
+    assert on["empty_embedding_warnings"] == 0
+    assert res["tokens_identical"] is True

@@ -1,0 +1,144 @@
+"""What a screen reader gets: the app (real windows under Xvfb, scripted engine, fake audio) read
+over AT-SPI from another process with pyatspi, as Orca reads it, on a private D-Bus session.
+
+Every status a sighted user reads is there with its current text (captioning state, engine
+status, the notice and the fix, the meter's values, the overlay's rows), and "ready" and an
+engine error are announced (AT-SPI ``object:announcement``; errors assertive)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from support.atspi import AtspiBus, pyatspi_available, walk
+from support.xvfb import Xvfb
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not pyatspi_available(),
+                       reason="system python3 without pyatspi: run scripts/setup-dev.sh"),
+]
+APP = Path(__file__).resolve().parents[1] / "support" / "atspi_app.py"
+
+
+class AppProcess:
+    def __init__(self, tmp_path: Path) -> None:
+        env = dict(os.environ, QT_LINUX_ACCESSIBILITY_ALWAYS_ON="1", QT_QPA_PLATFORM="xcb")
+        for name in ("CONFIG", "DATA", "CACHE"):
+            env[f"VOXCAP_{name}_DIR"] = str(tmp_path / name.lower())
+        self.proc = subprocess.Popen([sys.executable, str(APP)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                     env=env, start_new_session=True)
+        self.lines: list[str] = []
+        self._cv = threading.Condition()
+        threading.Thread(target=self._read, daemon=True).start()
+        self.pid = int(self.wait_line("pid ").split()[1])
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            with self._cv:
+                self.lines.append(line.strip())
+                self._cv.notify_all()
+
+    def wait_line(self, prefix: str, timeout: float = 30) -> str:
+        with self._cv:
+            ok = self._cv.wait_for(lambda: any(x.startswith(prefix) for x in self.lines), timeout)
+            assert ok, f"the app never said {prefix!r}: {self.lines}"
+            line = next(x for x in self.lines if x.startswith(prefix))
+            self.lines.remove(line)
+            return line
+
+    def send(self, cmd: str) -> None:
+        self.proc.stdin.write(cmd + "\n")
+        self.proc.stdin.flush()
+        self.wait_line(f"done {cmd}")
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                self.send("quit")
+                self.proc.wait(15)
+            except (AssertionError, OSError, subprocess.TimeoutExpired):
+                self.proc.kill()
+                self.proc.wait(5)
+
+
+def _labels(tree: dict) -> dict[str, str]:
+    """Accessible description (what it is) -> accessible name (its text now), for labels."""
+    return {n["description"].split(". ")[0]: n["name"] for n in walk(tree)
+            if n.get("role") == "label" and n.get("description")}
+
+
+def _until(read, check, timeout: float = 20):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = read()
+        if check(value) or time.monotonic() > deadline:
+            return value
+        time.sleep(0.5)
+
+
+def test_screen_reader_reads_every_status_and_hears_ready_and_errors(tmp_path):
+    with Xvfb(1400, 900), AtspiBus() as bus:
+        listener = bus.listen()
+        app = AppProcess(tmp_path)
+        try:
+            ready = listener.wait_for(lambda ev: ev["type"] == "object:announcement"
+                                      and "Engine ready" in ev["data"], 30)
+            assert ready is not None, listener.events
+            labels = _labels(bus.dump(app.pid))
+            assert labels["Captioning state"] == "Not captioning"
+            assert labels["Engine status"].startswith("Engine ready on fake")
+
+            app.send("caption")
+            tree = _until(lambda: bus.dump(app.pid), lambda t: "Captioning" == _labels(t).get(
+                "Captioning state") and "hello" in _overlay(t)["description"])
+            labels = _labels(tree)
+            assert labels["Captioning state"] == "Captioning"
+            assert "hello there" in _overlay(tree)["description"]  # the rows on screen
+            assert _overlay(tree)["name"] == "Live captions"
+            assert any("hello there" in n.get("text", "") for n in walk(tree)
+                       if n.get("role") == "text")  # the caption history
+            tree = _until(lambda: bus.dump(app.pid),
+                          lambda t: _labels(t).get("Tokens/s", "n/a") != "n/a")
+            labels = _labels(tree)
+            for field in ("Graph mode (vLLM)", "Steps as full graphs", "Tokens/s",
+                          "Step p50 / p95", "Headroom (80 ms budget)", "Caption lag p50 / p95",
+                          "Delta → painted p50 / p95", "Backlog", "Dropped audio", "GPU memory",
+                          "GPU load"):
+                assert field in labels, (field, labels)
+            assert float(labels["Tokens/s"]) > 0
+            assert labels["Graph mode (vLLM)"] == "FULL_DECODE_ONLY"
+            assert "keeping up" in labels["Headroom (80 ms budget)"]
+            app.send("stop")
+
+            app.send("fail")
+            error = listener.wait_for(lambda ev: ev["type"] == "object:announcement"
+                                      and "Engine error" in ev["data"], 30)
+            assert error is not None, listener.events
+            assert "the GPU fell off the bus" in error["data"] and "Fix: a fix" in error["data"]
+            assert error["detail1"] == 2, error  # assertive: interrupts whatever is spoken
+            restarting = listener.wait_for(lambda ev: str(ev.get("name")).startswith("restarting →"), 5)
+            assert restarting is not None and restarting["role"] == "label"  # the meter said so
+            labels = _labels(bus.dump(app.pid))
+            assert labels["Engine status"] == "Engine error: the GPU fell off the bus"
+            assert labels["How to fix the engine problem"] == "Fix: a fix"
+
+            app.send("problem")  # captioning refused: a notice, announced
+            notice = listener.wait_for(lambda ev: ev["type"] == "object:announcement"
+                                       and "Captioning cannot start" in ev["data"], 20)
+            assert notice is not None, listener.events
+            labels = _labels(bus.dump(app.pid))
+            assert labels["Latest notice"].startswith("Captioning cannot start")
+        finally:
+            app.close()
+            listener.stop()
+
+
+def _overlay(tree: dict) -> dict:
+    return next(n for n in walk(tree) if n.get("name") == "Live captions")

@@ -1,0 +1,93 @@
+"""The real app (windows, overlay, meter, controller) on the scripted engine and fake audio, in
+its own process under an X server, steered by lines on stdin, so another process can read it
+through AT-SPI the way a screen reader does (``tests/gui/test_gui_atspi.py``).
+
+    python tests/support/atspi_app.py        # DISPLAY, DBUS_SESSION_BUS_ADDRESS set by the test
+
+Commands (one a line; each answered "done CMD" on stdout once handled):
+    caption        start captioning ("both") and feed 3 s of audio to each source
+    stop           stop captioning
+    fail           restart the engine; the new one fails to start ("the GPU fell off the bus")
+    problem        ask to start captioning (refused while the engine has failed: a notice)
+    quit           quit the app (as Ctrl+Q does)
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+os.environ.setdefault("QT_LINUX_ACCESSIBILITY_ALWAYS_ON", "1")
+
+from PySide6.QtCore import QObject, Signal  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+from support.gui_fakes import FakeAudio, ScriptedEngine  # noqa: E402
+
+from voxcap.app.controller import SessionController  # noqa: E402
+from voxcap.app.settings import AppSettings  # noqa: E402
+
+FAIL = {"message": ""}
+
+
+class Commands(QObject):
+    line = Signal(str)
+
+
+def main() -> int:
+    qapp = QApplication(["voxcap"])
+    qapp.setApplicationName("voxcap")
+    qapp.setApplicationDisplayName("voxcap")
+    qapp.setQuitOnLastWindowClosed(False)
+    from voxcap.gui.app import VoxcapApp
+
+    audio = FakeAudio()
+    root = Path(os.environ["VOXCAP_DATA_DIR"]) / "sessions"
+
+    def factory(settings, on_event):
+        return ScriptedEngine(settings, on_event, start_s=1.5, fail_start=FAIL["message"])
+
+    settings = AppSettings(model_dir="/tmp/fake-model", source="both")
+    app = VoxcapApp(settings, controller_factory=lambda publish: SessionController(
+        publish, engine_factory=factory, audio=audio, journal_root=root), sessions_root=root,
+        persist=False, use_tray=False, first_run=False)
+
+    def handle(cmd: str) -> None:
+        if cmd == "caption":
+            app.toggle_captioning()
+
+            def feed() -> None:
+                import time
+                deadline = time.monotonic() + 10
+                while app.state != "on" and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                for label in list(audio.captures):
+                    audio.feed(label, 3.0)
+            threading.Thread(target=feed, daemon=True).start()
+        elif cmd == "stop":
+            app.toggle_captioning()
+        elif cmd == "fail":
+            FAIL["message"] = "the GPU fell off the bus"
+            app.controller.restart_engine(app.settings.engine_settings(), "test")
+        elif cmd == "problem":
+            app.controller.start_captioning("both")
+        elif cmd == "quit":
+            app.quit()
+        print(f"done {cmd}", flush=True)
+
+    commands = Commands()
+    commands.line.connect(handle)
+
+    def read() -> None:
+        for raw in sys.stdin:
+            commands.line.emit(raw.strip())
+    threading.Thread(target=read, daemon=True).start()
+    app.start()
+    print(f"pid {os.getpid()}", flush=True)
+    return qapp.exec()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,87 @@
+"""Reads an application through AT-SPI, as a screen reader (Orca) does. Runs under the SYSTEM
+python3 (Debian's python3-pyatspi and gir1.2-atspi-2.0), not the test venv: the test starts it
+as a subprocess on the same private D-Bus session (``tests/support/atspi.py``).
+
+    python3 atspi_reader.py dump APP           # one JSON object: the whole tree of APP_NAME
+    python3 atspi_reader.py listen             # JSON lines: announcements and name
+                                               # changes of every app, until stdin closes
+
+Each node: role, name, description, text (the Text interface's whole text), value (the Value
+interface), states (showing, focused, ...), children. APP: its name or process id.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+import pyatspi  # noqa: E402  (system python only)
+
+
+def _app(name: str, timeout: float = 20.0):
+    """The application called ``name``, or whose process id is ``name``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        desktop = pyatspi.Registry.getDesktop(0)
+        for i in range(desktop.childCount):
+            app = desktop.getChildAtIndex(i)
+            if app is not None and name in (app.name, str(app.get_process_id())):
+                return app
+        if time.monotonic() > deadline:
+            names = [desktop.getChildAtIndex(i).name for i in range(desktop.childCount)]
+            raise SystemExit(f"no application {name!r} on the AT-SPI bus (found {names})")
+        time.sleep(0.2)
+
+
+def _node(acc, depth: int = 0) -> dict:
+    out = {"role": acc.getRoleName(), "name": acc.name or "", "description": acc.description or ""}
+    try:
+        text = acc.queryText()
+        out["text"] = text.getText(0, -1)
+    except NotImplementedError:
+        pass
+    try:
+        value = acc.queryValue()
+        out["value"] = value.currentValue
+    except NotImplementedError:
+        pass
+    states = acc.getState()
+    out["states"] = [pyatspi.stateToString(s) for s in states.getStates()]
+    out["children"] = [] if depth > 40 else [
+        _node(acc.getChildAtIndex(i), depth + 1) for i in range(acc.childCount)
+        if acc.getChildAtIndex(i) is not None]
+    return out
+
+
+def _event(ev) -> None:
+    src = ev.source
+    try:
+        role, name = src.getRoleName(), src.name
+    except Exception:  # noqa: BLE001 - the object may be gone already
+        role, name = "?", "?"
+    detail = ev.any_data if isinstance(ev.any_data, (str, int, float)) else str(ev.any_data)
+    print(json.dumps({"type": ev.type, "role": role, "name": name, "data": detail,
+                      "detail1": ev.detail1}), flush=True)
+
+
+def main() -> None:
+    mode = sys.argv[1]
+    if mode == "dump":
+        app = _app(sys.argv[2])
+        print(json.dumps({"name": app.name, "children": [_node(app.getChildAtIndex(i))
+                                                          for i in range(app.childCount)]}))
+        return
+    from gi.repository import GLib
+
+    for kind in ("object:announcement", "object:property-change:accessible-name",
+                 "object:text-changed", "object:state-changed:showing"):
+        pyatspi.Registry.registerEventListener(_event, kind)
+    print(json.dumps({"type": "listening"}), flush=True)
+    GLib.io_add_watch(GLib.IOChannel.unix_new(sys.stdin.fileno()), GLib.PRIORITY_DEFAULT,
+                      GLib.IO_IN | GLib.IO_HUP, lambda *_: pyatspi.Registry.stop() or False)
+    pyatspi.Registry.start()
+
+
+if __name__ == "__main__":
+    main()
