@@ -6,9 +6,12 @@ callback), so a slow consumer never blocks the engine or the others.
 
 from __future__ import annotations
 
+import logging
 import queue
 import threading
 from collections.abc import Callable
+
+log = logging.getLogger(__name__)
 
 
 class EventHub:
@@ -23,7 +26,7 @@ class EventHub:
             try:
                 deliver(event)
             except Exception:  # one broken consumer must not starve the others
-                pass
+                log.exception("an event consumer failed on %s", type(event).__name__)
 
     def subscribe(self, callback: Callable[[object], None] | None = None) -> queue.Queue | None:
         """Register ``callback``, or return a new unbounded queue that receives every event."""

@@ -22,9 +22,12 @@ Memory figures are what ``nvidia-smi`` shows: with drivers that have it
 from __future__ import annotations
 
 import ctypes
+import logging
 import os
 import threading
 from dataclasses import dataclass
+
+log = logging.getLogger(__name__)
 
 _lock = threading.Lock()
 _state: dict = {"tried": False, "ok": False, "reason": ""}
@@ -186,7 +189,7 @@ class _PynvmlNvml:
                 m2 = self.m.nvmlDeviceGetMemoryInfo(h, version=version)
                 return int(m2.total), int(m2.used), int(m2.free), int(m2.reserved)
             except Exception:  # noqa: BLE001 - an older driver
-                pass
+                _log_once("nvmlDeviceGetMemoryInfo v2")
         m = self.m.nvmlDeviceGetMemoryInfo(h)
         return int(m.total), int(m.used), int(m.free), 0
 
@@ -274,6 +277,7 @@ def driver_versions() -> tuple[str, str] | None:
     try:
         return backend.driver()
     except Exception:  # noqa: BLE001
+        _log_once("the NVIDIA driver version")
         return None
 
 
@@ -284,6 +288,7 @@ def list_gpus() -> list[GpuReading] | None:
     try:
         count = backend.count()
     except Exception:  # noqa: BLE001
+        _log_once("the GPU count")
         return None
     out = [r for r in (read_gpu(i) for i in range(count)) if r is not None]
     return out or None
@@ -299,6 +304,7 @@ def read_gpu(index: int = 0) -> GpuReading | None:
         total, used, free, reserved = backend.memory(handle)
         name = backend.device_name(handle)
     except Exception:  # noqa: BLE001 - the GPU fell off the bus, driver reloaded...
+        _log_once("the GPU's memory")
         return None
     try:
         load = backend.load(handle)
@@ -317,3 +323,15 @@ def describe_gpus() -> str:
     if not gpus:
         return f"No NVIDIA GPU found: {nvml_unavailable_reason()}."
     return "; ".join(f"NVIDIA GPU {g.index}: {g.name}, {g.memory_total_gib:.0f} GiB" for g in gpus)
+
+
+_logged: set[str] = set()
+
+
+def _log_once(what: str) -> None:
+    """Log a failed NVML read with its traceback the first time (the meter polls every second)."""
+    if what not in _logged:
+        _logged.add(what)
+        log.warning("NVML could not read %s", what, exc_info=True)
+    else:
+        log.debug("NVML could not read %s", what, exc_info=True)

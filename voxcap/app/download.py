@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import threading
 import time
@@ -29,6 +30,8 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ..errors import VoxcapError
+
+log = logging.getLogger(__name__)
 
 MODEL_REPO = "mistralai/Voxtral-Mini-4B-Realtime-2602"
 NEEDED_FILES = ("params.json", "tekken.json", "consolidated.safetensors")
@@ -78,6 +81,7 @@ def _token() -> str | None:
     try:
         return get_token()
     except Exception:  # noqa: BLE001 - no token is fine for a public model
+        log.info("no Hugging Face token", exc_info=True)
         return None
 
 

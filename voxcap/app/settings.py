@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import os
 import time
 from dataclasses import dataclass, field
@@ -23,6 +24,8 @@ from pathlib import Path
 
 from .. import paths
 from ..engine.settings import DEFAULT_GRAPH_MODE, GRAPH_MODES, MAX_DELAY_MS, MIN_DELAY_MS, TOKEN_MS
+
+log = logging.getLogger(__name__)
 
 SETTINGS_NAME = "settings.json"
 ENGINES = ("local", "remote")
@@ -213,6 +216,7 @@ def load_settings(path: str | Path | None = None) -> tuple[AppSettings, str | No
     except FileNotFoundError:
         return AppSettings(), None
     except OSError as exc:
+        log.warning("cannot read the settings %s", p, exc_info=True)
         return AppSettings(), (f"Could not read the settings ({exc.strerror}: {p}); using the "
                                "defaults for now.")
     try:
@@ -247,3 +251,43 @@ def save_settings(settings: AppSettings, path: str | Path | None = None) -> Path
         os.fsync(fh.fileno())
     os.replace(tmp, p)
     return p
+
+
+# ---------------------------------------------------------------------- run overrides ----
+class RunOverrides:
+    """Settings given on the command line for one run (``voxcap gui --graph-mode X``): used and
+    shown for this run, never written to the settings file. A field the person changes in the
+    app afterwards (to another value than the override) is theirs, and saved."""
+
+    def __init__(self, stored: AppSettings, values: dict | None = None) -> None:
+        self.stored = stored.copy()  # as read from the file
+        self.values = {k: v for k, v in (values or {}).items() if v is not None}
+
+    def apply(self) -> AppSettings:
+        """The settings this run uses: the stored ones with the overrides."""
+        settings = self.stored.copy()
+        for key, value in self.values.items():
+            setattr(settings, key, value)
+        return settings
+
+    def for_saving(self, settings: AppSettings) -> AppSettings:
+        """What to write: ``settings``, with every field still at its override put back to
+        the stored value."""
+        out = settings.copy()
+        for key, value in self.values.items():
+            if getattr(out, key) == value:
+                setattr(out, key, getattr(self.stored, key))
+        return out
+
+
+_CHANGE_NAMES = {"graph_mode": "graph mode", "delay_ms": "delay", "model_dir": "model",
+                 "engine": "engine", "server_url": "server", "kv_cache_gib": "GPU memory budget",
+                 "max_model_len": "session length", "enforce_eager": "fast start",
+                 "dummy_weights": "random weights", "server_model": "server model"}
+
+
+def describe_change(old: AppSettings, new: AppSettings) -> str:
+    """Why the engine restarts, in a few words (the engine fields that changed)."""
+    parts = [f"{label} {getattr(new, f)}" for f, label in _CHANGE_NAMES.items()
+             if getattr(old, f) != getattr(new, f)]
+    return ", ".join(parts) or "settings changed"

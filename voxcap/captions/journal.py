@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import collections
 import json
+import logging
 import os
 import secrets
 import threading
@@ -52,6 +53,8 @@ from .records import (
     rollover_line,
     stream_line,
 )
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -319,8 +322,8 @@ class Journal:
         if status is not None and self._on_status is not None:
             try:
                 self._on_status(status)
-            except Exception:  # noqa: BLE001, S110 - a broken listener must not stop the journal
-                pass
+            except Exception:  # noqa: BLE001 - a broken listener must not stop the journal
+                log.exception("a journal status listener failed")
 
     def _sync_loop(self) -> None:
         while not self._stop.wait(self.fsync_interval_s):

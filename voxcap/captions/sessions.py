@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -38,6 +39,8 @@ from .records import (
     parse_record,
 )
 from .words import Word, words_from_deltas
+
+log = logging.getLogger(__name__)
 
 
 class SessionError(VoxcapError):
@@ -249,6 +252,7 @@ class SessionStore:
         try:
             dirs = [p for p in self.root.iterdir() if p.is_dir()]
         except OSError:
+            log.warning("cannot list the sessions in %s", self.root, exc_info=True)
             return []
         infos = []
         for d in dirs:

@@ -16,6 +16,7 @@ same caption session.
 from __future__ import annotations
 
 import contextlib
+import logging
 import queue
 import threading
 import time
@@ -37,6 +38,8 @@ from .devices import DeviceInfo, ServerState, SoundServer, server_state, uses_so
 from .sources import DEVICE, MIC, SYSTEM, SourceSpec, parse_sources, resolve, resolve_initial
 from .stream import TAG_KEY, TARGET_RATE, Converter, RawBlock, RawStream
 from .watchdog import Backoff, GapMeter, health
+
+log = logging.getLogger(__name__)
 
 REMIND_EVERY_S = 30.0  # while no audio arrives, say so again this often
 
@@ -243,7 +246,7 @@ class Capture:
                     self._server = SoundServer(f"voxcap-capture-{self.label}")
                     check_route = True
                 except CaptureError:
-                    pass
+                    log.info("%s: the sound server is still away", self.label, exc_info=True)
             # 2. the stream's health
             s = self._stream
             if s is not None:
@@ -333,6 +336,7 @@ class Capture:
         try:
             self._open(res.device)
         except CaptureError:
+            log.info("%s: reopening %s failed", self.label, res.device, exc_info=True)
             return False
         dev = self.device
         if self._down_since is None:  # a planned reopen, not an outage

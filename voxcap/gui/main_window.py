@@ -75,6 +75,7 @@ class MainWindow(QMainWindow):
         self.act_tab_captions = act("Caption &history", "Ctrl+1")
         self.act_tab_sessions = act("&Previous sessions", "Ctrl+2")
         self.act_shortcuts = act("&Keyboard shortcuts", "F1")
+        self.act_diagnostics = act("Copy &diagnostics (for a bug report)")
 
         mb = self.menuBar()
         m = mb.addMenu("&Captions")
@@ -86,7 +87,9 @@ class MainWindow(QMainWindow):
                   self.act_tab_captions, self.act_tab_sessions):
             m.addSeparator() if a is None else m.addAction(a)
         mb.addMenu("&Settings").addAction(self.act_settings)
-        mb.addMenu("&Help").addAction(self.act_shortcuts)
+        help_menu = mb.addMenu("&Help")
+        help_menu.addAction(self.act_shortcuts)
+        help_menu.addAction(self.act_diagnostics)
 
         # -- top row ---------------------------------------------------------------------
         self.start_button = QPushButton("Start captioning (F5)", self)
