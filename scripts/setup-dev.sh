@@ -7,13 +7,15 @@ cd "$(dirname "$0")/.."
 VENV=${VOXCAP_VENV:-.venv}
 PY=${PYTHON:-python3.11}
 
-# Sound server and speech for the audio tests, X server pieces for the GUI tests, the launcher
+# Sound servers (PulseAudio, and PipeWire with its PulseAudio server, WirePlumber and a private
+# session bus) and speech for the audio tests, X server pieces for the GUI tests, the launcher
 # validator and a C compiler (a stand-in libnvidia-ml for the GPU checks) for the install tests;
 # headless Wayland compositors (sway + grim, mutter + XWayland) for the overlay tests, and the
 # protocol XML for scripts/gen-wayland-protocols.sh; the AT-SPI registry and pyatspi (under the
 # system python3: tests/support/atspi.py) for reading the app as a screen reader does.
 APT_PACKAGES=(
   pulseaudio pulseaudio-utils libportaudio2 libasound2-plugins libpulse0 espeak-ng sox
+  pipewire pipewire-pulse pipewire-bin wireplumber libspa-0.2-modules dbus-daemon
   libsndfile1 xvfb xauth x11-utils imagemagick libxcb-icccm4 libxcb-keysyms1 libxcb-image0
   libxcb-render-util0 libxcb-xinerama0 libxcb-xkb1 libxkbcommon-x11-0 libxcb-cursor0
   libegl1 libgl1 libfontconfig1 libdbus-1-3 fonts-dejavu-core desktop-file-utils xcompmgr

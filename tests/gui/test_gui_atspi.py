@@ -135,6 +135,17 @@ def test_screen_reader_reads_every_status_and_hears_ready_and_errors(tmp_path):
             assert notice is not None, listener.events
             labels = _labels(bus.dump(app.pid))
             assert labels["Latest notice"].startswith("Captioning cannot start")
+
+            app.send("settings")
+            tree = _until(lambda: bus.dump(app.pid),
+                          lambda t: _labels(t).get("Model folder check", "").startswith("✗"))
+            assert _labels(tree)["Model folder check"].startswith(
+                "✗ Model directory does not exist: /tmp/fake-model")
+            combos = {n["name"]: n.get("labelled_by", []) for n in walk(tree)
+                      if n.get("role") == "combo box"}  # a combo's name is its value
+            assert combos["This computer (vLLM on the local NVIDIA GPU)"][0] == "Engine:"
+            assert combos["Both: system audio and microphone"][0] == "Source:"
+            assert all(combos.values()), combos  # each one told by its label
         finally:
             app.close()
             listener.stop()

@@ -9,6 +9,7 @@ Commands (one a line; each answered "done CMD" on stdout once handled):
     stop           stop captioning
     fail           restart the engine; the new one fails to start ("the GPU fell off the bus")
     problem        ask to start captioning (refused while the engine has failed: a notice)
+    settings       open the settings dialog
     quit           quit the app (as Ctrl+Q does)
 """
 
@@ -73,6 +74,8 @@ def main() -> int:
             app.controller.restart_engine(app.settings.engine_settings(), "test")
         elif cmd == "problem":
             app.controller.start_captioning("both")
+        elif cmd == "settings":
+            app.open_settings()
         elif cmd == "quit":
             app.quit()
         print(f"done {cmd}", flush=True)

@@ -7,7 +7,7 @@ as a subprocess on the same private D-Bus session (``tests/support/atspi.py``).
                                                # changes of every app, until stdin closes
 
 Each node: role, name, description, text (the Text interface's whole text), value (the Value
-interface), states (showing, focused, ...), children. APP: its name or process id.
+interface), labelled_by (the names of the labels that name it), states (showing, focused, ...), children. APP: its name or process id.
 """
 
 from __future__ import annotations
@@ -46,6 +46,12 @@ def _node(acc, depth: int = 0) -> dict:
         out["value"] = value.currentValue
     except NotImplementedError:
         pass
+    labels = []
+    for rel in acc.getRelationSet() or ():
+        if rel.getRelationType() == pyatspi.RELATION_LABELLED_BY:
+            labels += [rel.getTarget(i).name for i in range(rel.getNTargets())]
+    if labels:
+        out["labelled_by"] = labels
     states = acc.getState()
     out["states"] = [pyatspi.stateToString(s) for s in states.getStates()]
     out["children"] = [] if depth > 40 else [
