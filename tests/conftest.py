@@ -29,6 +29,9 @@ os.environ.setdefault("VLLM_CPU_OMP_THREADS_BIND", "nobind")
 
 # The tiny model says it allows 4096 tokens; the session engine runs on the default length, so
 # it proves the default is clamped to the model's maximum.
+# the sound-server fixtures (pulse, speech_them, speech_you): one server for the session
+pytest_plugins = ["support.pulse_fixtures"]
+
 SESSION_MAX_MODEL_LEN = 4096
 SESSION_MAX_STREAMS = 4
 

@@ -1,5 +1,6 @@
-"""A real PulseAudio server for the whole test session (see tests/support/pulse.py), reset to its
-initial devices before each test, and espeak-ng speech to play into it."""
+"""Fixtures (a pytest plugin, loaded by tests/conftest.py): a real PulseAudio server for the whole
+test session (see tests/support/pulse.py), reset to its initial devices before each test, and
+espeak-ng speech to play into it. Started only by the tests that use it."""
 
 from __future__ import annotations
 
