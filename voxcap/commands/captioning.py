@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from .. import logs
 from ..app.controller import SessionController
 from ..app.lag import Window
-from ..captions.export import export
+from ..captions.export import check_export_path, export
 from ..captions.journal import JournalStatus
 from ..errors import EngineError, VoxcapError
 from ..events import (
@@ -42,12 +42,25 @@ from ..events import (
     StreamResumed,
     TextDelta,
 )
-from .options import make_engine
+from .options import add_engine_options, make_engine
+from .sessions import add_export_options, export_kwargs
 
 log = logging.getLogger(__name__)
 CAPTURE_EVENTS = (CaptureStarted, CaptureInterrupted, CaptureRecovered, CaptureDeviceChanged,
                   CaptureLoss, CaptureStopped)
 STREAM_NOTICES = (StreamGap, StreamInterrupted, StreamResumed)  # remote engine: never silent
+
+
+def add_run_options(p) -> None:
+    """The options every captioning command has: transcript file, journal, quiet, engine."""
+    p.add_argument("-o", "--output", metavar="OUT",
+                   help="write the transcript at the end (.srt, .vtt, .txt or .jsonl)")
+    p.add_argument("--no-journal", action="store_true",
+                   help="do not keep this run as a session (see `voxcap sessions`)")
+    add_export_options(p)
+    p.add_argument("--quiet", "-q", action="store_true",
+                   help="print neither captions nor progress and events")
+    add_engine_options(p)
 
 
 class Terminal:
@@ -100,9 +113,12 @@ class CaptionRun:
     """One captioning run in a terminal: engine start, captioning ``source`` from ``audio``
     (``app.sources``) until it ends, ``duration`` passes or Ctrl-C, then a clean stop."""
 
-    def __init__(self, args, settings, audio, term: Terminal, *, name: str,
-                 show_capture: bool = True) -> None:
-        self.args, self.settings, self.audio, self.term = args, settings, audio, term
+    def __init__(self, args, settings, audio, *, name: str, show_capture: bool = True) -> None:
+        self.args, self.settings, self.audio = args, settings, audio
+        # a bad file name or word list fails now, not after the engine's long start
+        self.out_path = check_export_path(args.output) if args.output else None
+        self.out_options = export_kwargs(args)
+        self.term = Terminal(args.quiet)
         self.name = name  # "live" / "transcribe": the prefix of this run's own lines
         self.show_capture = show_capture
         self.events: queue.Queue = queue.Queue()
@@ -230,14 +246,15 @@ class CaptionRun:
             if not isinstance(event, CaptioningState):
                 self._show(event)
 
-    def finish(self, out_path, out_options: dict, labelled: bool) -> int:
+    def finish(self, labelled: bool) -> int:
         """The closing lines (session, transcript, measurements); the exit code."""
         r, say = self.result, self.term.line
         if r.session_id:
             say(f"session: {r.session_id} (voxcap export {r.session_id} -o FILE)")
-        if out_path is not None:  # written even after a failure: text already shown is kept
-            export(r.deltas, out_path, labels=r.labels if labelled else None, **out_options)
-            say(f"transcript: {out_path}")
+        if self.out_path is not None:  # written even after a failure: text shown is kept
+            export(r.deltas, self.out_path, labels=r.labels if labelled else None,
+                   **self.out_options)
+            say(f"transcript: {self.out_path}")
         if r.dropped_s > 0:
             say(f"{self.name}: {r.dropped_s:.1f} s of audio could not be captioned (see above)")
         if r.failure:

@@ -10,12 +10,10 @@ and exits; a second Ctrl-C gives up on them.
 from __future__ import annotations
 
 from ..app.sources import AudioSources
-from ..captions.export import check_export_path
 from ..capture.sources import SOURCE_HELP
 from ..errors import ConfigError
-from .captioning import CaptionRun, Terminal
-from .options import add_engine_options, engine_settings
-from .sessions import add_export_options, export_kwargs
+from .captioning import CaptionRun, add_run_options
+from .options import engine_settings
 
 
 def add_parser(sub) -> list[str]:
@@ -27,13 +25,7 @@ def add_parser(sub) -> list[str]:
                    help=f"{SOURCE_HELP} (default: system)")
     p.add_argument("--duration", type=float, default=None, metavar="S",
                    help="stop after S seconds (default: until Ctrl-C)")
-    p.add_argument("-o", "--output", metavar="OUT",
-                   help="write the transcript at the end (.srt, .vtt, .txt or .jsonl)")
-    p.add_argument("--no-journal", action="store_true",
-                   help="do not keep this run as a session (see `voxcap sessions`)")
-    add_export_options(p)
-    p.add_argument("--quiet", "-q", action="store_true", help="print neither captions nor events")
-    add_engine_options(p)
+    add_run_options(p)
     return ["live"]
 
 
@@ -43,14 +35,10 @@ def run(args) -> int:
         raise ConfigError(f"--duration must be positive, not {args.duration:g}",
                           "give the seconds to capture, or leave it out to run until Ctrl-C")
     resolved = audio.resolve(args.source)  # before the engine's long start: no sound server...
-    settings = engine_settings(args, max_streams=len(resolved))
-    out_path = check_export_path(args.output) if args.output else None
-    out_options = export_kwargs(args)
-    term = Terminal(args.quiet)
+    cap = CaptionRun(args, engine_settings(args, max_streams=len(resolved)), audio, name="live")
     for spec, description in resolved:
-        term.line(f"source: {spec.label}: {description!r}")
-    cap = CaptionRun(args, settings, audio, term, name="live")
+        cap.term.line(f"source: {spec.label}: {description!r}")
     result = cap.run(args.source, args.duration)
     if result.deltas:
-        term.line(f"live: {cap.lag_line()}")
-    return cap.finish(out_path, out_options, labelled=True)
+        cap.term.line(f"live: {cap.lag_line()}")
+    return cap.finish(labelled=True)

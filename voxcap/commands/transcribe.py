@@ -8,10 +8,8 @@ with ``--realtime``. Ctrl-C stops reading and flushes; a second one gives up on 
 from __future__ import annotations
 
 from ..app.sources import FileAudio
-from ..captions.export import check_export_path
-from .captioning import CaptionRun, Terminal
-from .options import add_engine_options, engine_settings
-from .sessions import add_export_options, export_kwargs
+from .captioning import CaptionRun, add_run_options
+from .options import engine_settings
 
 
 def add_parser(sub) -> list[str]:
@@ -21,13 +19,7 @@ def add_parser(sub) -> list[str]:
     t.add_argument("audio", metavar="AUDIO")
     t.add_argument("--realtime", action="store_true",
                    help="feed audio at wall-clock speed like a live source (default: as fast as possible)")
-    t.add_argument("-o", "--output", metavar="OUT",
-                   help="write the transcript (.srt, .vtt, .txt or .jsonl)")
-    t.add_argument("--no-journal", action="store_true",
-                   help="do not keep this run as a session (see `voxcap sessions`)")
-    add_export_options(t)
-    t.add_argument("--quiet", "-q", action="store_true", help="do not print text or progress")
-    add_engine_options(t)
+    add_run_options(t)
     return ["transcribe"]
 
 
@@ -35,11 +27,9 @@ def run(args) -> int:
     settings = engine_settings(args, max_buffer_s=None)  # a file: hold all of it for a server
     audio = FileAudio(args.audio, realtime=args.realtime)  # fail before the engine's long start
     info = audio.info
-    out_path = check_export_path(args.output) if args.output else None
-    out_options = export_kwargs(args)
-    term = Terminal(args.quiet)
+    cap = CaptionRun(args, settings, audio, name="transcribe", show_capture=False)
+    term = cap.term
     term.line(f"audio: {info.path.name}, {info.seconds:.1f} s, {info.rate} Hz, {info.channels} ch")
-    cap = CaptionRun(args, settings, audio, term, name="transcribe", show_capture=False)
     result = cap.run()
     snap, wall = result.stats, max(result.wall_s, 1e-6)
     p50 = f"{snap.step_p50_ms:.1f}" if snap and snap.step_p50_ms else "n/a"
@@ -48,4 +38,4 @@ def run(args) -> int:
     term.line(f"done: {seconds:.1f} s of audio in {wall:.1f} s ({seconds / wall:.1f}x real "
               f"time), {len(result.deltas)} tokens, step p50 {p50} ms p95 {p95} ms"
               + (f", {cap.lag_line()}" if args.realtime else ""))
-    return cap.finish(out_path, out_options, labelled=False)
+    return cap.finish(labelled=False)
