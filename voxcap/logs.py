@@ -110,8 +110,11 @@ def tail(lines: int = 200) -> str:
         return f"(the log {path} cannot be read: {exc.strerror or exc})\n"
 
 
+def text_allowed() -> bool:
+    """Whether caption text and audio may appear in the log (VOXCAP_LOG_TEXT=1)."""
+    return os.environ.get("VOXCAP_LOG_TEXT") == "1"
+
+
 def caption_text(text: str) -> str:
     """Caption text as a log record may show it: its length only, unless VOXCAP_LOG_TEXT=1."""
-    if os.environ.get("VOXCAP_LOG_TEXT") == "1":
-        return repr(text)
-    return f"<{len(text)} chars>"
+    return repr(text) if text_allowed() else f"<{len(text)} chars>"

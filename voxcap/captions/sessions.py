@@ -251,6 +251,8 @@ class SessionStore:
         """Every session directory (with a journal or a session.json), newest first."""
         try:
             dirs = [p for p in self.root.iterdir() if p.is_dir()]
+        except FileNotFoundError:  # nothing journalled yet
+            return []
         except OSError:
             log.warning("cannot list the sessions in %s", self.root, exc_info=True)
             return []

@@ -50,7 +50,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from .. import __version__
+from .. import __version__, logs
 from ..errors import EngineError
 from ..events import (
     EngineReady,
@@ -151,9 +151,12 @@ def explain_connect_error(exc: BaseException, url: str, timeout: float) -> _Fata
 
 
 class _RedactHeaders(logging.Filter):
-    """websockets logs each handshake header at DEBUG: never the Authorization header."""
+    """websockets logs each handshake header at DEBUG: never the Authorization header. It logs
+    every frame too (audio, caption text): only when the person asked for text in the log."""
 
     def filter(self, record: logging.LogRecord) -> bool:
+        if record.msg in ("> %s", "< %s") and not logs.text_allowed():
+            return False
         args = record.args
         if isinstance(args, tuple) and len(args) >= 2 and isinstance(args[0], str) \
                 and args[0].lower() in ("authorization", "proxy-authorization"):

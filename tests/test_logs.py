@@ -1,0 +1,104 @@
+"""voxcap's log (voxcap.logs): the file, the levels every command takes, tracebacks of caught
+exceptions, and no caption text."""
+
+from __future__ import annotations
+
+import logging
+import logging.handlers
+import os
+import subprocess
+import sys
+
+import pytest
+
+from voxcap import logs
+from voxcap.eventhub import EventHub
+
+
+def run_voxcap(*args, env):
+    return subprocess.run([sys.executable, "-m", "voxcap.cli", *args], capture_output=True,
+                          text=True, timeout=120, env={**os.environ, **env})
+
+
+def test_every_command_logs_to_the_file_and_v_reaches_the_terminal(tmp_path):
+    env = {"VOXCAP_STATE_DIR": str(tmp_path / "state"), "VOXCAP_DATA_DIR": str(tmp_path / "d")}
+    quiet = run_voxcap("sessions", env=env)
+    assert quiet.returncode == 0 and "INFO" not in quiet.stderr
+    log_file = tmp_path / "state" / "voxcap.log"
+    assert "voxcap.commands: voxcap 0.1.0: sessions" in log_file.read_text().replace(
+        logs.__name__, "")  # the file has the run even without -v
+    loud = run_voxcap("sessions", "-v", env=env)
+    assert "INFO voxcap.commands: voxcap" in loud.stderr
+    debug = run_voxcap("make-tiny-model", str(tmp_path / "m"), "--log-level", "debug", env=env)
+    assert debug.returncode == 0 and "INFO voxcap.commands" in debug.stderr
+    bad = run_voxcap("export", "nope", "-o", str(tmp_path / "x.srt"), env=env)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr  # one line and the fix
+    text = log_file.read_text()
+    assert "voxcap export: No session" in text and "Traceback" in text  # the log keeps where
+
+
+def test_the_file_rotates_and_tail_reads_its_end(tmp_path, monkeypatch):
+    monkeypatch.setenv("VOXCAP_STATE_DIR", str(tmp_path))
+    path = logs.setup(logging.WARNING, console=False, file=True)
+    try:
+        handler = next(h for h in logging.getLogger("voxcap").handlers
+                       if isinstance(h, logging.handlers.RotatingFileHandler))
+        assert path == tmp_path / "voxcap.log" and handler.backupCount == logs.BACKUPS
+        assert handler.maxBytes == logs.MAX_BYTES
+        for i in range(5):
+            logging.getLogger("voxcap.test").info("line %d", i)
+        assert logs.tail(2).splitlines()[-1].endswith("line 4")
+        assert len(logs.tail(2).splitlines()) == 2
+    finally:
+        logs.setup(logging.WARNING, console=False, file=False)
+
+
+def test_a_caught_exception_is_logged_with_its_traceback(caplog):
+    hub = EventHub()
+
+    def broken(event):
+        raise ValueError("consumer bug")
+
+    hub.subscribe(broken)
+    got = hub.subscribe()
+    with caplog.at_level(logging.INFO, logger="voxcap"):
+        logging.getLogger("voxcap").propagate = True
+        try:
+            hub.publish("event")
+        finally:
+            logging.getLogger("voxcap").propagate = False
+    assert got.get_nowait() == "event"  # the others still got it
+    recs = [r for r in caplog.records if r.name == "voxcap.eventhub"]
+    assert recs and all(r.exc_info and "consumer bug" in str(r.exc_info[1]) for r in recs)
+
+
+@pytest.mark.parametrize("allowed", [False, True])
+def test_websocket_frames_carry_text_only_when_asked(monkeypatch, allowed):
+    """websockets logs every frame (audio, captions) at DEBUG: dropped unless VOXCAP_LOG_TEXT=1."""
+    from voxcap.engine.remote import _ws_logger
+
+    if allowed:
+        monkeypatch.setenv("VOXCAP_LOG_TEXT", "1")
+    record = _ws_logger.makeRecord(_ws_logger.name, logging.DEBUG, __file__, 1, "< %s",
+                                   ("TEXT '{\"type\": \"transcription.delta\", \"delta\": "
+                                    "\"secret words\"}'",), None)
+    assert _ws_logger.filter(record) is allowed
+    assert logs.caption_text("secret words") == ("'secret words'" if allowed else "<12 chars>")
+
+
+def test_v_reaches_the_engine(tiny_model_dir):
+    """-v / --log-level info show vLLM's own log: the engine is built verbose (not started)."""
+    import shutil
+
+    from voxcap.commands import build_parser
+    from voxcap.commands.options import make_engine
+
+    parser, _ = build_parser()
+    for argv, verbose in ((["-v"], True), ([], False), (["--log-level", "info"], True)):
+        args = parser.parse_args(["transcribe", "a.wav", "--model", str(tiny_model_dir), *argv])
+        engine = make_engine(args)
+        try:
+            assert engine.inner._verbose is verbose
+        finally:
+            engine.shutdown()
+            shutil.rmtree(engine.inner._workdir, ignore_errors=True)
