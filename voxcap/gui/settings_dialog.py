@@ -78,7 +78,7 @@ class SettingsDialog(QDialog):
 
     def __init__(self, settings: AppSettings, parent=None) -> None:
         super().__init__(parent)
-        self.setWindowTitle("voxcap settings")
+        self.setWindowTitle("Settings")  # Qt appends " — voxcap"
         self.setAccessibleName("Settings")
         self.base = settings.copy()
         s = self.base
