@@ -110,6 +110,7 @@ class VoxcapApp(QObject):
         self.overlay.on_painted = self._painted
         self.placement = OverlayPlacement(self.overlay, overlay_path)  # on top: X11/layer-shell
         self.placement.menuRequested.connect(self.show_window)
+        self.placement.outputsChanged.connect(self.place_overlay)
         self.tray = None
         if use_tray and tray_available():
             show = self.window.addAction("Show voxcap window")
