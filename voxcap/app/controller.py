@@ -66,12 +66,14 @@ ACTIVE = ("starting", "waiting", "on", "restarting")
 class AudioSources:
     """Audio from the sound server (the capture layer). Tests give a fake with the same methods."""
 
+    echo_cancel = "auto"  # "Both": echo cancellation auto/on/off (the app's setting)
+
     def resolve(self, source: str) -> list[tuple]:
         """[(SourceSpec pinned to a device, device description)]; raises CaptureError."""
         from ..capture.devices import server_state
         from ..capture.sources import parse_sources, resolve_initial
 
-        specs = parse_sources(source)
+        specs = parse_sources(source, echo=self.echo_cancel)
         state = server_state()
         return [(spec, dev.description) for spec, dev in (resolve_initial(s, state) for s in specs)]
 

@@ -173,7 +173,7 @@ class VoxcapApp(QObject):
         if s.configured:
             self.start_engine()
             if s.start_captioning:
-                self.controller.start_captioning(s.source)
+                self._start_captioning(s.source)
         elif self.first_run_enabled:
             self.open_first_run()
         else:
@@ -293,7 +293,11 @@ class VoxcapApp(QObject):
         if self.state in ACTIVE:
             self.controller.stop_captioning()
         elif self.state != "stopping":
-            self.controller.start_captioning(self.settings.source)
+            self._start_captioning(self.settings.source)
+
+    def _start_captioning(self, source: str) -> None:
+        self.controller.audio.echo_cancel = self.settings.echo_cancel  # read when "both" starts
+        self.controller.start_captioning(source)
 
     def choose_source(self, key: str) -> None:
         if not key or key == self.settings.source:
@@ -302,7 +306,7 @@ class VoxcapApp(QObject):
         self.save()
         if self.state in ACTIVE:  # switch now: the new source(s) in a new session
             self.controller.stop_captioning()
-            self.controller.start_captioning(key)
+            self._start_captioning(key)
 
     def set_overlay_visible(self, on: bool) -> None:
         self.settings.overlay.visible = on
