@@ -112,7 +112,7 @@ def child(a) -> None:
     import numpy as np
 
     mark("numpy imported")
-    from voxcap.bench import speech_like
+    from voxcap.commands.bench import speech_like
     from voxcap.engine import local
     from voxcap.engine.settings import EngineSettings
 

@@ -48,7 +48,7 @@ async def stream(a) -> dict:
     from vllm.sampling_params import RequestOutputKind, SamplingParams
     from vllm.v1.engine.async_llm import AsyncLLM
 
-    from voxcap.bench import speech_like
+    from voxcap.commands.bench import speech_like
 
     cuda = torch.cuda.is_available()
     kv_gib = a.kv_cache_gib if a.kv_cache_gib is not None else (6.0 if cuda else 0.25)

@@ -150,3 +150,16 @@ def test_live_survives_a_server_restart_and_flushes_on_ctrl_c(pulse, tiny_model_
     assert len({r["stream"] for r in records}) == 1
     assert [r["index"] for r in records] == list(range(len(records)))
     assert records[-1]["end"] >= 3.5
+
+
+def test_kill9_of_live_leaves_no_engine(pulse, tiny_model_dir, tmp_path):
+    """`kill -9` of `voxcap live` while captioning: vLLM's processes die with it within 5 s."""
+    import psutil
+
+    from support.engine_helpers import kill9_and_check_children_die
+
+    with LiveRun(["--source", "system", "--model", str(tiny_model_dir), "--dummy-weights", "--eager",
+                  "-o", str(tmp_path / "live.jsonl")], _env(pulse, tmp_path)) as run:
+        run.wait_line("live: captioning (Ctrl-C to stop)")
+        kids = psutil.Process(run.proc.pid).children(recursive=True)
+        kill9_and_check_children_die(run.proc, kids)

@@ -43,21 +43,26 @@ def test_transcribe_stereo_44k_file_to_jsonl_and_txt(tiny_model_dir, tmp_path):
     assert "Traceback" not in r.stderr
 
 
-def test_bench_runs_each_mode_in_a_fresh_engine(tiny_model_dir):
+def test_bench_runs_each_mode_in_one_engine_sized_for_the_most_streams(tiny_model_dir):
     r = run_cli("bench", "--model", str(tiny_model_dir), "--dummy-weights", "--eager",
                 "--max-model-len", "1024", "--modes", "PIECEWISE,FULL_DECODE_ONLY",
-                "--streams", "1", "--seconds", "2", "--json", timeout=900)
+                "--streams", "1,2", "--seconds", "2", "--json", timeout=900)
     assert r.returncode == 0, r.stderr[-2000:]
     results = json.loads(r.stdout)["results"]
-    assert [x["mode"] for x in results] == ["PIECEWISE", "FULL_DECODE_ONLY"]
+    assert [(x["mode"], x["streams"]) for x in results] == [
+        ("PIECEWISE", 1), ("PIECEWISE", 2), ("FULL_DECODE_ONLY", 1), ("FULL_DECODE_ONLY", 2)]
     for x in results:
         assert x["resolved_mode"] == "NONE"  # eager on CPU, reported as resolved
-        assert x["tokens"] == expected_tokens(32000)
+        assert x["max_streams"] == 2  # one engine per mode, sized for the largest count
+        assert x["tokens"] == x["streams"] * expected_tokens(32000)  # this run's tokens only
         assert x["tokens_per_s"] > 0 and x["step_p50_ms"] > 0 and x["startup_s"] > 0
-        assert x["graph_steps"].get("NONE", 0) >= x["tokens"]
-    assert results[0]["speedup_vs_piecewise"] == 1.0
-    assert results[1]["speedup_vs_piecewise"] == pytest.approx(
-        results[1]["tokens_per_s"] / results[0]["tokens_per_s"], rel=1e-2)
+        assert x["graph_steps"].get("NONE", 0) >= x["tokens"] / x["streams"]
+    # one start per mode: both runs of a mode report the same engine start
+    assert results[0]["startup_s"] == results[1]["startup_s"]
+    assert results[2]["startup_s"] == results[3]["startup_s"]
+    assert results[0]["speedup_vs_piecewise"] == results[1]["speedup_vs_piecewise"] == 1.0
+    assert results[3]["speedup_vs_piecewise"] == pytest.approx(
+        results[3]["tokens_per_s"] / results[1]["tokens_per_s"], rel=1e-2)
 
 
 def test_ctrl_c_in_a_terminal_flushes_and_exits_cleanly(tiny_model_dir, tmp_path):

@@ -101,6 +101,23 @@ def test_source_picker_lists_devices(qtbot, make_app, fake_audio):
     assert list(fake_audio.captures) == ["Virtual Microphone"]
 
 
+def test_devices_with_one_description_are_told_apart(qtbot, make_app, fake_audio):
+    from voxcap.capture.devices import DeviceInfo
+
+    app = make_app()
+    w = app.window
+    twins = [DeviceInfo("alsa_output.usb-a.monitor", "Monitor of USB Audio", "monitor", False),
+             DeviceInfo("alsa_output.usb-b.monitor", "Monitor of USB Audio", "monitor", False),
+             DeviceInfo("virtmic", "Virtual Microphone", "input", True)]
+    w.set_devices(twins)
+    items = {w.source.itemText(i): w.source.itemData(i) for i in range(w.source.count())}
+    assert items["Monitor of USB Audio (system audio: alsa_output.usb-a.monitor)"] == \
+        "alsa_output.usb-a.monitor"
+    assert items["Monitor of USB Audio (system audio: alsa_output.usb-b.monitor)"] == \
+        "alsa_output.usb-b.monitor"
+    assert items["Virtual Microphone (input)"] == "Virtual Microphone"
+
+
 def test_meter_dock_survives_hiding_the_window(qtbot, make_app):
     app = make_app()
     w = app.window

@@ -8,6 +8,11 @@
 
 sway refuses to run as root (it checks that it cannot regain root after dropping it), so as
 root it runs as ``nobody`` with a runtime folder of its own; root clients can still connect.
+
+Outputs come and go: sway 1.7's headless backend can neither disable nor unplug one, so with
+``nested=True`` the sway under test runs on a headless sway's Wayland display, each of its
+outputs a window there (WL-1, WL-2...): ``remove_output`` closes that window (the output is
+destroyed, as when a monitor is unplugged), ``add_output`` makes a new one (WL-3...).
 """
 
 from __future__ import annotations
@@ -29,8 +34,10 @@ def missing(*programs: str) -> list[str]:
 
 class Sway:
     def __init__(self, outputs: int = 1, width: int = 1280, height: int = 720,
-                 xwayland: bool = False) -> None:
+                 xwayland: bool = False, nested: bool = False) -> None:
         self.outputs, self.width, self.height, self.xwayland = outputs, width, height, xwayland
+        self.nested = nested
+        self.outer: Sway | None = None
         self.proc: subprocess.Popen | None = None
         self.runtime = Path(tempfile.mkdtemp(prefix="voxcap-sway-"))
         self.log_path = self.runtime.parent / (self.runtime.name + ".log")
@@ -42,11 +49,19 @@ class Sway:
         conf = self.runtime / "config"
         lines = [f"output HEADLESS-1 resolution {self.width}x{self.height} position 0 0",
                  "default_border none", f"xwayland {'enable' if self.xwayland else 'disable'}"]
+        backend = {"WLR_BACKENDS": "headless", "WLR_HEADLESS_OUTPUTS": "1"}
+        if self.nested:  # outputs as windows of a headless sway as wide as all of them
+            self.outer = Sway(1, self.width * self.outputs, self.height).start()
+            self.runtime = self.outer.runtime
+            conf = self.runtime / "nested-config"
+            lines = lines[1:]
+            backend = {"WLR_BACKENDS": "wayland", "WLR_WL_OUTPUTS": str(self.outputs),
+                       "WAYLAND_DISPLAY": "wayland-1"}
+            self.log_path = self.runtime.parent / (self.runtime.name + "-nested.log")
         conf.write_text("\n".join(lines) + "\n")
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(self.runtime),
-               "XDG_RUNTIME_DIR": str(self.runtime), "WLR_BACKENDS": "headless",
-               "WLR_LIBINPUT_NO_DEVICES": "1", "WLR_RENDERER": "pixman",
-               "WLR_HEADLESS_OUTPUTS": "1"}
+               "XDG_RUNTIME_DIR": str(self.runtime), "WLR_LIBINPUT_NO_DEVICES": "1",
+               "WLR_RENDERER": "pixman", **backend}
         cmd = ["sway", "-d", "-c", str(conf)]
         if os.getuid() == 0:
             os.chown(self.runtime, NOBODY, NOBODY)
@@ -57,16 +72,19 @@ class Sway:
         self.proc = subprocess.Popen(cmd, env=env, stdout=self._log, stderr=subprocess.STDOUT,
                                      start_new_session=True)
         deadline = time.monotonic() + 20
+        display = "wayland-2" if self.nested else "wayland-1"
         while time.monotonic() < deadline:
-            socks = list(self.runtime.glob("sway-ipc.*.sock"))
-            if socks and (self.runtime / "wayland-1").exists():
-                self.env = {"WAYLAND_DISPLAY": "wayland-1", "XDG_RUNTIME_DIR": str(self.runtime),
+            socks = [p for p in self.runtime.glob("sway-ipc.*.sock")
+                     if self.outer is None or str(p) != self.outer.env["SWAYSOCK"]]
+            if socks and (self.runtime / display).exists():
+                self.env = {"WAYLAND_DISPLAY": display, "XDG_RUNTIME_DIR": str(self.runtime),
                             "SWAYSOCK": str(socks[0]), "XDG_SESSION_TYPE": "wayland",
                             "XDG_CURRENT_DESKTOP": "sway"}
-                for n in range(2, self.outputs + 1):
+                for n in range(2, self.outputs + 1) if not self.nested else ():
                     self.add_output()
                     self.msg(f"output HEADLESS-{n} resolution {self.width}x{self.height} "
                              f"position {(n - 1) * self.width} 0")
+                self.wait_outputs(self.outputs)
                 return self
             if self.proc.poll() is not None:
                 break
@@ -84,6 +102,22 @@ class Sway:
 
     def add_output(self) -> None:
         self.msg("create_output")
+
+    def remove_output(self, name: str) -> None:
+        """Nested only: close the output's window in the outer sway (the output is destroyed)."""
+        self.outer.msg(f'[title="wlroots - {name}"] kill')
+
+    def wait_outputs(self, count: int, timeout: float = 10.0) -> list[dict]:
+        """Until ``count`` outputs are there, each of the set size (nested: the outer windows
+        are laid out a moment after they appear; one alone takes the whole outer width)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            outs = [o for o in self.msg("-t", "get_outputs") if o.get("active")]
+            width = self.width * self.outputs // count if self.nested else self.width
+            if len(outs) == count and all(o["rect"]["width"] == width for o in outs) or \
+                    time.monotonic() > deadline:
+                return outs
+            time.sleep(0.1)
 
     def output_names(self) -> list[str]:
         return [o["name"] for o in self.msg("-t", "get_outputs") if o.get("active")]
@@ -111,6 +145,9 @@ class Sway:
         self.proc = None
         if getattr(self, "_log", None):
             self._log.close()
+        if self.outer is not None:
+            self.outer.stop()
+            self.outer = None
         shutil.rmtree(self.runtime, ignore_errors=True)
 
     def __enter__(self) -> Sway:

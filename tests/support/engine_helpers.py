@@ -33,3 +33,38 @@ def collect_streams(events: queue.Queue, stream_ids, timeout: float = 120.0):
             done[ev.stream_id] = ev
             pending.discard(ev.stream_id)
     return {sid: (deltas[sid], done[sid]) for sid in stream_ids}
+
+
+def process_name(p) -> str:
+    import psutil
+
+    try:
+        return " ".join(p.cmdline()) or p.name()
+    except psutil.Error:
+        return "?"
+
+
+def engine_core_among(processes) -> bool:
+    return any("EngineCore" in process_name(p) for p in processes)
+
+
+def kill9_and_check_children_die(proc, kids, within_s: float = 5.0) -> None:
+    """SIGKILL the app ``proc`` (no handler, no atexit, no flush); every process it had started
+    (``kids``, an engine core among them) must be gone ``within_s`` later."""
+    import psutil
+
+    assert engine_core_among(kids), [process_name(k) for k in kids]
+    app_pid = str(proc.pid)
+    proc.kill()
+    proc.wait(10)
+    _, alive = psutil.wait_procs(kids, timeout=within_s)
+    for p in psutil.process_iter():  # any the app started after ``kids`` was taken
+        try:
+            if p.environ().get("VOXCAP_APP_PID") == app_pid and p.pid != proc.pid:
+                alive.append(p)
+        except psutil.Error:
+            continue
+    left = [(p.pid, process_name(p)) for p in alive]
+    for p in alive:  # do not leave them to the next test
+        p.kill()
+    assert not left, f"still running {within_s:.0f} s after the app was killed: {left}"

@@ -56,7 +56,8 @@ def main() -> int:
                 "layer": None if layer is None else {"mapped": layer.layer_surface is not None,
                                                      "configured": layer.configured,
                                                      "output": layer.output_name,
-                                                     "frames": layer.frames},
+                                                     "frames": layer.frames,
+                                                     "paints": vapp.overlay.paints},
                 "message": vapp.placement.message, "state": vapp.state,
                 "win_id": int(ov.winId()) if app.platformName() == "xcb" else 0}
 

@@ -39,3 +39,27 @@ def speech_you(tmp_path_factory):
     """Different speech (resampled to 44.1 kHz by sox) for the virtual microphone ("You")."""
     path = speech_wav(tmp_path_factory.mktemp("speech") / "you.wav", SPEECH_YOU, rate=44100)
     return path, load_16k(path)
+
+
+@pytest.fixture(scope="session")
+def pipewire_server():
+    from support.pipewire import PipeWireServer
+
+    server = PipeWireServer().start(apply_env=False)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(params=["pulseaudio", "pipewire"])
+def sound_server(request):
+    """Each real server in turn, reset, with this process pointed at it (PulseAudio or PipeWire's
+    PulseAudio server)."""
+    server = request.getfixturevalue("pulse_server" if request.param == "pulseaudio" else "pipewire_server")
+    server.reset()
+    server.apply_env()
+    yield server
+    if request.param == "pipewire":
+        server.restore_env()
+        from support.pulse import reinit_portaudio
+
+        reinit_portaudio()

@@ -60,7 +60,8 @@ class AppSettings:
     kv_cache_gib: float | None = None  # None: sized for the streams and the session length
     max_model_len: int | None = None  # tokens per engine session (12.5 a second); None: 8192 or the model's max
     enforce_eager: bool = False
-    source: str = "system"  # system, mic, both, or a device name
+    source: str = "system"  # system, mic, both, a device name, app:NAME or both:NAME
+    echo_cancel: str = "auto"  # "Both": the mic through the echo canceller (auto: unless headphones)
     mask_profanity: bool = False
     start_minimized: bool = False
     start_captioning: bool = False
@@ -120,6 +121,8 @@ def _check(name: str, value, default):
         raise ValueError("positive, or null for automatic")
     if name == "max_model_len" and value is not None and value < 128:
         raise ValueError("at least 128")
+    if name == "echo_cancel" and value not in ("auto", "on", "off"):
+        raise ValueError("auto, on or off")
     if name == "lines" and not 1 <= value <= 5:
         raise ValueError("1 to 5")
     if name == "font_size" and not 6 <= value <= 200:

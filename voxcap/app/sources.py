@@ -25,13 +25,14 @@ class AudioSources:
     """Audio from the sound server (the capture layer)."""
 
     journal_kind = "live"
+    echo_cancel = "auto"  # "Both": echo cancellation auto/on/off (the app's setting, --echo-cancel)
 
     def resolve(self, source: str) -> list[tuple]:
         """[(SourceSpec pinned to a device, device description)]; raises CaptureError."""
         from ..capture.devices import server_state
         from ..capture.sources import parse_sources, resolve_initial
 
-        specs = parse_sources(source)
+        specs = parse_sources(source, echo=self.echo_cancel)
         state = server_state()
         return [(spec, dev.description) for spec, dev in (resolve_initial(s, state) for s in specs)]
 

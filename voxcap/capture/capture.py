@@ -34,8 +34,10 @@ from ..events import (
     CaptureStarted,
     CaptureStopped,
 )
+from .app_stream import AppRawStream
 from .devices import DeviceInfo, ServerState, SoundServer, server_state, uses_sound_server
-from .sources import DEVICE, MIC, SYSTEM, SourceSpec, parse_sources, resolve, resolve_initial
+from .echo import EchoCanceller
+from .sources import APP, DEVICE, MIC, SYSTEM, Resolution, SourceSpec, parse_sources, resolve, resolve_initial
 from .stream import TAG_KEY, TARGET_RATE, Converter, RawBlock, RawStream
 from .watchdog import Backoff, GapMeter, health
 
@@ -111,6 +113,8 @@ class Capture:
         self._proc_thread: threading.Thread | None = None
         self._watch_thread: threading.Thread | None = None
         self._processor_error: BaseException | None = None
+        self._echo: EchoCanceller | None = None
+        self._echo_source = ""  # the echo-cancelled microphone while echo cancellation is on
 
     # ------------------------------------------------------------------------------ public ----
     def start(self, state: ServerState | None = None) -> Capture:
@@ -120,10 +124,17 @@ class Capture:
         self.spec, dev = resolve_initial(self.spec, state)
         self._kind_hint = dev.kind
         self._wanted = dev.description
-        self._open(dev)
+        if self.spec.kind == MIC and self.spec.echo_ref and self.spec.echo != "off":
+            dev = self._start_echo(dev)
+        try:
+            self._open(dev)
+        except CaptureError:
+            self._stop_echo()
+            raise
+        what = f"application {dev.description!r}" if self.spec.kind == APP else repr(dev.description)
         self._emit(CaptureStarted(self.label, dev.name, dev.description, self._stream.rate,
                                   self._stream.channels,
-                                  f"{self.label}: capturing {dev.description!r} ({self._stream.rate} Hz, "
+                                  f"{self.label}: capturing {what} ({self._stream.rate} Hz, "
                                   f"{self._stream.channels} ch)"))
         self._proc_thread = threading.Thread(target=self._process_loop, daemon=True,
                                              name=f"voxcap-capture-proc-{self.label}")
@@ -142,6 +153,7 @@ class Capture:
         if self._watch_thread is not None:
             self._watch_thread.join(timeout)
         self._close_stream()  # no more audio comes in; the processor drains the queue and ends
+        self._stop_echo()
         if self._proc_thread is not None:
             self._proc_thread.join(timeout)
         stats = self.stats()
@@ -174,9 +186,49 @@ class Capture:
         with contextlib.suppress(Exception):  # a broken consumer must not stop the capture
             self._on_event(event)
 
+    def _notice(self, reason: str, message: str) -> None:
+        """A notice from an application stream or the echo canceller (one per change)."""
+        before = self.device.description if self.device else ""
+        msg = message if message.startswith(f"{self.label}:") else f"{self.label}: {message}"
+        self._emit(CaptureDeviceChanged(self.label, before, before, reason, msg))
+
+    def _start_echo(self, mic: DeviceInfo) -> DeviceInfo:
+        """The echo-cancelled microphone (or ``mic`` itself when that is off or impossible)."""
+        self._echo = EchoCanceller(mic.name, self.spec.echo_ref, self.spec.echo, self._notice, self.label)
+        source = self._echo.start()
+        if source is None:
+            self._echo = None
+            return mic
+        dev = server_state().device(source)
+        if dev is None:
+            self._stop_echo()
+            return mic
+        self._echo_source = source
+        return dev
+
+    def _stop_echo(self) -> None:
+        echo, self._echo = self._echo, None
+        self._echo_source = ""
+        if echo is not None:
+            echo.stop()
+
+    def _resolve(self, state: ServerState) -> Resolution | None:
+        """``sources.resolve``, except that an echo-cancelled mic stays on the canceller."""
+        if self._echo_source:
+            dev = state.device(self._echo_source)
+            if dev is not None:
+                return Resolution(dev)
+            self._echo_source = ""  # the server unloaded it (its microphone went away)
+            self._notice("echo off", "echo cancellation stopped: its microphone went away")
+        return resolve(self.spec, state, self._kind_hint)
+
     def _open(self, dev: DeviceInfo) -> None:
         self._generation += 1
-        stream = RawStream(dev, self._q, self._generation, self.block_ms, self._token)
+        if self.spec.kind == APP:
+            stream = AppRawStream(self.spec.name, self._q, self._generation, self.block_ms,
+                                  self._token, on_notice=self._notice)
+        else:
+            stream = RawStream(dev, self._q, self._generation, self.block_ms, self._token)
         stream.open()  # raises CaptureError
         self._stream = stream
         self.device = dev
@@ -215,7 +267,7 @@ class Capture:
                     gen = item.generation
                     converter = Converter(rate, item.data.shape[1])
                     gaps = GapMeter(rate)
-                lost = gaps.update(item.callback_at, item.frames_total)
+                lost = gaps.update(item.callback_at, item.frames_total) if self.spec.kind != APP else 0.0
                 if lost:
                     self._gaps += 1
                     self._gap_s += lost
@@ -268,7 +320,8 @@ class Capture:
             elif self._down_since is not None and now - self._last_remind >= REMIND_EVERY_S:
                 self._remind(now)
             # 4. the route: is the stream on the device it should be on?
-            if check_route and self._server is not None and self._stream is not None:
+            if check_route and self._server is not None and self._stream is not None \
+                    and self.spec.kind != APP:
                 try:
                     self._check_route()
                 except Exception:  # noqa: BLE001 (the server went away mid-query: reconnect)
@@ -330,7 +383,7 @@ class Capture:
         except Exception:  # noqa: BLE001 (no server, or it went away mid-query)
             self._drop_server()
             return False
-        res = resolve(self.spec, state, self._kind_hint)
+        res = self._resolve(state)
         if res is None:
             return False
         try:
@@ -358,7 +411,7 @@ class Capture:
     def _check_route(self) -> None:
         """Put the stream on the device it should be on, and say so when that changes."""
         state = self._server.state()
-        res = resolve(self.spec, state, self._kind_hint)
+        res = self._resolve(state)
         if res is None:
             # nothing of the right kind is left: better no audio than the wrong audio (the
             # server may have moved a "You" stream onto system audio)

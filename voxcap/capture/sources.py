@@ -5,6 +5,11 @@ sound server's current devices.
 server's defaults as they change. A named device is the user's choice: while it is gone the
 capture falls back to the same kind of device (a monitor to "system", an input to "mic") and
 returns to the named one when it comes back.
+
+"app:NAME" is one application's sound (``apps``, ``app_stream``); a plain name that is no
+device but an application playing now means the same. "both:NAME" pairs an application ("Them")
+with the microphone ("You"). In a pair the microphone's ``echo`` setting (on/off/auto) asks for
+the sound server's echo canceller referenced to what "Them" captures (``echo``).
 """
 
 from __future__ import annotations
@@ -12,10 +17,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import CaptureError
+from .app_stream import app_device
 from .devices import DeviceInfo, ServerState, uses_sound_server
 
-SYSTEM, MIC, DEVICE = "system", "mic", "device"
-SOURCE_HELP = 'system (what the computer plays), mic, both, or a device name from `voxcap devices`'
+SYSTEM, MIC, DEVICE, APP = "system", "mic", "device", "app"
+SOURCE_HELP = ('system (what the computer plays), mic, both, a device name from `voxcap devices`, '
+               '"app:NAME" (one application\'s sound), or "both:NAME" (that application and the mic)')
+ECHO_MODES = ("auto", "on", "off")
 LABELS = {SYSTEM: "Them", MIC: "You"}
 _ALIASES = {"system": SYSTEM, "system audio": SYSTEM, "speakers": SYSTEM, "mic": MIC,
             "microphone": MIC}
@@ -28,8 +36,12 @@ class SourceSpec:
     kind: str
     name: str = ""
     label: str = ""  # the caption stream's label: "Them" (system), "You" (mic), or the name
+    echo_ref: str = ""  # mic in a pair: what the other half captures ("system", "app:NAME")
+    echo: str = "off"  # mic in a pair: echo cancellation "auto", "on" or "off"
 
     def __str__(self) -> str:
+        if self.kind == APP:
+            return f"app:{self.name}"
         return self.name if self.kind == DEVICE else self.kind
 
 
@@ -40,14 +52,28 @@ class Resolution:
     missing: str = ""  # description/name of the missing chosen device
 
 
-def parse_sources(text: str) -> list[SourceSpec]:
-    """``--source`` to captures: "both" gives system ("Them") then mic ("You")."""
+def parse_sources(text: str, echo: str = "auto") -> list[SourceSpec]:
+    """``--source`` to captures: "both" gives system ("Them") then mic ("You"), "both:NAME" the
+    application NAME ("Them") then mic ("You"); ``echo`` goes to the mic of a pair."""
     t = (text or "").strip()
     if not t:
         raise CaptureError("No source given.", f"use --source {SOURCE_HELP}")
+    if echo not in ECHO_MODES:
+        raise CaptureError(f"Echo cancellation must be one of {', '.join(ECHO_MODES)}, not {echo!r}.",
+                           "use auto (on unless the output is headphones), on or off")
     key = t.lower()
     if key == "both":
-        return [SourceSpec(SYSTEM, label=LABELS[SYSTEM]), SourceSpec(MIC, label=LABELS[MIC])]
+        return [SourceSpec(SYSTEM, label=LABELS[SYSTEM]),
+                SourceSpec(MIC, label=LABELS[MIC], echo_ref=SYSTEM, echo=echo)]
+    if key.startswith(("app:", "both:")):
+        both, name = key.startswith("both:"), t.split(":", 1)[1].strip()
+        if not name:
+            raise CaptureError(f"No application named in {t!r}.",
+                               "give its name as `voxcap devices` lists it, e.g. app:Firefox")
+        them = SourceSpec(APP, name=name, label=LABELS[SYSTEM] if both else name)
+        if not both:
+            return [them]
+        return [them, SourceSpec(MIC, label=LABELS[MIC], echo_ref=str(them), echo=echo)]
     if key in _ALIASES:
         kind = _ALIASES[key]
         return [SourceSpec(kind, label=LABELS[kind])]
@@ -87,13 +113,20 @@ def describe_devices(state: ServerState) -> str:
 def resolve_initial(spec: SourceSpec, state: ServerState) -> tuple[SourceSpec, DeviceInfo]:
     """Resolve a source at start: unknown names and missing devices are errors (with the list
     of what exists). Returns the spec pinned to the device's stable name, and the device."""
+    if spec.kind == APP:
+        return spec, app_device(spec.name)
     if spec.kind == DEVICE:
         dev = find_device(spec.name, state)
         if dev is None:
-            raise CaptureError(f"No capture device called {spec.name!r}. Devices: "
+            app = _playing_app(spec.name) if uses_sound_server() else None
+            if app is not None:  # not a device, but an application playing now
+                return SourceSpec(APP, name=app.name, label=app.name), app_device(app.name)
+            raise CaptureError(f"No capture device called {spec.name!r} (and no application of that "
+                               f"name plays sound now). Devices: "
                                f"{describe_devices(state)}",
-                               "pick one of these names (see `voxcap devices`), or use --source "
-                               "system|mic|both")
+                               "pick one of these names (see `voxcap devices`), use "
+                               '"app:NAME" for an application that is not playing yet, or use '
+                               "--source system|mic|both")
         return SourceSpec(DEVICE, name=dev.name, label=spec.label or dev.description), dev
     res = resolve(spec, state)
     if res is None:
@@ -110,12 +143,34 @@ def resolve_initial(spec: SourceSpec, state: ServerState) -> tuple[SourceSpec, D
     return spec, res.device
 
 
+def _playing_app(name: str):
+    """The application called ``name`` among those playing now (None if none or no server)."""
+    from .apps import find_app
+    from .devices import SoundServer
+
+    try:
+        with SoundServer("voxcap-apps") as server:
+            return find_app(name, list_apps_of(server))
+    except CaptureError:
+        return None
+
+
+def list_apps_of(server) -> list:
+    """Applications playing on ``server`` (a ``devices.SoundServer``)."""
+    from .apps import list_apps
+    from .stream import TAG_KEY
+
+    return list_apps(server._pulse, TAG_KEY)  # noqa: SLF001 (same package; one connection)
+
+
 def resolve(spec: SourceSpec, state: ServerState, kind_hint: str = "") -> Resolution | None:
     """The device to read now for ``spec`` (None when there is none of that kind at all).
 
     For a named device that is gone, the default of its kind (``kind_hint``: "monitor" or
     "input", remembered from when it was seen) with ``fallback=True``.
     """
+    if spec.kind == APP:
+        return Resolution(app_device(spec.name))
     if spec.kind == SYSTEM:
         dev = state.system_device()
         return Resolution(dev) if dev else None

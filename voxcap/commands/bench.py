@@ -1,7 +1,9 @@
 """``voxcap bench``: the upstream graph-mode experiment on the user's own machine.
 
-Each (graph mode, stream count) runs in a fresh child process with a fresh engine, so one
-configuration's compiled graphs, memory or crash cannot colour the next one's figures.
+As upstream measured it (vLLM PR #51167): one engine per graph mode, sized for the largest
+stream count (max_num_seqs), and every stream count run inside it. Each mode's engine lives in
+a fresh child process, so one mode's compiled graphs, memory or crash cannot colour the next
+one's figures; an engine start costs a minute or two on a GPU, so it happens once per mode.
 """
 
 from __future__ import annotations
@@ -9,6 +11,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import logging
+import os
 import subprocess
 import sys
 import time
@@ -20,6 +24,7 @@ from ..errors import ConfigError
 from .options import add_engine_options, engine_settings
 
 SAMPLE_RATE = 16000
+log = logging.getLogger(__name__)
 
 
 def speech_like(seconds: float, seed: int = 0) -> np.ndarray:
@@ -59,58 +64,118 @@ def feed_all(engine, streams: int, seconds: float) -> tuple[list[str], float]:
     return ids, time.perf_counter() - t0
 
 
-def run_one(settings: EngineSettings, streams: int, seconds: float) -> dict:
-    """One configuration in this process: start, push all audio at once, wait for the flush."""
+def run_mode(settings: EngineSettings, counts: list[int], seconds: float) -> list[dict]:
+    """One graph mode in this process: one engine (sized for max(counts) streams), then each
+    stream count in turn inside it."""
     from ..engine.local import LocalEngine
 
-    return measure(LocalEngine(settings), settings.graph_mode, streams, seconds)
+    return measure(LocalEngine(settings), settings.graph_mode, counts, seconds)
 
 
-def measure(engine, mode: str, streams: int, seconds: float) -> dict:
-    """Start ``engine`` (any CaptionEngine), push all audio at once, wait for the flush."""
+def measure(engine, mode: str, counts: list[int], seconds: float) -> list[dict]:
+    """Start ``engine`` (any CaptionEngine); for each stream count push all audio at once and
+    wait for the flush. One result per count, each with the engine's start time."""
+    gpu_before = gpu_used_bytes()
     t_start = time.perf_counter()
     engine.start()
     try:
         ready = engine.wait_ready()
         startup = time.perf_counter() - t_start
-        ids, wall = feed_all(engine, streams, seconds)
-        snap = engine.stats.snapshot()
-        if engine.failure:
-            raise RuntimeError(engine.failure.message)
-        total_steps = sum(snap.steps_by_graph_mode.values())
-        return {
-            "mode": mode, "resolved_mode": ready.resolved_graph_mode,
-            "streams": streams, "seconds": seconds, "startup_s": round(startup, 2),
-            "tokens": snap.tokens, "wall_s": round(wall, 3),
-            "tokens_per_s": round(snap.tokens / wall, 2) if wall > 0 else None,
-            "step_p50_ms": snap.step_p50_ms, "step_p95_ms": snap.step_p95_ms,
-            "graph_steps": snap.steps_by_graph_mode,
-            "full_graph_share": (snap.steps_by_graph_mode.get("FULL", 0) / total_steps
-                                 if total_steps else None),
-            "device": ready.device,
-        }
+        start = {"startup_s": round(startup, 2), "stages": _stages(engine)}
+        gpu_after = gpu_used_bytes()
+        if gpu_before is not None and gpu_after is not None:
+            start["gpu_used_bytes"] = gpu_after - gpu_before  # this engine: both processes
+            start.update(_estimate(engine))
+        return [dict(_measure_run(engine, ready, mode, n, seconds, startup), **start)
+                for n in counts]
     finally:
         engine.shutdown()
 
 
-def _run_child(settings: EngineSettings, streams: int, seconds: float) -> dict:
-    payload = json.dumps({"settings": dataclasses.asdict(settings), "streams": streams,
+def gpu_used_bytes() -> int | None:
+    """GPU memory in use on the device this process runs on (NVML), if there is one."""
+    from ..gpu import read_gpu
+
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0].strip()
+    reading = read_gpu(int(visible) if visible.isdigit() else 0)
+    return reading.memory_used_bytes if reading else None
+
+
+def _stages(engine) -> list[tuple[str, float]]:
+    """The engine's start-up stages (EngineProgress) with the seconds at which each began."""
+    from ..events import EngineProgress
+
+    events = getattr(engine, "events", None)
+    stages = []
+    while events is not None and not events.empty():
+        ev = events.get_nowait()
+        if isinstance(ev, EngineProgress) and (not stages or stages[-1][0] != ev.stage):
+            stages.append((ev.stage, round(ev.elapsed_s, 2)))
+    return stages
+
+
+def _estimate(engine) -> dict:
+    """voxcap's estimate of the local engine's GPU footprint, beside what was measured."""
+    from ..engine import memory
+
+    info, plan = getattr(engine, "model_info", None), getattr(engine, "kv_plan", None)
+    if info is None or plan is None:
+        return {}
+    weights = memory.weights_bytes(info, engine.kv_plan_dtype_bytes)[0]
+    return {"estimate_bytes": memory.footprint_bytes(weights, engine.kv_budget),
+            "weights_bytes": weights, "kv_cache_bytes": engine.kv_budget}
+
+
+def _measure_run(engine, ready, mode: str, streams: int, seconds: float, startup: float) -> dict:
+    latencies: list[float] = []
+    engine.stats.latency_observer = lambda _sid, ms: latencies.append(ms)
+    steps_before = dict(engine.stats.snapshot().steps_by_graph_mode)
+    tokens_before = engine.stats.snapshot().tokens
+    ids, wall = feed_all(engine, streams, seconds)
+    engine.stats.latency_observer = None
+    snap = engine.stats.snapshot()
+    if engine.failure:
+        raise RuntimeError(engine.failure.message)
+    steps = {k: v - steps_before.get(k, 0) for k, v in snap.steps_by_graph_mode.items()}
+    steps = {k: v for k, v in steps.items() if v}
+    total_steps = sum(steps.values())
+    tokens = snap.tokens - tokens_before
+    return {
+        "mode": mode, "resolved_mode": ready.resolved_graph_mode,
+        "streams": streams, "max_streams": ready.max_streams, "seconds": seconds,
+        "startup_s": round(startup, 2), "tokens": tokens, "wall_s": round(wall, 3),
+        "tokens_per_s": round(tokens / wall, 2) if wall > 0 else None,
+        "step_p50_ms": _pct(latencies, 50), "step_p95_ms": _pct(latencies, 95),
+        "graph_steps": steps,
+        "full_graph_share": steps.get("FULL", 0) / total_steps if total_steps else None,
+        "device": ready.device,
+    }
+
+
+def _pct(values: list[float], q: float) -> float | None:
+    return round(float(np.percentile(values, q)), 2) if values else None
+
+
+def _run_child(settings: EngineSettings, counts: list[int], seconds: float) -> list[dict]:
+    payload = json.dumps({"settings": dataclasses.asdict(settings), "counts": counts,
                           "seconds": seconds})
     proc = subprocess.run([sys.executable, "-m", "voxcap.commands.bench", "--one", payload],
                           capture_output=True, text=True)
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("[")]
     if proc.returncode != 0 or not lines:
         tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        return {"mode": settings.graph_mode, "streams": streams, "error": tail[:300]}
+        return [{"mode": settings.graph_mode, "streams": n, "error": tail[:300]} for n in counts]
     return json.loads(lines[-1])
 
 
 def add_parser(sub) -> list[str]:
     b = sub.add_parser("bench", help="compare CUDA graph modes on this machine",
-                       description="For each graph mode and stream count, run N seconds of "
-                                   "speech-like audio per stream through a fresh engine as fast as "
-                                   "possible; report tokens/s, step latency, start-up time and the "
-                                   "speedup of each mode over PIECEWISE.")
+                       description="For each graph mode, start one engine sized for the largest "
+                                   "stream count; for each stream count, run N seconds of "
+                                   "speech-like audio per stream through it as fast as possible; "
+                                   "report tokens/s, step latency, the share of steps replayed as "
+                                   "full CUDA graphs, start-up time and the speedup of each mode "
+                                   "over PIECEWISE.")
     b.add_argument("--modes", default="PIECEWISE,FULL_DECODE_ONLY", metavar="LIST",
                    help="comma-separated graph modes (default PIECEWISE,FULL_DECODE_ONLY)")
     b.add_argument("--streams", default="1", metavar="LIST", help="comma-separated stream counts")
@@ -134,12 +199,13 @@ def run(args) -> int:
         raise ConfigError("--seconds must be positive", "e.g. --seconds 30")
     if args.engine == "remote":  # the server's own configuration: one run per stream count
         return _run_remote(args, counts)
-    configs = [(settings_for(args, max_streams=n, graph_mode=m), n) for m in modes for n in counts]
+    configs = [settings_for(args, max_streams=max(counts), graph_mode=m) for m in modes]
     results = []
-    for settings, n in configs:  # all validated before the first (slow) start
+    for settings in configs:  # all validated before the first (slow) start
         if not args.json:
-            print(f"bench: {settings.graph_mode}, {n} stream(s)...", file=sys.stderr, flush=True)
-        results.append(_run_child(settings, n, args.seconds))
+            print(f"bench: {settings.graph_mode}: one engine for {max(counts)} stream(s), runs of "
+                  f"{', '.join(map(str, counts))}...", file=sys.stderr, flush=True)
+        results.extend(_run_child(settings, counts, args.seconds))
     for r in results:
         base = next((b for b in results if b.get("mode") == "PIECEWISE"
                      and b.get("streams") == r.get("streams") and "error" not in b), None)
@@ -157,18 +223,18 @@ def run(args) -> int:
 def _run_remote(args, counts: list[int]) -> int:
     from .options import make_engine
 
-    engines = [(make_engine(args, max_streams=n, max_buffer_s=None, rollover=False), n)
-               for n in counts]
-    results = []
-    for engine, n in engines:  # all validated before the first run
-        if not args.json:
-            print(f"bench: remote, {n} stream(s)...", file=sys.stderr, flush=True)
-        try:
-            r = measure(engine, "remote", n, args.seconds)
-        except Exception as exc:  # noqa: BLE001 - one row per failed configuration
-            r = {"mode": "remote", "streams": n, "error": str(getattr(exc, "message", exc))}
+    engine = make_engine(args, max_streams=max(counts), max_buffer_s=None, rollover=False)
+    if not args.json:
+        print(f"bench: remote, runs of {', '.join(map(str, counts))} stream(s)...", file=sys.stderr,
+              flush=True)
+    try:
+        results = measure(engine, "remote", counts, args.seconds)
+    except Exception as exc:  # noqa: BLE001 - one row per failed configuration
+        log.warning("remote bench failed", exc_info=True)
+        results = [{"mode": "remote", "streams": n, "error": str(getattr(exc, "message", exc))}
+                   for n in counts]
+    for r in results:
         r["speedup_vs_piecewise"] = None
-        results.append(r)
     print(json.dumps({"results": results}, indent=2) if args.json else format_table(results))
     return 1 if any("error" in r for r in results) else 0
 
@@ -198,7 +264,7 @@ def _main_one(payload: str) -> int:
     fields = spec["settings"]
     fields["capture_sizes"] = tuple(fields["capture_sizes"]) if fields.get("capture_sizes") else None
     settings = EngineSettings(**fields)
-    print(json.dumps(run_one(settings, spec["streams"], spec["seconds"])), flush=True)
+    print(json.dumps(run_mode(settings, spec["counts"], spec["seconds"])), flush=True)
     return 0
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
+from ..capture.apps import apps_now, format_apps
 from ..capture.devices import server_state, uses_sound_server
 
 
@@ -20,10 +21,12 @@ def add_parser(sub) -> list[str]:
 
 def run(args) -> int:
     state = server_state()  # CaptureError (no sound server...) becomes one line + fix
+    apps = apps_now()
     if args.json:
         json.dump({"server": state.server, "default_output": state.default_sink,
                    "default_input": state.default_source,
-                   "devices": [d.to_dict() for d in state.devices]}, sys.stdout, indent=2)
+                   "devices": [d.to_dict() for d in state.devices],
+                   "apps": [a.to_dict() for a in apps]}, sys.stdout, indent=2)
         sys.stdout.write("\n")
         return 0
     out = sys.stdout
@@ -44,6 +47,8 @@ def run(args) -> int:
                   f"{'  <- --source mic' if d.is_default else ''}\n")
     if not inputs:
         out.write("    (none)\n")
+    if uses_sound_server():
+        out.write(format_apps(apps))
     out.write('\nCapture one by name: voxcap live --source "NAME" (the description or the name in '
               "brackets).\n")
     return 0

@@ -23,6 +23,10 @@ def add_parser(sub) -> list[str]:
                                    "Ctrl-C flushes and exits.")
     p.add_argument("--source", default="system", metavar="SOURCE",
                    help=f"{SOURCE_HELP} (default: system)")
+    p.add_argument("--echo-cancel", choices=("auto", "on", "off"), default="auto",
+                   help="with both: capture the microphone through the sound server's echo "
+                        "canceller, so it does not repeat what the speakers play (default: auto, "
+                        "on unless the output is headphones)")
     p.add_argument("--duration", type=float, default=None, metavar="S",
                    help="stop after S seconds (default: until Ctrl-C)")
     add_run_options(p)
@@ -31,6 +35,7 @@ def add_parser(sub) -> list[str]:
 
 def run(args) -> int:
     audio = AudioSources()
+    audio.echo_cancel = args.echo_cancel
     if args.duration is not None and args.duration <= 0:
         raise ConfigError(f"--duration must be positive, not {args.duration:g}",
                           "give the seconds to capture, or leave it out to run until Ctrl-C")

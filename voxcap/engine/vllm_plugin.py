@@ -1,17 +1,33 @@
 """A vLLM general plugin (entry point ``vllm.general_plugins``), run in every vLLM process.
 
-A Ctrl-C typed in a terminal is sent to the whole foreground process group. vLLM's engine-core
-process shuts down on SIGINT, so without this the engine would die under the app just when the
-app wants it to flush the last words. Each vLLM child process of a voxcap app therefore moves
-itself into its own process group; the app (``VOXCAP_APP_PID``) stays where it is and handles
-Ctrl-C itself (flush, then exit). vLLM stops its children when the app exits, as before.
+It does two things in each process vLLM starts for a voxcap app (``VOXCAP_APP_PID`` is set by
+the engine before vLLM spawns anything), and nothing elsewhere:
+
+- **Ctrl-C stays with the app.** A Ctrl-C typed in a terminal goes to the whole foreground
+  process group, and vLLM's engine core shuts down on SIGINT: the engine would die just when
+  the app wants it to flush the last words. Each child therefore moves into its own process
+  group; the app handles Ctrl-C itself (flush, then exit).
+- **Children die with their parent, however it dies.** Leaving the group also takes away the
+  usual way children die with it, and a ``kill -9``, a crash or a logout gives vLLM no chance
+  to stop them: an engine core would keep ~18 GB of GPU memory until found and killed. Each
+  child asks the kernel for SIGKILL when its parent goes (``PR_SET_PDEATHSIG``); the chain
+  app → engine core → workers then unwinds within moments. The GPU driver frees a dead
+  process's memory.
 """
 
 from __future__ import annotations
 
+import ctypes
+import logging
 import os
+import signal
+import sys
 
 APP_PID_ENV = "VOXCAP_APP_PID"
+PARENT_PID_ENV = "VOXCAP_VLLM_PARENT_PID"  # the pid a vLLM child expects as its parent
+_PR_SET_PDEATHSIG = 1
+
+log = logging.getLogger(__name__)
 
 
 def detach_from_terminal() -> None:
@@ -22,4 +38,22 @@ def detach_from_terminal() -> None:
         if os.getpgid(0) != os.getpid():
             os.setpgid(0, 0)
     except OSError:  # not permitted here (e.g. a session leader): keep the old behaviour
-        pass
+        log.warning("vLLM process %d could not leave the terminal's process group", os.getpid(),
+                    exc_info=True)
+    die_with_parent(int(os.environ.get(PARENT_PID_ENV) or app))
+
+
+def die_with_parent(expected_parent: int) -> None:
+    """SIGKILL this process when its parent exits; exit now if it already has."""
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+                raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
+        except OSError:
+            log.warning("vLLM process %d will not die with voxcap", os.getpid(), exc_info=True)
+    # The parent may have died between spawning us and the prctl: then we were re-parented.
+    if os.getppid() != expected_parent:
+        os._exit(1)
+    # Processes this one starts (vLLM's workers) expect it as their parent.
+    os.environ[PARENT_PID_ENV] = str(os.getpid())

@@ -123,6 +123,7 @@ class VoxcapApp(QObject):
         self.overlay.on_painted = self._painted
         self.placement = OverlayPlacement(self.overlay, overlay_path)  # on top: X11/layer-shell
         self.placement.menuRequested.connect(self.show_window)
+        self.placement.outputsChanged.connect(self.place_overlay)
         self.tray = None
         if use_tray and tray_available():
             show = self.window.addAction("Show voxcap window")
@@ -186,7 +187,7 @@ class VoxcapApp(QObject):
         if s.configured:
             self.start_engine()
             if s.start_captioning:
-                self.controller.start_captioning(s.source)
+                self._start_captioning(s.source)
         elif self.first_run_enabled:
             self.open_first_run()
         else:
@@ -310,7 +311,11 @@ class VoxcapApp(QObject):
         if self.state in ACTIVE:
             self.controller.stop_captioning()
         elif self.state != "stopping":
-            self.controller.start_captioning(self.settings.source)
+            self._start_captioning(self.settings.source)
+
+    def _start_captioning(self, source: str) -> None:
+        self.controller.audio.echo_cancel = self.settings.echo_cancel  # read when "both" starts
+        self.controller.start_captioning(source)
 
     def choose_source(self, key: str) -> None:
         if not key or key == self.settings.source:
@@ -319,7 +324,7 @@ class VoxcapApp(QObject):
         self.save()
         if self.state in ACTIVE:  # switch now: the new source(s) in a new session
             self.controller.stop_captioning()
-            self.controller.start_captioning(key)
+            self._start_captioning(key)
 
     def set_overlay_visible(self, on: bool) -> None:
         self.settings.overlay.visible = on

@@ -54,7 +54,7 @@ class FirstRunDialog(QDialog):
 
     def __init__(self, parent=None, downloader=ModelDownload, gpus=None) -> None:
         super().__init__(parent)
-        self.setWindowTitle("Welcome to voxcap")
+        self.setWindowTitle("Welcome")  # Qt appends " — voxcap"
         self.setMinimumWidth(700)
         self._downloader_cls = downloader
         self.download = None

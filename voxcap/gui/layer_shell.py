@@ -39,6 +39,7 @@ ANCHOR_TOP, ANCHOR_LEFT = 1, 4
 SHM_ARGB8888 = 0  # QImage.Format_ARGB32_Premultiplied on a little-endian machine
 BTN_LEFT, BTN_RIGHT = 0x110, 0x111
 EDGE = 10
+MAX_BUFFERS = 3
 MIN_W, MIN_H = 200, 40
 
 
@@ -47,6 +48,7 @@ class _Output:
         self.proxy = proxy
         self.name = ""
         self.pos = (0, 0)
+        self.size = (0, 0)
 
 
 class _Buffer:
@@ -65,10 +67,13 @@ class _Buffer:
         finally:
             os.close(fd)
         self.busy = False
+        self.on_release = None
         self.buffer.dispatcher["release"] = self._released
 
     def _released(self, _proxy) -> None:
         self.busy = False
+        if self.on_release is not None:
+            self.on_release()
 
     def destroy(self) -> None:
         self.buffer.destroy()
@@ -81,6 +86,7 @@ class LayerShellOverlay(QObject):
 
     menuRequested = Signal()
     mapped = Signal()
+    outputsChanged = Signal()  # an output came or went: the app places the overlay again
 
     def __init__(self, overlay: QWidget, display: str | None = None) -> None:
         super().__init__(overlay)
@@ -92,7 +98,6 @@ class LayerShellOverlay(QObject):
         self._outputs: dict[int, _Output] = {}
         self._globals: dict[str, object] = {}
         self._buffers: list[_Buffer] = []
-        self._frame_pending = False
         self._dirty = False
         self._pointer = None
         self._pointer_at = (0.0, 0.0)
@@ -122,6 +127,17 @@ class LayerShellOverlay(QObject):
         self._flush_timer.timeout.connect(self._render)
         overlay.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
         overlay.installEventFilter(self)
+        # Qt schedules repaints of a window through its own (never mapped) Wayland surface's
+        # frame callbacks, which never come: after the first, update() paints nothing. So the
+        # overlay's own update() calls (new text, settings, hints) also ask us for a frame.
+        qt_update = overlay.update
+
+        def update(*args) -> None:
+            qt_update(*args)
+            self._dirty = True
+            self._flush_timer.start()
+
+        overlay.update = update
 
     # --------------------------------------------------------------- Wayland plumbing ----
     def _global_added(self, registry, name: int, interface: str, version: int) -> None:
@@ -155,19 +171,30 @@ class LayerShellOverlay(QObject):
         def at(_p, x: int, y: int) -> None:
             out.pos = (x, y)
 
+        def size(_p, w: int, h: int) -> None:
+            out.size = (w, h)
+
         xo.dispatcher["name"] = named
         xo.dispatcher["logical_position"] = at
+        xo.dispatcher["logical_size"] = size
 
     def _global_removed(self, _registry, name: int) -> None:
         out = self._outputs.pop(name, None)
         if out is not None:
             log.info("layer-shell: output %s removed", out.name)
+            self._output_changed()
 
     def _output_changed(self) -> None:
-        """An output appeared: the overlay returns to it if that is where it belongs."""
-        if self.available and self.layer_surface is not None and \
-                self._target_output() is not None and self._target_output().name != self.output_name:
-            QTimer.singleShot(200, self._remap)
+        """An output came or went: the app places the overlay again from its saved place (asked
+        twice: Qt learns of outputs over its own connection, maybe after us)."""
+        for delay in (300, 1500):
+            QTimer.singleShot(delay, self._outputs_settled)
+
+    def _outputs_settled(self) -> None:
+        self.outputsChanged.emit()
+        target = self._target_output()  # the place may be the same, its output not
+        if self.layer_surface is not None and target is not None and target.name != self.output_name:
+            self._remap()
 
     def _read(self) -> None:
         try:
@@ -201,6 +228,7 @@ class LayerShellOverlay(QObject):
         comp, shell = self._globals["compositor"], self._globals["shell"]
         self.surface = comp.create_surface()
         self.output_name = out.name if out else ""
+        self._follow_screen()
         ls = shell.get_layer_surface(self.surface, out.proxy if out else None, LAYER_OVERLAY,
                                      NAMESPACE)
         ls.dispatcher["configure"] = self._configured
@@ -216,6 +244,12 @@ class LayerShellOverlay(QObject):
         self._flush()
         log.info("layer-shell: overlay mapped on output %s", self.output_name or "(any)")
 
+    def _follow_screen(self) -> None:
+        """The widget's screen is where its surface is (the app saves it with the geometry)."""
+        screen = next((s for s in QGuiApplication.screens() if s.name() == self.output_name), None)
+        if screen is not None and self.overlay.screen() is not screen:
+            self.overlay.setScreen(screen)
+
     def unmap(self) -> None:
         if self.layer_surface is None:
             return
@@ -223,7 +257,6 @@ class LayerShellOverlay(QObject):
         self.surface.destroy()
         self.layer_surface = None
         self.configured = False
-        self._frame_pending = False
         self._flush()
 
     def _remap(self) -> None:
@@ -232,11 +265,18 @@ class LayerShellOverlay(QObject):
             self.map()
 
     def _apply_geometry(self) -> None:
+        """Size and margins from the widget's geometry, kept inside the output: on a stand-in
+        output (its own is gone) the overlay shows where it fits, its saved place unchanged."""
         g = self.overlay.geometry()
         out = next((o for o in self._outputs.values() if o.name == self.output_name), None)
         ox, oy = out.pos if out else (0, 0)
+        left, top = g.x() - ox, g.y() - oy
+        if out is not None and out.size[0] > 0:
+            ow, oh = out.size
+            left = min(max(left, 0), max(0, ow - g.width()))
+            top = min(max(top, 0), max(0, oh - g.height()))
         self.layer_surface.set_size(g.width(), g.height())
-        self.layer_surface.set_margin(g.y() - oy, 0, 0, g.x() - ox)
+        self.layer_surface.set_margin(top, 0, 0, left)
 
     def _apply_input_region(self) -> None:
         if getattr(self.overlay, "click_through", False):
@@ -253,28 +293,35 @@ class LayerShellOverlay(QObject):
         self._render()
 
     def _closed(self, _ls) -> None:
-        """The compositor took the surface away (its output is gone): make it again."""
+        """The compositor took the surface away (its output is gone): made again once the app
+        has placed the overlay on an output that is there."""
         log.info("layer-shell: the compositor closed the overlay (output %s gone?)", self.output_name)
         self.unmap()
         if self.overlay.isVisible():
-            QTimer.singleShot(200, self.map)
+            self.outputsChanged.emit()
+            QTimer.singleShot(0, self.map)
 
     # ------------------------------------------------------------------- rendering ----
     def _render(self) -> None:
+        """Draw the widget into a free buffer and commit it. No frame callbacks: captions change
+        a few times a second, updates in one event-loop pass are already one render (the
+        zero-time timer), and a compositor that holds back frame callbacks (an output that
+        is not repainting) must not hold back the captions."""
         if self.layer_surface is None or not self.configured:
             return
-        if self._frame_pending:  # one frame in flight at a time: the next waits for its callback
-            self._dirty = True
-            return
-        self._dirty = False
         w, h = self.overlay.width(), self.overlay.height()
         buf = next((b for b in self._buffers if not b.busy and (b.width, b.height) == (w, h)), None)
         if buf is None:
             for b in [b for b in self._buffers if not b.busy]:
                 b.destroy()
                 self._buffers.remove(b)
+            if len(self._buffers) >= MAX_BUFFERS:  # all held by the compositor: on release
+                self._dirty = True
+                return
             buf = _Buffer(self._globals["shm"], w, h)
+            buf.on_release = self._buffer_released
             self._buffers.append(buf)
+        self._dirty = False
         img = QImage(buf.map, w, h, buf.stride, QImage.Format.Format_ARGB32_Premultiplied)
         img.fill(0)
         p = QPainter(img)
@@ -288,17 +335,13 @@ class LayerShellOverlay(QObject):
         buf.busy = True
         self.surface.attach(buf.buffer, 0, 0)
         self.surface.damage_buffer(0, 0, w, h)
-        cb = self.surface.frame()
-        cb.dispatcher["done"] = self._frame_done
-        self._frame_pending = True
         self.surface.commit()
         self._flush()
         self.frames += 1
         if self.frames == 1:
             self.mapped.emit()
 
-    def _frame_done(self, _cb, _time) -> None:
-        self._frame_pending = False
+    def _buffer_released(self) -> None:
         if self._dirty:
             self._flush_timer.start()
 
@@ -312,15 +355,23 @@ class LayerShellOverlay(QObject):
         elif t == QEvent.Type.Paint and not self._rendering:
             self._dirty = True
             self._flush_timer.start()  # after the paint event, from the event loop
-        elif t in (QEvent.Type.Move, QEvent.Type.Resize) and self.layer_surface is not None:
-            if self._target_output() is not None and self._target_output().name != self.output_name:
-                QTimer.singleShot(0, self._remap)
-            else:
-                self._apply_geometry()
-                self.surface.commit()
-                self._flush()
-            self._dirty = True
-            self._flush_timer.start()
+        elif t in (QEvent.Type.Move, QEvent.Type.Resize):
+            if self.layer_surface is not None:
+                target = self._target_output()
+                if target is not None and target.name != self.output_name:
+                    self.output_name = target.name  # now: the app may save the screen at once
+                    self._follow_screen()
+                    QTimer.singleShot(0, self._remap)
+                else:
+                    self._apply_geometry()
+                    self.surface.commit()
+                    self._flush()
+                self._dirty = True
+                self._flush_timer.start()
+            # Not passed on: the widget would save any move as the user's. Here only a drag
+            # (saved on release) or the keyboard is the user; Qt moving the never-shown
+            # window when a monitor goes away, or the app re-placing it, is not.
+            return True
         elif t == QEvent.Type.WindowStateChange or t == QEvent.Type.UpdateRequest:
             self._flush_timer.start()
         return False

@@ -234,15 +234,20 @@ class MainWindow(QMainWindow):
         self.source.setCurrentIndex(i)
 
     def set_devices(self, devices) -> None:
-        """The sound server's devices, after the three fixed choices; the selection stays."""
+        """The sound server's devices, after the three fixed choices; the selection stays.
+        Devices sharing a description are listed with their server name, and chosen by it."""
         current = self.source.currentData()
         while self.source.count() > len(SOURCES):
             self.source.removeItem(self.source.count() - 1)
         if devices:
             self.source.insertSeparator(self.source.count())
+        seen = [d.description for d in devices]
         for d in devices:
             kind = "system audio" if d.is_monitor else "input"
-            self.source.addItem(f"{d.description} ({kind})", d.description)
+            if seen.count(d.description) > 1:  # two sinks of one make: told apart by server name
+                self.source.addItem(f"{d.description} ({kind}: {d.name})", d.name)
+            else:
+                self.source.addItem(f"{d.description} ({kind})", d.description)
         self.set_source(current)
 
     def show_shortcuts(self) -> None:

@@ -49,6 +49,7 @@ class OverlayPlacement(QObject):
     """Attaches the overlay to its path. ``message``: (text, fix) to show once, or None."""
 
     menuRequested = Signal()
+    outputsChanged = Signal()  # layer-shell: outputs came or went; place the overlay again
 
     def __init__(self, overlay, path: OverlayPath | None = None) -> None:
         super().__init__(overlay)
@@ -67,6 +68,7 @@ class OverlayPlacement(QObject):
             if layer is not None and layer.available:
                 self.layer = layer
                 layer.menuRequested.connect(self.menuRequested)
+                layer.outputsChanged.connect(self.outputsChanged)
                 overlay.clickThroughChanged.connect(layer.set_click_through)
             else:
                 self.path = OverlayPath(WINDOW, "layer-shell could not be used: " + self.path.reason,

@@ -78,7 +78,7 @@ class SettingsDialog(QDialog):
 
     def __init__(self, settings: AppSettings, parent=None) -> None:
         super().__init__(parent)
-        self.setWindowTitle("voxcap settings")
+        self.setWindowTitle("Settings")  # Qt appends " — voxcap"
         self.setAccessibleName("Settings")
         self.base = settings.copy()
         s = self.base
@@ -161,8 +161,16 @@ class SettingsDialog(QDialog):
         self.start_min.setChecked(s.start_minimized)
         self.start_cap = QCheckBox("Start captioning on laun&ch")
         self.start_cap.setChecked(s.start_captioning)
+        self.echo = QComboBox(self)
+        self.echo.setAccessibleName("Echo cancellation for Both")
+        for key, text in (("auto", "Automatic (on unless the output is headphones)"),
+                          ("on", "On"), ("off", "Off")):
+            self.echo.addItem(text, key)
+        self.echo.setCurrentIndex(max(0, self.echo.findData(s.echo_cancel)))
+        echo_label = QLabel("Ec&ho cancellation for \"Both\" (the microphone without the speakers):", self)
+        echo_label.setBuddy(self.echo)
         cap = QVBoxLayout()
-        for w in (self.mask, self.start_min, self.start_cap):
+        for w in (self.mask, self.start_min, self.start_cap, echo_label, self.echo):
             cap.addWidget(w)
         cap.addStretch(1)
         cap_box = QGroupBox("Captions and start-up", self)
@@ -310,6 +318,7 @@ class SettingsDialog(QDialog):
         s.mask_profanity = self.mask.isChecked()
         s.start_minimized = self.start_min.isChecked()
         s.start_captioning = self.start_cap.isChecked()
+        s.echo_cancel = self.echo.currentData()
         o = s.overlay
         o.lines = self.lines.value()
         o.font_family = "" if self.font_default.isChecked() else self.font_family.currentFont().family()

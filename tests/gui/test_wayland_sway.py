@@ -1,0 +1,171 @@
+"""The overlay on a real wlroots compositor: sway started headless (two virtual outputs), the real
+app in its own process on Qt's Wayland platform (scripted engine and audio: what is under test
+is the windowing). Proven from the compositor's side: sway's own log names the surface's layer,
+grim's screenshot shows the captions over a fullscreen window that has the focus, swaymsg
+removes and re-adds an output.
+
+``VOXCAP_SHOTS=docs/screenshots`` keeps the screenshots there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from PySide6.QtGui import QColor, QImage
+from support.compositors import Sway, missing
+
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(bool(missing("sway", "swaymsg", "grim")),
+                                 reason="sway/grim not installed (scripts/setup-dev.sh)")]
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class AppProcess:
+    """tests/support/overlay_app.py in its own process, on the compositor in ``env``."""
+
+    def __init__(self, env: dict, config: Path) -> None:
+        full = {k: v for k, v in os.environ.items()
+                if k not in ("QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY")}
+        full.update(env, VOXCAP_CONFIG_DIR=str(config), PYTHONPATH=str(ROOT / "tests"),
+                    QT_ACCESSIBILITY="0")
+        self.proc = subprocess.Popen([sys.executable, "-m", "support.overlay_app"], env=full,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=None if os.environ.get("VOXCAP_DEBUG") else subprocess.DEVNULL, text=True, cwd=ROOT,
+                                     start_new_session=True)
+        self.started = self._read()
+
+    def _read(self) -> dict:
+        line = self.proc.stdout.readline()
+        assert line, "the app exited"
+        return json.loads(line)
+
+    def ask(self, cmd: str) -> dict:
+        self.proc.stdin.write(cmd + "\n")
+        self.proc.stdin.flush()
+        return self._read()
+
+    def wait_for(self, pred, timeout: float = 15.0) -> dict:
+        deadline = time.monotonic() + timeout
+        while True:
+            st = self.ask("state")
+            if pred(st) or time.monotonic() > deadline:
+                return st
+            time.sleep(0.2)
+
+    def quit(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                self.ask("quit")
+                self.proc.wait(30)
+            finally:
+                if self.proc.poll() is None:
+                    self.proc.kill()
+                    self.proc.wait(10)
+
+
+def keep(shot: Path, name: str) -> None:
+    where = os.environ.get("VOXCAP_SHOTS")
+    if where:
+        shutil.copy(shot, ROOT / where / name)
+
+
+def pixel(img: QImage, x: int, y: int) -> tuple[int, int, int]:
+    c = QColor(img.pixel(x, y))
+    return c.red(), c.green(), c.blue()
+
+
+def nodes(tree: dict):
+    """The windows of swaymsg's tree (leaf nodes with a pid)."""
+    for n in tree.get("nodes", []) + tree.get("floating_nodes", []):
+        if n.get("pid"):
+            yield {k: n.get(k) for k in ("name", "pid", "focused", "fullscreen_mode", "type")}
+        yield from nodes(n)
+
+
+def mapped(st: dict, output: str) -> bool:
+    lay = st.get("layer") or {}
+    return bool(lay.get("mapped") and lay.get("configured") and lay.get("output") == output
+                and lay.get("frames", 0) > 0)
+
+
+@pytest.fixture
+def sway():
+    with Sway(outputs=2, nested=True) as s:
+        yield s
+
+
+def test_overlay_on_the_overlay_layer_above_fullscreen_outputs_and_restart(sway, tmp_path):
+    config = tmp_path / "config"
+    app = AppProcess(sway.env, config)
+    try:
+        st = app.started
+        assert st["path"] == "layer-shell" and st["platform"] == "wayland", st
+        st = app.wait_for(lambda s: mapped(s, "WL-1"))
+        assert mapped(st, "WL-1"), st
+        # sway's own word: a surface of ours on layer 3 (overlay), above fullscreen windows
+        log = sway.log_text()
+        assert re.search(r"new layer surface: namespace voxcap-captions layer 3", log), log[-3000:]
+
+        app.ask("caption")
+        st = app.wait_for(lambda s: "scripted" in " ".join(s["text"]))
+        assert "scripted" in " ".join(st["text"]), st
+        app.ask("fullscreen")
+        time.sleep(1.0)
+        windows = list(nodes(sway.msg("-t", "get_tree")))
+        assert any(n.get("fullscreen_mode") == 1 and n.get("focused") for n in windows), \
+            f"the other window is not fullscreen with the focus: {windows}"
+        shot = sway.screenshot(tmp_path / "sway.png", "WL-1")
+        keep(shot, "wayland-sway-overlay-over-fullscreen.png")
+        img = QImage(str(shot))
+        x, y, w, h = st["geometry"]
+        assert pixel(img, 5, 5)[1] > 100, "the fullscreen window (green) is not on screen"
+        inside = pixel(img, x + w - 20, y + h // 2)  # the overlay's dark band over the green
+        assert inside[1] < 80, f"no overlay at its place over the fullscreen window: {inside}"
+        whites = sum(1 for px in range(x, x + w, 3) for py in range(y, y + h, 3)
+                     if min(pixel(img, px, py)) > 200)
+        assert whites > 50, "no caption text on the overlay"
+
+        # onto the second output; it is unplugged, then a monitor is plugged in again
+        app.ask(f"move {1280 + 200} 400")
+        st = app.wait_for(lambda s: mapped(s, "WL-2"))
+        assert mapped(st, "WL-2") and st["saved_screen"] == "WL-2", st
+        sway.remove_output("WL-2")
+        sway.wait_outputs(1)
+        st = app.wait_for(lambda s: mapped(s, "WL-1"))
+        assert mapped(st, "WL-1"), f"not shown on the remaining output: {st}"
+        time.sleep(0.5)
+        shot = sway.screenshot(tmp_path / "stand-in.png", "WL-1")
+        img = QImage(str(shot))
+        assert any(pixel(img, px, 400 + 20)[1] < 80 for px in range(0, img.width(), 10)), \
+            "the overlay is not inside the remaining output"
+        assert st["saved"][:2] == [1480, 400] and st["saved_screen"] == "WL-2", \
+            f"an unplugged monitor changed the saved place: {st}"
+        sway.add_output()
+        sway.wait_outputs(2)
+        st = app.wait_for(lambda s: mapped(s, "WL-3"))
+        assert mapped(st, "WL-3"), f"did not go back to its place on the new output: {st}"
+        shot = sway.screenshot(tmp_path / "replugged.png", "WL-3")
+        assert pixel(QImage(str(shot)), 200 + w - 20, 400 + 20)[1] < 80
+    finally:
+        app.quit()
+
+    again = AppProcess(sway.env, config)
+    try:
+        st = again.wait_for(lambda s: mapped(s, "WL-3"))
+        assert mapped(st, "WL-3") and st["geometry"][:2] == [1480, 400], st
+        time.sleep(0.5)
+        shot = sway.screenshot(tmp_path / "restart.png", "WL-3")
+        img = QImage(str(shot))
+        inside, outside = pixel(img, 200 + 20, 400 + 20), pixel(img, 190, 390)
+        assert sum(inside) < sum(outside) - 60, \
+            f"the overlay is not at its saved place after a restart: {inside} vs {outside}"
+    finally:
+        again.quit()
