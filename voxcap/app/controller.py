@@ -503,7 +503,7 @@ class SessionController:
             stalled = time.monotonic() - self._progress_at > self.flush_timeout_s
             if stalled or self._abort_flush.is_set():
                 why = ("given up on request" if not stalled else
-                       f"the engine produced nothing for {self.flush_timeout_s:.0f} s")
+                       f"the engine produced nothing for {self.flush_timeout_s:g} s")
                 log.warning("flush of %s aborted: %s", pending, why)
                 self._emit(AppProblem(f"The last words were not all captioned: {why}.",
                                       "" if not stalled else "see the log; restart the engine "
