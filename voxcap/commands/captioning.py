@@ -195,11 +195,12 @@ class CaptionRun:
                     self.result.session_id = event.session_id or self.ctl.session_id
                     break
                 continue
-            if isinstance(event, AppProblem):
-                problem = problem or event
+            if isinstance(event, AppProblem) and not started:
+                problem = problem or event  # shown as the error below if nothing starts
+                continue
             self._show(event)
         self.result.wall_s = time.perf_counter() - t0
-        if not started and problem is not None and self.result.failure is None:
+        if not started and problem is not None:
             raise VoxcapError(problem.message, problem.fix)  # nothing ran: one line and the fix
         self.term.end_line()
         if self.result.failure is None:
