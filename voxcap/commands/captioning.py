@@ -162,7 +162,7 @@ class CaptionRun:
         deadline = None
         stopping = aborted = False
         started = False
-        problem: AppProblem | None = None
+        problems: list[AppProblem] = []  # before captioning starts: kept for the outcome
         t0 = time.perf_counter()
         while True:
             try:
@@ -191,17 +191,19 @@ class CaptionRun:
                     self.term.line(f"{self.name}: captioning"
                                    + (f" for {duration:g} s" if duration else "")
                                    + " (Ctrl-C to stop)")
+                    for p in problems:
+                        self._show(p)
                 elif event.state == "off":
                     self.result.session_id = event.session_id or self.ctl.session_id
                     break
                 continue
             if isinstance(event, AppProblem) and not started:
-                problem = problem or event  # shown as the error below if nothing starts
+                problems.append(event)  # the error below if nothing starts, else shown then
                 continue
             self._show(event)
         self.result.wall_s = time.perf_counter() - t0
-        if not started and problem is not None:
-            raise VoxcapError(problem.message, problem.fix)  # nothing ran: one line and the fix
+        if not started and problems:
+            raise VoxcapError(problems[0].message, problems[0].fix)  # nothing ran: one line + fix
         self.term.end_line()
         if self.result.failure is None:
             self.term.line(f"{self.name}: done")
