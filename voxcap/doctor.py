@@ -539,6 +539,26 @@ def check_desktop(ctx: Context, args) -> Check:
                  "libraries", "", details)
 
 
+def check_overlay(ctx: Context, args) -> Check:
+    """How the caption overlay stays above other windows here, and global shortcuts."""
+    from .app import desktop_session as ds
+
+    path = ds.detect()
+    keys = ds.shortcut_support(path)
+    details = {"path": path.path, "reason": path.reason, "desktop": path.desktop,
+               "qt_platform": path.qt_platform, "global_shortcuts": keys.how,
+               "shortcuts_summary": keys.summary}
+    title = "Captions on top"
+    if path.path == ds.OFFSCREEN or path.path == ds.WINDOW and not path.desktop and \
+            not os.environ.get("WAYLAND_DISPLAY"):
+        return Check("overlay", title, SKIP, path.reason, "", details)
+    if path.path == ds.WINDOW:
+        return Check("overlay", title, WARN, f"no way to keep the overlay on top: {path.reason}",
+                     path.advice, details)
+    return Check("overlay", title, OK, f"{path.path}: {path.reason}; global shortcuts: "
+                 f"{keys.summary}", keys.fix, details)
+
+
 def check_dirs(ctx: Context, args) -> Check:
     from . import paths
 
@@ -640,7 +660,7 @@ def check_selftest(ctx: Context, args) -> Check:
 
 
 CHECKS = (check_settings, check_python, check_packages, check_vllm, check_gpu, check_gpu_memory,
-          check_model, check_server, check_sound, check_desktop, check_dirs)
+          check_model, check_server, check_sound, check_desktop, check_overlay, check_dirs)
 
 
 def run_checks(args) -> list[Check]:
