@@ -164,8 +164,9 @@ class Mutter:
     session. Its session environment (DISPLAY of XWayland among it) is what the child it runs
     sees: that child writes it to a file and waits."""
 
-    def __init__(self, width: int = 1280, height: int = 720) -> None:
+    def __init__(self, width: int = 1280, height: int = 720, xwayland: bool = True) -> None:
         self.size = f"{width}x{height}"
+        self.xwayland = xwayland
         self.runtime = Path(tempfile.mkdtemp(prefix="voxcap-mutter-"))
         os.chmod(self.runtime, 0o700)
         self.log_path = self.runtime.parent / (self.runtime.name + ".log")
@@ -173,7 +174,7 @@ class Mutter:
         self.env: dict[str, str] = {}
 
     def start(self) -> Mutter:
-        if missing("mutter", "dbus-run-session", "Xwayland"):
+        if missing("mutter", "dbus-run-session", *(["Xwayland"] if self.xwayland else [])):
             raise RuntimeError("mutter/Xwayland/dbus are not installed: run scripts/setup-dev.sh")
         env_file = self.runtime / "session.env"
         child = ("import json, os, sys, time; open(sys.argv[1], 'w').write(json.dumps("
@@ -184,7 +185,8 @@ class Mutter:
         self._log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
             ["dbus-run-session", "--", "mutter", "--headless", "--wayland", "--virtual-monitor",
-             self.size, "--", sys.executable, "-c", child, str(env_file)],
+             self.size, *([] if self.xwayland else ["--no-x11"]), "--", sys.executable, "-c",
+             child, str(env_file)],
             env=env, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:

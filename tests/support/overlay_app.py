@@ -59,6 +59,7 @@ def main() -> int:
                                                      "frames": layer.frames,
                                                      "paints": vapp.overlay.paints},
                 "message": vapp.placement.message, "state": vapp.state,
+                "shortcuts": vapp.shortcuts.how, "notice": vapp.window.notice.text(),
                 "win_id": int(ov.winId()) if app.platformName() == "xcb" else 0}
 
     def command() -> None:
