@@ -59,7 +59,8 @@ def main() -> int:
                                                      "frames": layer.frames,
                                                      "paints": vapp.overlay.paints},
                 "message": vapp.placement.message, "state": vapp.state,
-                "shortcuts": vapp.shortcuts.how, "notice": vapp.window.notice.text(),
+                "shortcuts": vapp.shortcuts.how, "shortcuts_summary": vapp.shortcuts.summary,
+                "notice": vapp.window.notice.text(),
                 "win_id": int(ov.winId()) if app.platformName() == "xcb" else 0}
 
     def command() -> None:
