@@ -109,3 +109,30 @@ def test_overlay_on_the_overlay_layer_above_fullscreen_outputs_and_restart(sway,
             f"the overlay is not at its saved place after a restart: {inside} vs {outside}"
     finally:
         again.quit()
+
+
+def test_hidpi_output_gets_buffers_at_its_scale(tmp_path):
+    """A 200 % output (2560x1440 pixels, 1280x720 logical): the overlay's buffers have twice the
+    pixels, so its text is as sharp as the compositor's own; its place is in logical pixels."""
+    with Sway(width=2560, height=1440) as sway:
+        sway.msg("output HEADLESS-1 scale 2")
+        app = AppProcess(sway.env, tmp_path / "config")
+        try:
+            app.ask("caption")
+            st = app.wait_for(lambda s: mapped(s, "HEADLESS-1") and "scripted" in " ".join(s["text"])
+                              and s["layer"]["scale"] == 2)
+            assert st["layer"]["scale"] == 2 and mapped(st, "HEADLESS-1"), st
+            time.sleep(0.5)
+            shot = sway.screenshot(tmp_path / "hidpi.png")
+            img = QImage(str(shot))
+            assert (img.width(), img.height()) == (2560, 1440)
+            x, y, w, h = st["geometry"]
+            assert x + w <= 1280 and y + h <= 720, st  # logical
+            inside = pixel(img, 2 * (x + w) - 30, 2 * y + h)
+            assert sum(inside) < 400, f"no overlay at twice its logical place: {inside}"
+            whites = sum(1 for px in range(2 * x, 2 * (x + w), 4) for py in range(2 * y, 2 * (y + h), 4)
+                         if min(pixel(img, px, py)) > 200)
+            assert whites > 100, "no caption text on the overlay"
+            keep(shot, "wayland-sway-overlay-scale-2.png")
+        finally:
+            app.quit()
