@@ -101,12 +101,20 @@ def main() -> int:
     ap.add_argument("--modes", default=",".join(GRAPH_MODES))
     ap.add_argument("--seconds", type=float, default=10.0, help="audio per stream per run")
     ap.add_argument("--out", default="gpu_engine.json")
+    ap.add_argument("--step-tokens", type=int, default=None,
+                    help="vLLM's max_num_batched_tokens (default: voxcap's)")
+    ap.add_argument("--sizes", default=None, metavar="LIST",
+                    help="only engines of these sizes, e.g. 1 (default: 4 per mode; 1 and 2 for FDO)")
     a = ap.parse_args()
     modes = [m.strip().upper() for m in a.modes.split(",") if m.strip()]
     results = []
+    sizes = {int(x) for x in a.sizes.split(",")} if a.sizes else None
+    extra = {"step_tokens": a.step_tokens} if a.step_tokens else {}
     for mode, size, counts in plan(modes):
+        if sizes and size not in sizes:
+            continue
         settings = EngineSettings(a.model, dummy_weights=a.dummy_weights, graph_mode=mode,
-                                  max_streams=size).validated()
+                                  max_streams=size, **extra).validated()
         print(f"gpu_engine: {mode}, engine for {size} stream(s), runs {counts}", file=sys.stderr,
               flush=True)
         rows = _run_child(settings, counts, a.seconds)
@@ -118,6 +126,7 @@ def main() -> int:
     report = {"date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
               "gpus": describe_gpus(), "python": platform.python_version(), "versions": versions,
               "model": a.model, "dummy_weights": a.dummy_weights, "seconds": a.seconds,
+              "step_tokens": a.step_tokens,
               "results": results}
     Path(a.out).write_text(json.dumps(report, indent=2))
     print(tables(results))

@@ -38,9 +38,9 @@ LOG_ENV = "VOXCAP_STARTUP_LOG"
 # "worker" is vLLM's worker process (the CPU build always has one; CUDA with one GPU runs the
 # worker inside the engine core, so "core|worker" accepts either).
 MILESTONES: tuple[tuple[str, str, str], ...] = (
-    ("vLLM config: model-class inspection, config parse", "app",
-     r"^Initialized config|^Cache model info|^Cached model info|^Loaded model info"),
-    ("vLLM config: engine + scheduler config", "app", r"^Resolved architecture"),
+    ("vLLM: model-class inspection (a subprocess unless cached)", "app",
+     r"^Cache model info|^Cached model info|^Loaded model info"),
+    ("vLLM: engine, scheduler, compilation config", "app", r"^Resolved architecture"),
     ("multimodal processor warm-up (app)", "app", r"^Warming up multi-modal processing"),
     ("engine-core process: spawn, Python, imports", "app", r"^Multi-modal warmup completed"),
     ("engine-core: handshake, executor set-up", "core", r"^Waiting for init message"),
@@ -82,23 +82,6 @@ def _logging_config(path: Path, log_file: str) -> Path:
     return path
 
 
-RECORD_FILE_MODULE = '''
-import json, logging, os, time
-class RecordFile(logging.Handler):
-    """One JSON line per record: wall time, pid, logger, level, first line of the message."""
-    def __init__(self, path):
-        super().__init__()
-        self.path = path
-    def emit(self, record):
-        try:
-            msg = record.getMessage().splitlines()[0][:300]
-        except Exception:
-            return
-        line = json.dumps({"t": record.created, "pid": os.getpid(), "name": record.name,
-                           "level": record.levelname, "msg": msg})
-        with open(self.path, "a", encoding="utf-8") as f:
-            f.write(line + "\\n")
-'''
 
 
 def child(a) -> None:
@@ -194,7 +177,12 @@ def stage_table(res: dict, recs: list[dict]) -> list[dict]:
               ("import voxcap", m["numpy imported"], "app"),
               ("import torch", m["voxcap engine imported"], "app"),
               ("import vllm (+ plugins)", m["torch imported"], "app"),
-              ("settings, model check, LocalEngine set-up", m["vllm imported"], "app")]
+              ("settings, model check", m["vllm imported"], "app"),
+              ("LocalEngine: platform check, KV budget (CUDA: memory query)",
+               m["engine.start() called"], "app")]
+    for e in res["events"]:
+        if e["type"] == "EngineProgress" and e["stage"] == "starting engine process":
+            points.append(("vLLM: parse params.json (+ failing HF-config retries)", e["t"], "app"))
     t_start = m["engine.start() called"]
 
     def role(pid):
@@ -233,9 +221,9 @@ def print_table(label: str, rows: list[dict], res: dict) -> None:
     print(f"\n== {label}: ready after {res.get('ready_s', float('nan')):.1f} s; first token "
           f"{res.get('first_token_s') if res.get('first_token_s') is None else round(res['first_token_s'], 3)} s"
           f" after opening a stream; mode {res.get('ready', {}).get('resolved_graph_mode')}")
-    print(f"{'stage':50s} {'process':7s} {'at s':>8s} {'takes s':>8s}")
+    print(f"{'stage':60s} {'process':7s} {'at s':>8s} {'takes s':>8s}")
     for r in rows:
-        print(f"{r['stage']:50s} {r['process']:7s} {r['from_s']:8.2f} {r['seconds']:8.2f}")
+        print(f"{r['stage']:60s} {r['process']:7s} {r['from_s']:8.2f} {r['seconds']:8.2f}")
     print(f"config-parse errors logged: {res.get('config_parse_errors')} (each failed parse retries "
           f"after a 2 s sleep); compile-cache load failures: {res.get('compile_cache_load_failures')}")
     for line in res.get("vllm_timing_lines", [])[:14]:
@@ -249,8 +237,6 @@ def top_messages(recs: list[dict], t_launch: float, n: int = 400) -> list[dict]:
 
 def run_once(a, label: str, cache_root: Path, workdir: Path) -> dict:
     log_file = workdir / f"{label}.records.jsonl"
-    helper = workdir / "startup_profile_log.py"
-    helper.write_text(RECORD_FILE_MODULE, encoding="utf-8")
     env = dict(os.environ)
     env.update({
         "VLLM_CACHE_ROOT": str(cache_root / "vllm"),
@@ -258,7 +244,9 @@ def run_once(a, label: str, cache_root: Path, workdir: Path) -> dict:
         "TRITON_CACHE_DIR": str(cache_root / "triton"),
         LOG_ENV: str(log_file),
         "VLLM_LOGGING_LEVEL": "DEBUG",
-        "PYTHONPATH": os.pathsep.join(p for p in (str(workdir), env.get("PYTHONPATH", "")) if p),
+        # startup_profile_log (named in the logging config) lives beside this script
+        "PYTHONPATH": os.pathsep.join(p for p in (str(Path(__file__).resolve().parent),
+                                                  env.get("PYTHONPATH", "")) if p),
     })
     cmd = [sys.executable, __file__, "--child", *a.child_args]
     env[T0_ENV] = repr(time.time())

@@ -79,15 +79,21 @@ async def stream(a) -> dict:
             (ei,) = await engine.renderer.render_cmpl_async([parse_model_prompt(engine.model_config, p)])
             yield StreamingInput(prompt=ei)
 
+    # logprobs=1: the sampled token's log-probability, which depends on the audio embeddings of
+    # its step, so comparing it across variants catches a changed model input even when the
+    # dummy-weight model keeps choosing the same few token ids
     params = SamplingParams(temperature=0.0, max_tokens=model_cls.realtime_max_tokens,
-                            output_kind=RequestOutputKind.DELTA)
+                            output_kind=RequestOutputKind.DELTA, logprobs=1)
     ids: list[int] = []
+    logprobs: list[float] = []
     times: list[float] = []
     rss: list[dict] = []
     t1 = time.perf_counter()
     async for out in engine.generate(prompt=inputs(), sampling_params=params, request_id="growth"):
         new = list(out.outputs[0].token_ids) if out.outputs else []
         feedback.put_nowait(new)
+        for tok, lp in zip(new, (out.outputs[0].logprobs or []) if out.outputs else []):
+            logprobs.append(float(lp[tok].logprob) if lp and tok in lp else float("nan"))
         now = time.perf_counter()
         for tok in new:
             ids.append(tok)
@@ -99,6 +105,7 @@ async def stream(a) -> dict:
     stream_s = time.perf_counter() - t1
     engine.shutdown()
     return {"start_s": round(start_s, 2), "stream_s": round(stream_s, 2), "tokens": ids,
+            "logprobs": logprobs,
             "times": times, "engine_core_rss_mib": rss, "device": "cuda" if cuda else "cpu",
             "resolved_graph_mode": str(engine.vllm_config.compilation_config.cudagraph_mode)}
 
@@ -122,6 +129,12 @@ def slope_ms_per_1k(rows: list[dict]) -> float | None:
     x = np.array([r["from_token"] + r["n"] / 2 for r in rows]) / 1000.0
     y = np.array([r["mean_ms"] for r in rows])
     return round(float(np.polyfit(x, y, 1)[0]), 3)
+
+
+def fix_installed() -> bool:
+    from importlib.metadata import entry_points
+
+    return any(ep.name == "voxcap_patches" for ep in entry_points(group="vllm.general_plugins"))
 
 
 def run_variant(a, variant: str) -> dict:
@@ -153,7 +166,7 @@ def main() -> int:
     ap.add_argument("--dummy-weights", action="store_true")
     ap.add_argument("--graph-mode", default="FULL_DECODE_ONLY")
     ap.add_argument("--capture-sizes", default="1")
-    ap.add_argument("--duration", type=float, default=240.0, help="seconds of audio per variant")
+    ap.add_argument("--duration", type=float, default=160.0, help="seconds of audio per variant")
     ap.add_argument("--wall-limit", type=float, default=0.0,
                     help="stop a variant's stream after this many wall seconds (0: none)")
     ap.add_argument("--variants", default="off,on")
@@ -161,8 +174,8 @@ def main() -> int:
     ap.add_argument("--kv-cache-gib", type=float, default=None,
                     help="default 6 on a GPU (real shape), 0.25 on the CPU")
     ap.add_argument("--enforce-eager", action="store_true")
-    ap.add_argument("--bucket", type=int, default=1000, help="tokens per row")
-    ap.add_argument("--timeout", type=float, default=1200.0, help="per variant, seconds")
+    ap.add_argument("--bucket", type=int, default=500, help="tokens per row")
+    ap.add_argument("--timeout", type=float, default=900.0, help="per variant, seconds")
     ap.add_argument("--out", default="")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -171,6 +184,11 @@ def main() -> int:
         print("CHILD_RESULT " + json.dumps(res), flush=True)
         return 0
     a.child_args = [x for x in sys.argv[1:] if x != "--child"]
+    if "on" in a.variants and not fix_installed():
+        print("voxcap's vLLM plugin entry point 'voxcap_patches' is not installed here: reinstall "
+              "voxcap from this checkout (pip install -e ., or on the GPU kit rebuild and send v00 "
+              "and run install.sh again), otherwise the 'on' variant measures nothing.", flush=True)
+        return 2
     results = []
     for variant in [v.strip() for v in a.variants.split(",") if v.strip()]:
         res = run_variant(a, variant)
@@ -188,16 +206,22 @@ def main() -> int:
         if res["engine_core_rss_mib"]:
             print("engine-core RSS MiB per bucket:", res["engine_core_rss_mib"])
     ok = [r for r in results if "tokens" in r]
-    same = None
+    same = lp_diff = None
     if len(ok) >= 2:
         n = min(len(r["tokens"]) for r in ok)
         same = all(r["tokens"][:n] == ok[0]["tokens"][:n] for r in ok)
         print(f"\ntoken ids identical across {[r['variant'] for r in ok]} "
               f"(first {n} tokens): {same}")
+        lps = [np.asarray(r["logprobs"][:n], dtype=float) for r in ok]
+        if all(lp.size == n for lp in lps):
+            lp_diff = max(float(np.nanmax(np.abs(lp - lps[0]))) if n else 0.0 for lp in lps)
+            print(f"largest difference of the sampled tokens' log-probabilities: {lp_diff:.3g} "
+                  f"({len(set(np.round(lps[0], 6)))} distinct values in {n} steps)")
     if a.out:
         Path(a.out).write_text(json.dumps({"args": {k: v for k, v in vars(a).items()
                                                     if k != "child_args"},
-                                           "tokens_identical": same, "runs": results}, indent=1))
+                                           "tokens_identical": same, "logprob_max_diff": lp_diff,
+                                           "runs": results}, indent=1))
         print(f"JSON written to {a.out}")
     return 0 if ok and same is not False else 1
 

@@ -317,6 +317,12 @@ def read_gpu(index: int = 0) -> GpuReading | None:
     return GpuReading(index, name, used, total, load, free, cc, reserved)
 
 
+def visible_gpu_index() -> int:
+    """NVML's index of the GPU CUDA uses as device 0 here (first of CUDA_VISIBLE_DEVICES)."""
+    first = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0].strip()
+    return int(first) if first.isdigit() else 0
+
+
 def describe_gpus() -> str:
     """One line for a person: the GPUs, or why none is seen."""
     gpus = list_gpus()

@@ -122,3 +122,15 @@ def test_running_engine_lays_out_the_kv_cache_as_voxcap_sized_it(engine):
     assert info.kv_cache_sessions == pytest.approx(plan.sessions(engine.kv_budget), abs=0.005)
     assert engine.settings.max_streams <= info.kv_cache_sessions < engine.settings.max_streams + 0.5
     assert not [n for n in info.notes if "KV" in n], info.notes
+
+
+@pytest.mark.parametrize(("total_gib", "free_gib", "verdict", "words"), [
+    (80, 79, "ok", "enough memory for captions (≈14.2 GiB)"),
+    (16, 15.5, "ok", "enough memory"),
+    (16, 12, "not_free", "need ≈15.2 GiB free to start"),
+    (14, 14, "too_small", "too small for two sources at once"),
+    (12, 12, "too_small", "use a vLLM server"),
+])
+def test_first_run_gpu_verdict_for_the_real_model(total_gib, free_gib, verdict, words):
+    got, text = memory.gpu_verdict(int(total_gib * memory.GIB), int(free_gib * memory.GIB))
+    assert got == verdict and words in text, text

@@ -9,77 +9,17 @@ removes and re-adds an output.
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import shutil
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
-from PySide6.QtGui import QColor, QImage
+from PySide6.QtGui import QImage
 from support.compositors import Sway, missing
+from support.overlay_client import AppProcess, keep, pixel
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(bool(missing("sway", "swaymsg", "grim")),
                                  reason="sway/grim not installed (scripts/setup-dev.sh)")]
-ROOT = Path(__file__).resolve().parents[2]
-
-
-class AppProcess:
-    """tests/support/overlay_app.py in its own process, on the compositor in ``env``."""
-
-    def __init__(self, env: dict, config: Path) -> None:
-        full = {k: v for k, v in os.environ.items()
-                if k not in ("QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY")}
-        full.update(env, VOXCAP_CONFIG_DIR=str(config), PYTHONPATH=str(ROOT / "tests"),
-                    QT_ACCESSIBILITY="0")
-        self.proc = subprocess.Popen([sys.executable, "-m", "support.overlay_app"], env=full,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=None if os.environ.get("VOXCAP_DEBUG") else subprocess.DEVNULL, text=True, cwd=ROOT,
-                                     start_new_session=True)
-        self.started = self._read()
-
-    def _read(self) -> dict:
-        line = self.proc.stdout.readline()
-        assert line, "the app exited"
-        return json.loads(line)
-
-    def ask(self, cmd: str) -> dict:
-        self.proc.stdin.write(cmd + "\n")
-        self.proc.stdin.flush()
-        return self._read()
-
-    def wait_for(self, pred, timeout: float = 15.0) -> dict:
-        deadline = time.monotonic() + timeout
-        while True:
-            st = self.ask("state")
-            if pred(st) or time.monotonic() > deadline:
-                return st
-            time.sleep(0.2)
-
-    def quit(self) -> None:
-        if self.proc.poll() is None:
-            try:
-                self.ask("quit")
-                self.proc.wait(30)
-            finally:
-                if self.proc.poll() is None:
-                    self.proc.kill()
-                    self.proc.wait(10)
-
-
-def keep(shot: Path, name: str) -> None:
-    where = os.environ.get("VOXCAP_SHOTS")
-    if where:
-        shutil.copy(shot, ROOT / where / name)
-
-
-def pixel(img: QImage, x: int, y: int) -> tuple[int, int, int]:
-    c = QColor(img.pixel(x, y))
-    return c.red(), c.green(), c.blue()
 
 
 def nodes(tree: dict):
@@ -169,3 +109,30 @@ def test_overlay_on_the_overlay_layer_above_fullscreen_outputs_and_restart(sway,
             f"the overlay is not at its saved place after a restart: {inside} vs {outside}"
     finally:
         again.quit()
+
+
+def test_hidpi_output_gets_buffers_at_its_scale(tmp_path):
+    """A 200 % output (2560x1440 pixels, 1280x720 logical): the overlay's buffers have twice the
+    pixels, so its text is as sharp as the compositor's own; its place is in logical pixels."""
+    with Sway(width=2560, height=1440) as sway:
+        sway.msg("output HEADLESS-1 scale 2")
+        app = AppProcess(sway.env, tmp_path / "config")
+        try:
+            app.ask("caption")
+            st = app.wait_for(lambda s: mapped(s, "HEADLESS-1") and "scripted" in " ".join(s["text"])
+                              and s["layer"]["scale"] == 2)
+            assert st["layer"]["scale"] == 2 and mapped(st, "HEADLESS-1"), st
+            time.sleep(0.5)
+            shot = sway.screenshot(tmp_path / "hidpi.png")
+            img = QImage(str(shot))
+            assert (img.width(), img.height()) == (2560, 1440)
+            x, y, w, h = st["geometry"]
+            assert x + w <= 1280 and y + h <= 720, st  # logical
+            inside = pixel(img, 2 * (x + w) - 30, 2 * y + h)
+            assert sum(inside) < 400, f"no overlay at twice its logical place: {inside}"
+            whites = sum(1 for px in range(2 * x, 2 * (x + w), 4) for py in range(2 * y, 2 * (y + h), 4)
+                         if min(pixel(img, px, py)) > 200)
+            assert whites > 100, "no caption text on the overlay"
+            keep(shot, "wayland-sway-overlay-scale-2.png")
+        finally:
+            app.quit()

@@ -20,7 +20,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -151,6 +153,80 @@ class Sway:
         shutil.rmtree(self.runtime, ignore_errors=True)
 
     def __enter__(self) -> Sway:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+class Mutter:
+    """GNOME's compositor headless on a virtual monitor, with XWayland; in its own D-Bus
+    session. Its session environment (DISPLAY of XWayland among it) is what the child it runs
+    sees: that child writes it to a file and waits."""
+
+    def __init__(self, width: int = 1280, height: int = 720, xwayland: bool = True) -> None:
+        self.size = f"{width}x{height}"
+        self.xwayland = xwayland
+        self.runtime = Path(tempfile.mkdtemp(prefix="voxcap-mutter-"))
+        os.chmod(self.runtime, 0o700)
+        self.log_path = self.runtime.parent / (self.runtime.name + ".log")
+        self.proc: subprocess.Popen | None = None
+        self.env: dict[str, str] = {}
+
+    def start(self) -> Mutter:
+        if missing("mutter", "dbus-run-session", *(["Xwayland"] if self.xwayland else [])):
+            raise RuntimeError("mutter/Xwayland/dbus are not installed: run scripts/setup-dev.sh")
+        env_file = self.runtime / "session.env"
+        child = ("import json, os, sys, time; open(sys.argv[1], 'w').write(json.dumps("
+                 "dict(os.environ))); time.sleep(3600)")
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(self.runtime),
+               "XDG_RUNTIME_DIR": str(self.runtime), "XDG_CURRENT_DESKTOP": "GNOME",
+               "XDG_SESSION_TYPE": "wayland"}
+        self._log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
+        self.proc = subprocess.Popen(
+            ["dbus-run-session", "--", "mutter", "--headless", "--wayland", "--virtual-monitor",
+             self.size, *([] if self.xwayland else ["--no-x11"]), "--", sys.executable, "-c",
+             child, str(env_file)],
+            env=env, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if env_file.exists() and env_file.stat().st_size:
+                seen = json.loads(env_file.read_text())
+                self.env = {k: seen[k] for k in ("DISPLAY", "WAYLAND_DISPLAY", "XDG_RUNTIME_DIR",
+                                                  "XAUTHORITY", "DBUS_SESSION_BUS_ADDRESS")
+                            if k in seen}
+                self.env.update(XDG_CURRENT_DESKTOP="GNOME", XDG_SESSION_TYPE="wayland")
+                return self
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        self.stop()
+        raise RuntimeError(f"mutter did not start: {self.log_text()[-2000:]}")
+
+    def xprop(self, *args: str) -> str:
+        return subprocess.run(["xprop", *args], env={**os.environ, **self.env},
+                              capture_output=True, text=True, timeout=20).stdout
+
+    def log_text(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")
+        except OSError:
+            return ""
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)  # our own session: mutter, XWayland, child
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(10)
+        self.proc = None
+        if getattr(self, "_log", None):
+            self._log.close()
+        shutil.rmtree(self.runtime, ignore_errors=True)
+
+    def __enter__(self) -> Mutter:
         return self.start()
 
     def __exit__(self, *exc) -> None:

@@ -57,8 +57,11 @@ def main() -> int:
                                                      "configured": layer.configured,
                                                      "output": layer.output_name,
                                                      "frames": layer.frames,
+                                                     "scale": layer.buffer_scale,
                                                      "paints": vapp.overlay.paints},
                 "message": vapp.placement.message, "state": vapp.state,
+                "shortcuts": vapp.shortcuts.how, "shortcuts_summary": vapp.shortcuts.summary,
+                "notice": vapp.window.notice.text(),
                 "win_id": int(ov.winId()) if app.platformName() == "xcb" else 0}
 
     def command() -> None:

@@ -120,3 +120,59 @@ def detect(env: dict | None = None, probe=wayland_globals) -> OverlayPath:
     return make(WINDOW, f"Wayland ({where}): {why}; the overlay is a normal window", "",
                 "use the compositor's own 'keep above' window rule for the window titled "
                 "'voxcap captions', or enable XWayland", seen)
+
+
+# ------------------------------------------------------------------ global shortcuts ----
+PORTAL = ("org.freedesktop.portal.Desktop", "/org/freedesktop/portal/desktop")
+PORTAL_SHORTCUTS = "org.freedesktop.portal.GlobalShortcuts"
+# id -> (what it does, the preferred trigger: the portal's notation; X11 grabs the same keys)
+SHORTCUTS = {"toggle-overlay": ("Show or hide the captions overlay", "CTRL+ALT+O"),
+             "toggle-captioning": ("Start or stop captioning", "CTRL+ALT+C")}
+X11_GRAB, PORTAL_GRAB, NO_SHORTCUTS = "x11-grab", "portal", "none"
+FALLBACK = ("bind desktop keyboard shortcuts to the commands `voxcap gui --toggle-overlay` and "
+            "`voxcap gui --toggle-captioning` (GNOME: Settings → Keyboard → Custom Shortcuts)")
+
+
+@dataclass
+class ShortcutSupport:
+    how: str  # X11_GRAB, PORTAL_GRAB or NO_SHORTCUTS
+    summary: str
+    fix: str = ""
+
+
+def portal_shortcuts_version() -> int | None:
+    """The desktop portal's GlobalShortcuts version on the session bus, None when not offered."""
+    try:
+        from jeepney import DBusAddress, Properties
+        from jeepney.io.blocking import open_dbus_connection
+    except ImportError:
+        log.warning("jeepney is not installed: cannot ask the desktop portal", exc_info=True)
+        return None
+    try:
+        with open_dbus_connection(bus="SESSION") as conn:
+            addr = DBusAddress(PORTAL[1], bus_name=PORTAL[0], interface=PORTAL_SHORTCUTS)
+            reply = conn.send_and_get_reply(Properties(addr).get("version"), timeout=3)
+    except Exception:  # noqa: BLE001 - no session bus, no portal, timeout
+        log.info("no desktop portal on the session bus", exc_info=True)
+        return None
+    if reply.header.message_type.name != "method_return":
+        log.info("the desktop portal offers no GlobalShortcuts: %s", reply.body)
+        return None
+    return int(reply.body[0][1])
+
+
+def shortcut_support(path: OverlayPath, portal=portal_shortcuts_version) -> ShortcutSupport:
+    """How global shortcuts work here. X11 key grabs only in an X11 session: under XWayland
+    they would see keys only while an X11 window has the focus."""
+    keys = ", ".join(f"{key} {what.lower()}" for what, key in SHORTCUTS.values())
+    if path.path == X11:
+        return ShortcutSupport(X11_GRAB, f"X11 key grabs: {keys}")
+    if path.path == OFFSCREEN:
+        return ShortcutSupport(NO_SHORTCUTS, "not available here (no desktop)", FALLBACK)
+    version = portal() if portal else None
+    if version:
+        return ShortcutSupport(PORTAL_GRAB, f"the desktop portal's GlobalShortcuts (version "
+                                            f"{version}): the desktop asks once which keys to "
+                                            f"use (suggested: {keys})")
+    return ShortcutSupport(NO_SHORTCUTS, "not available here: this desktop offers no global "
+                                         "shortcuts to apps (no GlobalShortcuts portal)", FALLBACK)

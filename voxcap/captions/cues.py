@@ -7,8 +7,9 @@
   ``max_duration_s`` long; a pause of ``pause_s`` or the end of a sentence (once the cue
   holds half a line) starts a new cue. Times are integer milliseconds, and the list obeys:
   ``0 <= start < end``, starts strictly increasing, ``end <= next start`` (no overlaps,
-  also across streams), and ``end <= end_s`` (the audio's length) unless two streams'
-  cues collide at the very end.
+  also across streams), and ``end <= end_s`` (the audio's length) unless more text than
+  one cue a second is crowded at the very end (then the last cues run past it: a cue is
+  never shorter than ``min_duration_s``).
   Timing follows broadcast subtitle practice (BBC, Netflix guidelines): a cue stays up at
   least ``min_duration_s`` and long enough to read its text at ``max_chars_per_s``; for that
   the following cues are delayed, by at most ``max_delay_s`` behind the speech (beyond that a
@@ -33,7 +34,7 @@ from .linebreak import display_width, wrap_words
 from .masking import Masker
 from .words import Word, ends_sentence
 
-MIN_CUE_MS = 100  # last resort only: cues crowded into the very end of the audio
+MIN_CUE_MS = 100  # last resort only (a zero-length cue is invalid); min_duration_s rules
 
 
 @dataclass(frozen=True)
@@ -170,12 +171,17 @@ def _time(cues: list[Cue], limit_ms: int, o: CueOptions) -> None:
         c.start_ms, c.end_ms = start, min(end, start + max(max_ms, hard))
         prev_end = c.end_ms
     latest = limit_ms
-    for c in reversed(cues):  # backward: nothing past the end of the audio
+    for c in reversed(cues):  # backward: into the silence before the end of the audio
         if c.end_ms <= latest:
             break
         c.end_ms = latest
-        c.start_ms = max(0, min(c.start_ms, c.end_ms - min_ms))
+        c.start_ms = min(c.start_ms, c.end_ms - min_ms)
         latest = c.start_ms
+    prev_end = 0
+    for c in cues:  # ... but never shorter than the minimum: crowded cues run past the end
+        c.start_ms = max(c.start_ms, prev_end)
+        c.end_ms = max(c.end_ms, c.start_ms + min_ms)
+        prev_end = c.end_ms
     for prev, c in itertools.pairwise(cues):  # strictly increasing starts, no overlaps
         c.start_ms = max(c.start_ms, prev.start_ms + MIN_CUE_MS)
         c.end_ms = max(c.end_ms, c.start_ms + MIN_CUE_MS)

@@ -12,7 +12,6 @@ import argparse
 import dataclasses
 import json
 import logging
-import os
 import subprocess
 import sys
 import time
@@ -94,10 +93,9 @@ def measure(engine, mode: str, counts: list[int], seconds: float) -> list[dict]:
 
 def gpu_used_bytes() -> int | None:
     """GPU memory in use on the device this process runs on (NVML), if there is one."""
-    from ..gpu import read_gpu
+    from ..gpu import read_gpu, visible_gpu_index
 
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0].strip()
-    reading = read_gpu(int(visible) if visible.isdigit() else 0)
+    reading = read_gpu(visible_gpu_index())
     return reading.memory_used_bytes if reading else None
 
 

@@ -342,21 +342,19 @@ def check_gpu_memory(ctx: Context, args) -> Check:
     if gpu is None:
         return Check("gpu_memory", title, SKIP, f"no usable GPU to check against; the model {needs}",
                      "", details)
-    from ..engine.memory import gpu_memory_utilization_for
-
     total, free = gpu.memory_total_bytes, gpu.memory_free_bytes
-    util = gpu_memory_utilization_for(need, total)  # what LocalEngine asks vLLM for
     if free is None:
         free = total - gpu.memory_used_bytes - gpu.memory_reserved_bytes
-    gate = util * total  # vLLM starts only if this much is free (its request_memory check)
+    f = memory.fit(need, total, free)
+    util, gate = f.utilization, f.start_needs_free_bytes
     details.update(gpu_total_bytes=total, gpu_free_bytes=free, gpu_used_bytes=gpu.memory_used_bytes,
                    vllm_utilization=util, vllm_start_needs_free_bytes=int(gate))
-    smaller = ("lower the max session length or the KV-cache budget in Settings, or use a vLLM "
-               "server on a bigger GPU (--engine remote)")
-    if need > gate:
+    smaller = ("use a vLLM server on a bigger GPU (--engine remote); the session length changes "
+               "little (the model's sliding window caps its KV cache)")
+    if f.verdict == "too_small":
         return Check("gpu_memory", title, FAIL, f"the model {needs}, more than vLLM may use of "
                      f"this {_gib(total)} GPU ({util:.0%})", smaller, details)
-    if free < gate:
+    if f.verdict == "not_free":
         return Check("gpu_memory", title, FAIL,
                      f"only {_gib(free)} of {_gib(total)} is free now: vLLM starts only when "
                      f"{util:.0%} ({_gib(gate)}) is free; other programs use "
@@ -544,6 +542,26 @@ def check_desktop(ctx: Context, args) -> Check:
                  "libraries", "", details)
 
 
+def check_overlay(ctx: Context, args) -> Check:
+    """How the caption overlay stays above other windows here, and global shortcuts."""
+    from ..app import desktop_session as ds
+
+    path = ds.detect()
+    keys = ds.shortcut_support(path)
+    details = {"path": path.path, "reason": path.reason, "desktop": path.desktop,
+               "qt_platform": path.qt_platform, "global_shortcuts": keys.how,
+               "shortcuts_summary": keys.summary}
+    title = "Captions on top"
+    if path.path == ds.OFFSCREEN or path.path == ds.WINDOW and not path.desktop and \
+            not os.environ.get("WAYLAND_DISPLAY"):
+        return Check("overlay", title, SKIP, path.reason, "", details)
+    if path.path == ds.WINDOW:
+        return Check("overlay", title, WARN, f"no way to keep the overlay on top: {path.reason}",
+                     path.advice, details)
+    return Check("overlay", title, OK, f"{path.path}: {path.reason}; global shortcuts: "
+                 f"{keys.summary}", keys.fix, details)
+
+
 def check_dirs(ctx: Context, args) -> Check:
     from .. import logs, paths
 
@@ -647,7 +665,7 @@ def check_selftest(ctx: Context, args) -> Check:
 
 
 CHECKS = (check_settings, check_python, check_packages, check_vllm, check_gpu, check_gpu_memory,
-          check_model, check_server, check_sound, check_desktop, check_dirs)
+          check_model, check_server, check_sound, check_desktop, check_overlay, check_dirs)
 
 
 def run_checks(args) -> list[Check]:

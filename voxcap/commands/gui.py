@@ -21,6 +21,11 @@ def add_parser(sub) -> list[str]:
     p.add_argument("--toggle-click-through", action="store_true",
                    help="toggle the running app's overlay click-through (bind this to a "
                         "desktop keyboard shortcut) and exit")
+    p.add_argument("--toggle-overlay", action="store_true",
+                   help="show or hide the running app's captions overlay and exit (for a "
+                        "desktop keyboard shortcut where global shortcuts are not available)")
+    p.add_argument("--toggle-captioning", action="store_true",
+                   help="start or stop the running app's captioning and exit")
     return ["gui"]
 
 

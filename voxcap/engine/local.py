@@ -147,9 +147,7 @@ class LocalEngine(EngineBase):
         if utilization is None:
             utilization = 0.9  # CPU build: vLLM only checks it against host memory
             if build == "cuda":
-                import torch
-
-                free, total = torch.cuda.mem_get_info()
+                free, total = _gpu_free_total()
                 need = memory.footprint_bytes(memory.weights_bytes(info, dtype_bytes)[0], kv_bytes)
                 if free < need:
                     raise EngineError(
@@ -364,6 +362,22 @@ class LocalEngine(EngineBase):
         start = min(k * step_s, audio_s)
         end = min((k + len(ids)) * step_s, audio_s)
         self._emit(TextDelta(st.stream_id, text, ids, k, start, end, time.time()))
+
+
+def _gpu_free_total() -> tuple[int, int]:
+    """Free and total memory of the GPU vLLM will use: NVML, so that the app's own process
+    creates no CUDA context (~0.5 GiB on the GPU) just to ask; torch if NVML cannot answer."""
+    from ..gpu import read_gpu, visible_gpu_index
+
+    reading = read_gpu(visible_gpu_index())
+    if reading is not None:
+        free = reading.memory_free_bytes
+        if free is None:
+            free = reading.memory_total_bytes - reading.memory_used_bytes - reading.memory_reserved_bytes
+        return free, reading.memory_total_bytes
+    import torch
+
+    return torch.cuda.mem_get_info()
 
 
 def _stat_logger_factory(stats: EngineStats):

@@ -256,3 +256,38 @@ def footprint(info, streams: int, max_model_len: int | None, kv_cache_gib: float
     else:
         weights, w_how = REAL_WEIGHTS_BYTES, "Voxtral-Mini-4B-Realtime in bfloat16"
     return Footprint(weights, w_how, kv, kv_how, plan)
+
+
+@dataclass(frozen=True)
+class Fit:
+    """Whether a footprint fits a GPU: "ok", "too_small" (never), "not_free" (not now)."""
+
+    verdict: str
+    need_bytes: int
+    utilization: float  # what LocalEngine asks vLLM for
+    start_needs_free_bytes: int  # vLLM starts only if this much is free (its request_memory)
+
+
+def fit(need_bytes: int, total_bytes: int, free_bytes: int) -> Fit:
+    util = gpu_memory_utilization_for(need_bytes, total_bytes)
+    gate = int(util * total_bytes)
+    verdict = "too_small" if need_bytes > gate else "not_free" if free_bytes < gate else "ok"
+    return Fit(verdict, need_bytes, util, gate)
+
+
+def gpu_verdict(total_bytes: int, free_bytes: int | None, streams: int = 2) -> tuple[str, str]:
+    """(verdict, one line for a person) for the real model on a GPU, before any model is chosen."""
+    need = footprint(None, streams, None).total_bytes
+    one = footprint(None, 1, None).total_bytes
+    f = fit(need, total_bytes, total_bytes if free_bytes is None else free_bytes)
+    if f.verdict == "too_small":
+        if fit(one, total_bytes, total_bytes).verdict != "too_small":
+            return f.verdict, (f"too small for two sources at once: captions need ≈{gib(need)} of GPU "
+                               f"memory for two ({gib(one)} for one)")
+        return f.verdict, (f"too small: captions need ≈{gib(need)} of GPU memory; use a vLLM server on "
+                           "a bigger GPU")
+    if f.verdict == "not_free":
+        return f.verdict, (f"enough memory, but only {gib(free_bytes)} is free now and captions need "
+                           f"≈{gib(f.start_needs_free_bytes)} free to start: close programs that use "
+                           "the GPU")
+    return f.verdict, f"enough memory for captions (≈{gib(need)})"

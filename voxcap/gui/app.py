@@ -63,6 +63,7 @@ from ..events import (
 )
 from .bridge import EventBridge
 from .first_run import FirstRunDialog
+from .global_shortcuts import GlobalShortcuts
 from .icons import app_icon
 from .main_window import MainWindow
 from .overlay import CaptionOverlay, place_overlay
@@ -124,6 +125,8 @@ class VoxcapApp(QObject):
         self.placement = OverlayPlacement(self.overlay, overlay_path)  # on top: X11/layer-shell
         self.placement.menuRequested.connect(self.show_window)
         self.placement.outputsChanged.connect(self.place_overlay)
+        self.shortcuts = GlobalShortcuts(self.placement.path, self)
+        self.shortcuts.activated.connect(self.handle_message)
         self.tray = None
         if use_tray and tray_available():
             show = self.window.addAction("Show voxcap window")
@@ -181,6 +184,8 @@ class VoxcapApp(QObject):
             w.show_notice(self.settings_problem)
         elif self.placement.message:
             w.show_notice(*self.placement.message)
+        elif not self.shortcuts.available and self.placement.path.on_top:
+            w.show_notice(f"Global shortcuts: {self.shortcuts.summary}.", self.shortcuts.fix)
         self.meter_timer.start()
         self.tick()
         self.controller.watch_devices()
@@ -522,6 +527,7 @@ class VoxcapApp(QObject):
         self.meter_timer.stop()
         self.overlay.hide()
         self.placement.close()
+        self.shortcuts.close()
         self.window.hide()
         if self.tray is not None:
             self.tray.hide()
@@ -540,7 +546,8 @@ def run_gui(args) -> int:
     app.setQuitOnLastWindowClosed(False)
     from .instance import InstanceServer, send_to_running
 
-    message = "toggle-click-through" if getattr(args, "toggle_click_through", False) else "show"
+    message = next((m for m in ("toggle-click-through", "toggle-overlay", "toggle-captioning")
+                    if getattr(args, m.replace("-", "_"), False)), "show")
     if send_to_running(message):
         print(f"voxcap: sent '{message}' to the running app", file=sys.stderr)
         return 0

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from .. import gpu, paths
 from ..app.download import MODEL_REPO, DownloadCancelled, ModelDownload
+from ..engine import memory
 from ..errors import VoxcapError
 from .a11y import announce, status_label
 from .settings_dialog import check_model_dir
@@ -61,7 +62,11 @@ class FirstRunDialog(QDialog):
         self.result_choice: dict | None = None
         gpus = gpu.list_gpus() if gpus is None else gpus
         if gpus:
-            text = "✓ " + "; ".join(f"NVIDIA {g.name}, {g.memory_total_gib:.0f} GB" for g in gpus)
+            best = max(gpus, key=lambda g: g.memory_total_bytes)
+            verdict, words = memory.gpu_verdict(best.memory_total_bytes, best.memory_free_bytes)
+            text = (("✓ " if verdict == "ok" else "⚠ ")
+                    + "; ".join(f"NVIDIA {g.name}, {g.memory_total_gib:.0f} GB" for g in gpus)
+                    + f": {words}")
         else:
             text = NO_GPU.format(reason=gpu.nvml_unavailable_reason() or "no driver answered")
         self.gpu_label = QLabel(text, self)

@@ -49,6 +49,7 @@ class _Output:
         self.name = ""
         self.pos = (0, 0)
         self.size = (0, 0)
+        self.scale = 1  # wl_output's integer scale: buffers at this scale stay sharp
 
 
 class _Buffer:
@@ -104,6 +105,7 @@ class LayerShellOverlay(QObject):
         self._drag: tuple | None = None
         self._rendering = False
         self.frames = 0
+        self.buffer_scale = 1
         try:
             self.display = Display(display)
             self.display.connect()
@@ -158,6 +160,14 @@ class LayerShellOverlay(QObject):
         elif interface == "wl_output":
             out = _Output(registry.bind(name, WlOutput, min(version, 3)))
             self._outputs[name] = out
+
+            def scaled(_p, factor: int, out=out) -> None:
+                out.scale = max(1, factor)
+                if out.name == self.output_name:
+                    self._dirty = True
+                    self._flush_timer.start()
+
+            out.proxy.dispatcher["scale"] = scaled
             if "xdg_output" in self._globals:
                 self._describe(out)
 
@@ -309,7 +319,9 @@ class LayerShellOverlay(QObject):
         is not repainting) must not hold back the captions."""
         if self.layer_surface is None or not self.configured:
             return
-        w, h = self.overlay.width(), self.overlay.height()
+        out = next((o for o in self._outputs.values() if o.name == self.output_name), None)
+        scale = out.scale if out else 1
+        w, h = self.overlay.width() * scale, self.overlay.height() * scale
         buf = next((b for b in self._buffers if not b.busy and (b.width, b.height) == (w, h)), None)
         if buf is None:
             for b in [b for b in self._buffers if not b.busy]:
@@ -323,6 +335,7 @@ class LayerShellOverlay(QObject):
             self._buffers.append(buf)
         self._dirty = False
         img = QImage(buf.map, w, h, buf.stride, QImage.Format.Format_ARGB32_Premultiplied)
+        img.setDevicePixelRatio(scale)
         img.fill(0)
         p = QPainter(img)
         self._rendering = True  # the Paint event render() sends is ours: no new frame for it
@@ -333,6 +346,8 @@ class LayerShellOverlay(QObject):
             p.end()
         del img
         buf.busy = True
+        self.buffer_scale = scale
+        self.surface.set_buffer_scale(scale)
         self.surface.attach(buf.buffer, 0, 0)
         self.surface.damage_buffer(0, 0, w, h)
         self.surface.commit()

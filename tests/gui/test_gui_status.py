@@ -1,0 +1,68 @@
+"""The status never contradicts itself: a notice goes once its cause is gone, the meter says which
+engine it is waiting for during a restart, "keeping up" is judged from backlog and lag, and a
+long engine stage visibly counts up."""
+
+from __future__ import annotations
+
+from support.gui_fakes import scripted_factory
+
+from voxcap.app.meter import MeterReading, pace
+from voxcap.events import EngineProgress
+
+
+def _reading(**kw) -> MeterReading:
+    base = dict(at=0.0, engine_ready=True, requested_mode="FULL", resolved_mode="FULL",
+                full_share=1.0, steps=100, tokens_per_s=12.5, step_p50_ms=38.0, step_p95_ms=45.0,
+                headroom=2.1, backlog_ms=80.0, lag_p50_s=0.9, lag_p95_s=1.2, paint_p50_ms=5.0,
+                paint_p95_ms=9.0, dropped_s=0.0, held_s=0.0, streams=1, gpu=None)
+    base.update(kw)
+    return MeterReading(**base)
+
+
+def test_pace_is_judged_from_backlog_and_lag_not_step_time_alone():
+    assert pace(_reading()) == "keeping up"
+    # the case from the issue: fast steps beside 32 s of backlog and 154 s of caption lag
+    assert pace(_reading(backlog_ms=32_000.0, lag_p95_s=154.0)) == \
+        "catching up: backlog 32 s, captions 154 s late"
+    assert pace(_reading(headroom=0.7, backlog_ms=5_000.0)).startswith("FALLING BEHIND")
+    assert pace(_reading(headroom=0.7)) == "FALLING BEHIND"
+    assert pace(_reading(headroom=None)) == ""
+
+
+def test_held_audio_notice_goes_once_the_engine_takes_the_audio(qtbot, make_app, fake_audio):
+    app = make_app(engine_factory=scripted_factory(start_s=2.5))
+    app.controller.hold_s = 0.3
+    app.toggle_captioning()  # while the engine is still starting: audio is held
+    qtbot.waitUntil(lambda: app.state == "waiting", timeout=5000)
+    assert "waiting for the engine" in app.window.notice.text()
+    fake_audio.feed("Them", 1.0)  # more than hold_s: the oldest is dropped, and said so
+    qtbot.waitUntil(lambda: "oldest held audio is being dropped" in app.window.notice.text(),
+                    timeout=5000)
+    qtbot.waitUntil(lambda: app.state == "on", timeout=10000)
+    qtbot.waitUntil(lambda: app.window.notice.text() == "", timeout=2000)
+
+
+def test_meter_says_restarting_to_the_new_mode(qtbot, make_app):
+    app = make_app(engine_factory=scripted_factory(start_s=1.5))
+    qtbot.waitUntil(lambda: app.window.engine_status.state == "ready", timeout=10000)
+    app.window.act_meter.setChecked(True)
+    graph = app.window.meter.values["graph"]
+    qtbot.waitUntil(lambda: graph.text() == "FULL_DECODE_ONLY", timeout=3000)
+    new = app.settings.copy()
+    new.graph_mode = "PIECEWISE"
+    app.apply_settings(new)
+    qtbot.waitUntil(lambda: graph.text() == "restarting → PIECEWISE", timeout=3000)
+    qtbot.waitUntil(lambda: graph.text() == "PIECEWISE", timeout=10000)
+
+
+def test_a_long_stage_counts_up_and_says_what_to_expect(qtbot):
+    from voxcap.gui.engine_status import EngineStatus
+
+    status = EngineStatus()
+    qtbot.addWidget(status)
+    status.expected_s = 95.0
+    status.progress(EngineProgress("compiling", "", 12.0))
+    first = status.label.text()
+    assert first == "Engine: compiling… 0 s (starting for 12 s; the last start took 95 s)"
+    qtbot.waitUntil(lambda: status.label.text() != first, timeout=2500)  # no new event: alive
+    assert status.label.text().startswith("Engine: compiling… 1 s (starting for 13 s")
