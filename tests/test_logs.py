@@ -39,7 +39,7 @@ def test_every_command_logs_to_the_file_and_v_reaches_the_terminal(tmp_path):
 
 def test_the_file_rotates_and_tail_reads_its_end(tmp_path, monkeypatch):
     monkeypatch.setenv("VOXCAP_STATE_DIR", str(tmp_path))
-    path = logs.setup(logging.WARNING, console=False, file=True)
+    path = logs.setup(None, file=True)
     try:
         handler = next(h for h in logging.getLogger("voxcap").handlers
                        if isinstance(h, logging.handlers.RotatingFileHandler))
@@ -50,7 +50,7 @@ def test_the_file_rotates_and_tail_reads_its_end(tmp_path, monkeypatch):
         assert logs.tail(2).splitlines()[-1].endswith("line 4")
         assert len(logs.tail(2).splitlines()) == 2
     finally:
-        logs.setup(logging.WARNING, console=False, file=False)
+        logs.setup(None, file=False)
 
 
 def test_a_caught_exception_is_logged_with_its_traceback(caplog):
@@ -102,3 +102,23 @@ def test_v_reaches_the_engine(tiny_model_dir):
         finally:
             engine.shutdown()
             shutil.rmtree(engine.inner._workdir, ignore_errors=True)
+
+
+@pytest.mark.parametrize("level,shown,traceback", [(None, False, False),
+                                                   (logging.INFO, True, False),
+                                                   (logging.DEBUG, True, True)])
+def test_terminal_shows_records_only_when_asked_and_tracebacks_at_debug(
+        tmp_path, monkeypatch, capsys, level, shown, traceback):
+    monkeypatch.setenv("VOXCAP_STATE_DIR", str(tmp_path))
+    logs.setup(level)
+    try:
+        try:
+            raise RuntimeError("boom")
+        except RuntimeError:
+            logging.getLogger("voxcap.test").warning("it failed", exc_info=True)
+    finally:
+        logs.setup(None, file=False)
+    err = capsys.readouterr().err
+    assert ("WARNING voxcap.test: it failed" in err) is shown
+    assert ("Traceback" in err) is traceback
+    assert "Traceback" in (tmp_path / "voxcap.log").read_text()  # the file always has it

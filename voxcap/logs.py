@@ -6,8 +6,9 @@ called once by each front end (every command, the GUI) from ``-v``/``--log-level
 - the file ``voxcap.log`` in the XDG state folder (``paths.state_dir()``, e.g.
   ~/.local/state/voxcap) gets INFO and above (or the level asked for), rotated at 1 MB, three
   old files kept: a few days of use, small enough to attach to a report;
-- the terminal (stderr) gets only what was asked for: nothing below WARNING by default, INFO
-  with ``-v``, DEBUG with ``-vv`` or ``--log-level debug``;
+- the terminal (stderr) gets log records only when asked for: with ``-v`` INFO and above,
+  ``-vv`` DEBUG, ``--log-level LEVEL``; without, the commands' own lines (an error and its fix)
+  stay the only ones there, and a traceback only ever shows with ``-vv``/``debug``;
 - vLLM's own log (in the engine's processes) is shown when the level is INFO or lower
   (``engine_verbose``).
 
@@ -39,40 +40,41 @@ def log_path() -> Path:
     return paths.state_dir() / LOG_NAME
 
 
-def level_from(verbose: int = 0, log_level: str | None = None) -> int:
-    """The terminal's level: ``--log-level`` wins; else -v INFO, -vv DEBUG, none WARNING."""
+def level_from(verbose: int = 0, log_level: str | None = None) -> int | None:
+    """The terminal's level: ``--log-level`` wins; else -v INFO, -vv DEBUG; None: no log
+    records on the terminal."""
     if log_level:
         return getattr(logging, log_level.upper())
-    return logging.DEBUG if verbose >= 2 else logging.INFO if verbose == 1 else logging.WARNING
+    return logging.DEBUG if verbose >= 2 else logging.INFO if verbose == 1 else None
 
 
-def level_of(args) -> int:
+def level_of(args) -> int | None:
     """The terminal's level from a command's parsed ``-v``/``--log-level``."""
     return level_from(getattr(args, "verbose", 0) or 0, getattr(args, "log_level", None))
 
 
-def engine_verbose(level: int) -> bool:
+def engine_verbose(level: int | None) -> bool:
     """Whether vLLM's own log is shown (it is noisy: only when INFO was asked for)."""
-    return level <= logging.INFO
+    return level is not None and level <= logging.INFO
 
 
-def setup(level: int = logging.WARNING, *, console: bool = True,
-          file: bool | None = None) -> Path | None:
-    """Configure the "voxcap" logger (again: earlier handlers are replaced). Returns the log
-    file's path, or None when it could not be opened (then a warning goes to the terminal and
-    the app runs on without it). ``file``: default on, off with VOXCAP_LOG_FILE=0."""
+def setup(level: int | None = None, *, file: bool | None = None) -> Path | None:
+    """Configure the "voxcap" logger (again: earlier handlers are replaced). ``level``: the
+    terminal's (None: no records there). Returns the log file's path, or None when it could not
+    be opened (then one line says so on the terminal and the app runs on without it). ``file``:
+    default on, off with VOXCAP_LOG_FILE=0."""
     root = logging.getLogger(_ROOT)
     for h in _handlers:
         root.removeHandler(h)
         h.close()
     _handlers.clear()
-    root.setLevel(min(level, logging.INFO))
+    file_level = logging.INFO if level is None else min(level, logging.INFO)
+    root.setLevel(file_level)
     root.propagate = False
-    fmt = logging.Formatter(FORMAT)
-    if console:
+    if level is not None:
         term = logging.StreamHandler(sys.stderr)
         term.setLevel(level)
-        term.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        term.setFormatter(_Terminal(level))
         _add(root, term)
     if file is None:
         file = os.environ.get("VOXCAP_LOG_FILE", "1") != "0"
@@ -82,15 +84,33 @@ def setup(level: int = logging.WARNING, *, console: bool = True,
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fh = logging.handlers.RotatingFileHandler(path, maxBytes=MAX_BYTES, backupCount=BACKUPS,
-                                                  encoding="utf-8", delay=True)
+                                                  encoding="utf-8")
     except OSError as exc:
-        root.warning("the log file %s cannot be written (%s); logging to the terminal only",
-                     path, exc.strerror or exc)
+        print(f"warning: the log file {path} cannot be written ({exc.strerror or exc}); "
+              "running without it", file=sys.stderr)
         return None
-    fh.setLevel(min(level, logging.INFO))
-    fh.setFormatter(fmt)
+    fh.setLevel(file_level)
+    fh.setFormatter(logging.Formatter(FORMAT))
     _add(root, fh)
     return path
+
+
+class _Terminal(logging.Formatter):
+    """One line a record on the terminal; tracebacks only at DEBUG (the file has them all)."""
+
+    def __init__(self, level: int) -> None:
+        super().__init__("%(levelname)s %(name)s: %(message)s")
+        self.tracebacks = level <= logging.DEBUG
+
+    def format(self, record: logging.LogRecord) -> str:
+        if self.tracebacks:
+            return super().format(record)
+        saved = record.exc_info, record.exc_text, record.stack_info
+        record.exc_info = record.exc_text = record.stack_info = None
+        try:
+            return super().format(record)
+        finally:
+            record.exc_info, record.exc_text, record.stack_info = saved
 
 
 def _add(root: logging.Logger, handler: logging.Handler) -> None:

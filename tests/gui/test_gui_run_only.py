@@ -43,7 +43,7 @@ def test_copy_diagnostics_puts_log_and_doctor_on_the_clipboard(make_app, qtbot):
 
     from voxcap import logs
 
-    logs.setup(console=False)
+    logs.setup(None)
     import logging
 
     logging.getLogger("voxcap.test").warning("a line the report must carry")

@@ -40,10 +40,12 @@ COMMAND_MODULES = (
 def add_log_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("logging")
     g.add_argument("--verbose", "-v", action="count", default=0,
-                   help="more on the terminal: -v shows info (and vLLM's log), -vv debug")
+                   help="the log on the terminal too: -v info (and vLLM's own log), -vv debug "
+                        "with tracebacks")
     g.add_argument("--log-level", choices=logs.LEVELS, type=str.lower, metavar="LEVEL",
-                   help=f"terminal log level: {', '.join(logs.LEVELS)} (overrides -v); the log "
-                        f"file ({logs.log_path()}) always has info and above")
+                   help=f"the log on the terminal from this level: {', '.join(logs.LEVELS)} "
+                        f"(instead of -v); the log file ({logs.log_path()}) always has info and "
+                        "above, with tracebacks")
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict]:
