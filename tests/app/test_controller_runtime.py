@@ -117,3 +117,21 @@ def test_restart_policy_starts_restarts_or_leaves_the_engine(tmp_path):
     assert not any(isinstance(e, EngineRestarting) and e.reason == "nothing changed"
                    for e in q.all)
     assert ctl.shutdown().wait(10)
+
+
+def test_a_file_waits_for_the_engine_without_losing_audio(tmp_path):
+    """Read before the engine is ready, a file is held in full (a live source only hold_s)."""
+    wav = tmp_path / "early.wav"
+    sf.write(wav, speech_like(2.0, seed=5), 16000)
+    q = Events()
+    ctl = SessionController(q.put, engine_factory=scripted_factory(start_s=1.0),
+                            audio=FileAudio(wav), journal_root=tmp_path / "s", hold_s=0.5)
+    ctl.start_engine(_settings())
+    ctl.start_captioning("")
+    _wait(q, lambda e: isinstance(e, SourceEnded))  # all read while the engine loads
+    assert ctl.held_audio_s() == 2.0
+    _, seen = _wait(q, _off)
+    deltas = [e for e in seen if isinstance(e, TextDelta)]
+    assert len(deltas) == 2 * 16000 // 1280 + 1 and ctl.dropped_audio_s() == 0
+    assert not any(isinstance(e, AppProblem) for e in seen)
+    assert ctl.shutdown().wait(10)

@@ -430,6 +430,8 @@ class SessionController:
         held = self._held.setdefault(label, deque())
         held.append((samples, captured_at))
         self._held_samples[label] = self._held_samples.get(label, 0) + samples.size
+        if not getattr(self.audio, "live", True):
+            return  # a file waits as long as it takes: nothing is lost by holding all of it
         limit = int(self.hold_s * SAMPLE_RATE)
         while self._held_samples[label] > limit and held:
             dropped, _ = held.popleft()

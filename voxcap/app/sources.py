@@ -25,6 +25,7 @@ class AudioSources:
     """Audio from the sound server (the capture layer)."""
 
     journal_kind = "live"
+    live = True  # audio that is not taken in time is gone: holding it is bounded (hold_s)
     echo_cancel = "auto"  # "Both": echo cancellation auto/on/off (the app's setting, --echo-cancel)
 
     def resolve(self, source: str) -> list[tuple]:
@@ -63,6 +64,7 @@ class FileAudio:
     """
 
     journal_kind = "transcribe"
+    live = False  # can wait: held in full while the engine is not ready
 
     def __init__(self, path, realtime: bool = False) -> None:
         self.info = probe(path)
