@@ -59,6 +59,7 @@ from .lag import SAMPLE_RATE, CaptureClock
 
 FLUSH_TIMEOUT_S = 30.0
 HOLD_S = 120.0
+QUIT_ENGINE_WAIT_S = 2.0  # quitting while the engine starts: it is not waited for longer
 _LIFECYCLE = (EngineProgress, EngineReady, EngineFailed, EngineStopped)
 ACTIVE = ("starting", "waiting", "on", "restarting")
 
@@ -268,7 +269,8 @@ class SessionController:
     def _wait_settled(self, eng, timeout: float) -> None:
         """An engine still starting cannot be stopped cleanly: let it finish (or fail) first."""
         deadline = time.monotonic() + timeout
-        while eng.failure is None and not eng.is_ready and time.monotonic() < deadline:
+        while (eng.failure is None and not eng.is_ready and time.monotonic() < deadline
+               and not self._closing.is_set()):  # quitting does not wait
             with contextlib.suppress(EngineError):
                 eng.wait_ready(0.25)
 
@@ -519,8 +521,9 @@ class SessionController:
             eng, self.engine = self.engine, None
             self._generation += 1
             if eng is not None:
-                self._wait_settled(eng, 15.0)
-                eng.shutdown()
+                # quitting: a start still under way is not waited for (it may take minutes);
+                # the engine's processes die with the app (PR_SET_PDEATHSIG, vllm_plugin)
+                eng.shutdown(timeout=QUIT_ENGINE_WAIT_S if not eng.is_ready else 30.0)
             self._journal_q.put(None)
             self._journal_thread.join(10.0)
         finally:
