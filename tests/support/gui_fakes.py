@@ -227,6 +227,8 @@ class FakeAudio:
                 out.append((spec, DEVICES[0].description))
             elif spec.kind == "mic":
                 out.append((spec, DEVICES[1].description))
+            elif spec.kind == "app":
+                out.append((spec, f"{spec.name} (application)"))
             else:
                 dev = next((d for d in DEVICES if spec.name.lower() in d.description.lower()), None)
                 if dev is None:
