@@ -19,8 +19,8 @@ import sys
 
 from PySide6.QtCore import QSocketNotifier, QTimer
 from PySide6.QtWidgets import QApplication, QLabel
-from support.gui_fakes import FakeAudio, scripted_factory
 
+from support.gui_fakes import FakeAudio, scripted_factory
 from voxcap import paths
 from voxcap.app.controller import SessionController
 from voxcap.app.settings import load_settings

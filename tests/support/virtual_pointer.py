@@ -7,6 +7,7 @@ import time
 
 from pywayland.client import Display
 from pywayland.protocol.wayland import WlSeat
+
 from support.wayland_protocols.wlr_virtual_pointer_unstable_v1 import ZwlrVirtualPointerManagerV1
 
 BTN_LEFT, BTN_RIGHT = 0x110, 0x111
