@@ -169,3 +169,45 @@ def test_auto_is_off_on_headphones(sound_server):
         idx = sound_server._module_index("sink_name=phones")
         if idx is not None:
             sound_server.pactl("unload-module", str(idx))
+
+
+def test_both_with_an_app_keeps_its_sound_and_cancels_its_echo(sound_server, voices):
+    """"both:Far": the app's stream goes through the canceller's reference output (it is moved
+    there, which on PulseAudio ends the monitor recording: the app capture must pick it up
+    again), "Them" still gets exactly the app's sound, and the echo canceller is referenced to
+    it; everything is put back when captioning stops."""
+    from voxcap.capture.sources import parse_sources
+
+    them_spec, you_spec = parse_sources("both:Far", echo="on")
+    them, you = Recorder(), Recorder()
+    cap_them = Capture(them_spec, them.on_block, them.on_event).start()
+    cap_you = Capture(you_spec, you.on_block, you.on_event).start()
+    try:
+        assert cap_you.device.name.startswith("voxcap_ec_mic_")
+        them.wait_audio(0.3)
+        player = subprocess.Popen(["paplay", f"--server={sound_server.server}", "--device=vspeaker",
+                                   "--client-name=Far", str(voices["far"])], env=sound_server.env())
+        assert _wait(lambda: "voxcap_ec_out" in _sink_of(sound_server, "Far"), 5.0), \
+            sound_server.pactl("list", "sink-inputs")
+        player.wait(30)
+        time.sleep(0.5)
+    finally:
+        cap_you.stop()
+        cap_them.stop()
+    from support.xcorr import load_16k
+
+    m = match(load_16k(voices["far"]), them.audio())
+    assert m.r >= 0.9, m
+    assert not ec_modules(sound_server)
+
+
+def _sink_of(server, app: str) -> str:
+    """The name of the sink the app's stream plays on ("" if none)."""
+    sinks = {line.split("\t")[0]: line.split("\t")[1]
+             for line in server.pactl("list", "short", "sinks").splitlines()}
+    for block in server.pactl("list", "sink-inputs").split("Sink Input #")[1:]:
+        if f'application.name = "{app}"' in block:
+            for line in block.splitlines():
+                if line.strip().startswith("Sink:"):
+                    return sinks.get(line.split(":", 1)[1].strip(), "")
+    return ""
