@@ -51,6 +51,7 @@ class _Output:
         self.pos = (0, 0)
         self.size = (0, 0)
         self.scale = 1  # wl_output's integer scale: buffers at this scale stay sharp
+        self.xdg = None
 
 
 class _Buffer:
@@ -195,6 +196,7 @@ class LayerShellOverlay(QObject):
         xo.dispatcher["name"] = named
         xo.dispatcher["logical_position"] = at
         xo.dispatcher["logical_size"] = size
+        out.xdg = xo  # held: a proxy nobody holds is collected with its handlers
 
     def _global_removed(self, _registry, name: int) -> None:
         out = self._outputs.pop(name, None)
