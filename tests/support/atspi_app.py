@@ -25,8 +25,8 @@ os.environ.setdefault("QT_LINUX_ACCESSIBILITY_ALWAYS_ON", "1")
 
 from PySide6.QtCore import QObject, Signal  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
-from support.gui_fakes import FakeAudio, ScriptedEngine  # noqa: E402
 
+from support.gui_fakes import FakeAudio, ScriptedEngine  # noqa: E402
 from voxcap.app.controller import SessionController  # noqa: E402
 from voxcap.app.settings import AppSettings  # noqa: E402
 
