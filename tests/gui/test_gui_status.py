@@ -42,6 +42,17 @@ def test_held_audio_notice_goes_once_the_engine_takes_the_audio(qtbot, make_app,
     qtbot.waitUntil(lambda: app.window.notice.text() == "", timeout=2000)
 
 
+def test_capture_notices_go_with_the_capture(qtbot, make_app):
+    app = make_app()
+    qtbot.waitUntil(lambda: app.window.engine_status.state == "ready", timeout=10000)
+    app.toggle_captioning()
+    qtbot.waitUntil(lambda: app.state == "on", timeout=5000)
+    qtbot.waitUntil(lambda: "capturing" in app.window.notice.text(), timeout=3000)
+    app.toggle_captioning()
+    qtbot.waitUntil(lambda: app.state == "off", timeout=5000)
+    assert app.window.notice.text() == ""  # no "Them: capturing" once nothing captures
+
+
 def test_meter_says_restarting_to_the_new_mode(qtbot, make_app):
     app = make_app(engine_factory=scripted_factory(start_s=1.5))
     qtbot.waitUntil(lambda: app.window.engine_status.state == "ready", timeout=10000)

@@ -298,6 +298,8 @@ class VoxcapApp(QObject):
             self.session_id = ev.session_id
         self.window.set_state(ev.state, ev.message)
         if ev.state == "off":
+            # "You: capturing", "...resumed": about captures that are gone now
+            self.window.clear_notice("CaptureStarted", "CaptureRecovered", "StreamResumed")
             self.window.sessions.refresh()
             if self._export_after_stop:
                 self._export_after_stop = False
