@@ -7,10 +7,7 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from voxcap.capture.devices import (
-    list_devices,  # noqa: E402
-    server_state,  # noqa: E402
-)
+from voxcap.capture.devices import list_devices, server_state  # noqa: E402
 from voxcap.capture.sources import find_device  # noqa: E402
 
 TWINS = ("twin_a", "twin_b")
