@@ -43,7 +43,8 @@ class MiniChart(QWidget):
         plot = r.adjusted(4, 18, -4, -4)
         now = time.time()
         values = [v for _, v in self.points]
-        top = max(values + ([self.budget * 1.25] if self.budget else []) + [1e-9])
+        # at least 1 unit: a flat zero line is not a scale of "1e-09"
+        top = max(values + ([self.budget * 1.25] if self.budget else []) + [1.0])
         top = _nice(top)
 
         def pt(t: float, v: float) -> QPointF:
