@@ -102,3 +102,12 @@ def test_a_long_stage_counts_up_and_says_what_to_expect(qtbot):
     assert first == "Engine: compiling… 0 s (starting for 12 s; the last start took 95 s)"
     qtbot.waitUntil(lambda: status.label.text() != first, timeout=2500)  # no new event: alive
     assert status.label.text().startswith("Engine: compiling… 1 s (starting for 13 s")
+
+
+def test_chart_scale_is_never_a_tiny_number():
+    from voxcap.gui.chart import scale_top
+
+    assert scale_top([]) == 1.0
+    assert scale_top([0.0, 0.0]) == 1.0  # was "max 1e-09"
+    assert scale_top([0.0], budget=80.0) == 100.0
+    assert scale_top([3.2, 47.0]) == 50.0
