@@ -90,7 +90,7 @@ def tables(results: list[dict]) -> str:
         seen.add(key)
         out.append(f"{r['mode']} x{r['max_streams']}: " +
                    ", ".join(f"{s} {t:.1f}" for s, t in r.get("stages", [])) +
-                   f", ready {r['startup_s']:.1f}")
+                   ("" if r.get("stages", [[""]])[-1][0] == "ready" else f", ready {r['startup_s']:.1f}"))
     return "\n".join(out)
 
 

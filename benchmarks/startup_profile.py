@@ -7,11 +7,14 @@ the same script measures the CPU build and CUDA vLLM. "cold" starts with empty c
 (vLLM's torch.compile cache, inductor, triton: all under a fresh VLLM_CACHE_ROOT), "warm" reuses
 the caches the cold start wrote. After "ready": time to the first token of a stream.
 
+"lean" is warm plus vLLM's switches for warm-ups a captioner does not need (LEAN_ARGS).
+
 usage:
   python benchmarks/startup_profile.py --model DIR --dummy-weights [--graph-mode FULL_DECODE_ONLY]
-      [--runs cold,warm] [--max-streams 1] [--kv-cache-gib G] [--enforce-eager]
-      [--extra-args JSON] [--out startup.json] [--keep-logs DIR]
-Prints a table per run and writes all figures as JSON to --out.
+      [--runs cold,warm[,lean]] [--cache-root DIR] [--max-streams N] [--kv-cache-gib G]
+      [--enforce-eager] [--extra-args JSON] [--out startup.json] [--keep-logs DIR]
+Prints a table per run and writes all figures as JSON to --out. --cache-root keeps the compile
+caches in DIR (reused by a later invocation's warm/lean runs; a cold run empties it first).
 """
 
 from __future__ import annotations
@@ -60,6 +63,10 @@ MILESTONES: tuple[tuple[str, str, str], ...] = (
     ("engine-core ready -> app", "core", r"^init engine \(profile, create kv cache"),
     ("app: tokenizer, model class, ready event", "app", r"^READY from local core engine"),
 )
+# "lean": warm caches plus vLLM's public switches for warm-ups a one-model captioner does not need.
+# They are left out of vLLM's compile-cache hash (KernelConfig.compute_hash), so the warm cache holds.
+LEAN_ARGS = {"kernel_config": {"enable_jit_warmup": False, "enable_cutedsl_warmup": False},
+             "enable_flashinfer_autotune": False}
 # vLLM's own timing lines, quoted in the JSON (compile and capture times, config retries)
 TIMING = re.compile(r"took|takes|time:|Elapsed|finished in|Error parsing config|load failure", re.I)
 
@@ -111,11 +118,14 @@ def child(a) -> None:
     # every vLLM process (they inherit the environment) logs all its records to log_file
     local.write_logging_config = lambda path, level: _logging_config(path, log_file)
     events = []
+    extra = json.loads(a.extra_args) if a.extra_args else {}
+    if a.lean:
+        extra = {**LEAN_ARGS, **extra}
     settings = EngineSettings(model_dir=a.model, dummy_weights=a.dummy_weights,
                               graph_mode=a.graph_mode, max_streams=a.max_streams,
                               enforce_eager=a.enforce_eager, kv_cache_gib=a.kv_cache_gib,
                               max_model_len=a.max_model_len,
-                              extra_engine_args=json.loads(a.extra_args) if a.extra_args else {})
+                              extra_engine_args=extra)
     engine = local.LocalEngine(settings, on_event=lambda e: events.append((time.time(), e)))
     mark("engine.start() called")
     engine.start()
@@ -218,9 +228,10 @@ def stage_table(res: dict, recs: list[dict]) -> list[dict]:
 
 
 def print_table(label: str, rows: list[dict], res: dict) -> None:
-    print(f"\n== {label}: ready after {res.get('ready_s', float('nan')):.1f} s; first token "
-          f"{res.get('first_token_s') if res.get('first_token_s') is None else round(res['first_token_s'], 3)} s"
-          f" after opening a stream; mode {res.get('ready', {}).get('resolved_graph_mode')}")
+    first = res.get("first_token_s")
+    first = "none" if first is None else f"{first:.3f} s"
+    print(f"\n== {label}: ready after {res.get('ready_s') or float('nan'):.1f} s; first token {first} "
+          f"after opening a stream; mode {res.get('ready', {}).get('resolved_graph_mode')}")
     print(f"{'stage':60s} {'process':7s} {'at s':>8s} {'takes s':>8s}")
     for r in rows:
         print(f"{r['stage']:60s} {r['process']:7s} {r['from_s']:8.2f} {r['seconds']:8.2f}")
@@ -248,7 +259,7 @@ def run_once(a, label: str, cache_root: Path, workdir: Path) -> dict:
         "PYTHONPATH": os.pathsep.join(p for p in (str(Path(__file__).resolve().parent),
                                                   env.get("PYTHONPATH", "")) if p),
     })
-    cmd = [sys.executable, __file__, "--child", *a.child_args]
+    cmd = [sys.executable, __file__, "--child", *a.child_args, *(["--lean"] if label == "lean" else [])]
     env[T0_ENV] = repr(time.time())
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=a.timeout + 180)
     res = None
@@ -284,12 +295,15 @@ def main() -> int:
     ap.add_argument("--model", required=True)
     ap.add_argument("--dummy-weights", action="store_true")
     ap.add_argument("--graph-mode", default="FULL_DECODE_ONLY")
-    ap.add_argument("--max-streams", type=int, default=1)
+    ap.add_argument("--max-streams", type=int, default=2, help="as the app's default")
     ap.add_argument("--max-model-len", type=int, default=8192)
     ap.add_argument("--kv-cache-gib", type=float, default=None)
     ap.add_argument("--enforce-eager", action="store_true")
     ap.add_argument("--extra-args", default="", help="JSON dict of more vLLM engine args")
-    ap.add_argument("--runs", default="cold,warm", help="comma list of cold / warm")
+    ap.add_argument("--runs", default="cold,warm",
+                    help="comma list of: cold (empty compile caches), warm (the caches as left), "
+                         "lean (warm + the warm-up switches in LEAN_ARGS)")
+    ap.add_argument("--lean", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--cache-root", default="", help="compile caches (default: a fresh temp dir)")
     ap.add_argument("--timeout", type=float, default=400.0)
     ap.add_argument("--records", type=int, default=400, help="vLLM log records kept in the JSON")

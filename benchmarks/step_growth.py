@@ -20,6 +20,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -137,9 +138,14 @@ def fix_installed() -> bool:
     return any(ep.name == "voxcap_patches" for ep in entry_points(group="vllm.general_plugins"))
 
 
+ENCODED = re.compile(r"Finish execute for mm hash (\w+)")
+
+
 def run_variant(a, variant: str) -> dict:
     env = dict(os.environ)
     env[FIX_ENV] = "1" if variant == "on" else "0"
+    if a.trace_encoder:
+        env["VLLM_LOGGING_LEVEL"] = "DEBUG"  # the worker then logs each audio item it encodes
     cmd = [sys.executable, __file__, "--child", *a.child_args]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=a.timeout)
     res = None
@@ -153,6 +159,8 @@ def run_variant(a, variant: str) -> dict:
     res["fix_applied"] = "voxcap session fix applied" in proc.stdout + proc.stderr
     # what a wrongly dropped audio item would cause: vLLM substitutes zeros and warns
     res["empty_embedding_warnings"] = (proc.stdout + proc.stderr).count("empty multimodal embeddings")
+    if a.trace_encoder:  # content hashes of the audio items, in the order the encoder ran them
+        res["encoded_mm_hashes"] = ENCODED.findall(proc.stdout + proc.stderr)
     res["buckets"] = buckets(res["times"], a.bucket)
     res["slope_ms_per_1k_tokens"] = slope_ms_per_1k(res["buckets"])
     res["stderr_tail"] = proc.stderr[-1500:]
@@ -176,6 +184,8 @@ def main() -> int:
     ap.add_argument("--enforce-eager", action="store_true")
     ap.add_argument("--bucket", type=int, default=500, help="tokens per row")
     ap.add_argument("--timeout", type=float, default=900.0, help="per variant, seconds")
+    ap.add_argument("--trace-encoder", action="store_true",
+                    help="vLLM DEBUG logs: record which audio items the encoder ran (slows steps)")
     ap.add_argument("--out", default="")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()

@@ -10,7 +10,7 @@ PY=${PYTHON:-python3.11}
 # Sound servers (PulseAudio, and PipeWire with its PulseAudio server, WirePlumber and a private
 # session bus) and speech for the audio tests, X server pieces for the GUI tests, the launcher
 # validator and a C compiler (a stand-in libnvidia-ml for the GPU checks) for the install tests;
-# headless Wayland compositors (sway + grim, mutter + XWayland) for the overlay tests, and the
+# headless Wayland compositors (sway + grim, mutter + XWayland, KWin) for the overlay tests, and the
 # protocol XML for scripts/gen-wayland-protocols.sh; the AT-SPI registry and pyatspi (under the
 # system python3: tests/support/atspi.py) for reading the app as a screen reader does.
 APT_PACKAGES=(
@@ -20,7 +20,7 @@ APT_PACKAGES=(
   libxcb-render-util0 libxcb-xinerama0 libxcb-xkb1 libxkbcommon-x11-0 libxcb-cursor0
   libegl1 libgl1 libfontconfig1 libdbus-1-3 fonts-dejavu-core desktop-file-utils xcompmgr
   gcc libc6-dev
-  sway grim wlr-randr mutter xwayland dbus dbus-x11 wayland-protocols libwayland-dev
+  sway grim wlr-randr mutter kwin-wayland xwayland dbus dbus-x11 wayland-protocols libwayland-dev
   at-spi2-core python3-gi python3-pyatspi gir1.2-atspi-2.0
 )
 missing=()

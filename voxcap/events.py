@@ -242,6 +242,14 @@ class DevicesChanged:
     server_up: bool = True
 
 
+@dataclass(frozen=True)
+class AppsChanged:
+    """The applications playing sound changed; ``apps`` is the new list
+    (``voxcap.capture.apps.AppInfo`` items)."""
+
+    apps: tuple = ()
+
+
 CaptureEvent = (CaptureStarted | CaptureInterrupted | CaptureRecovered | CaptureDeviceChanged
                 | CaptureLoss | CaptureStopped | SourceEnded | DevicesChanged)
 

@@ -121,3 +121,39 @@ def test_devices_lists_playing_apps(sound_server, clips, capsys):
     b = next(a for a in apps if a["name"] == "PlayerB")
     assert b["media"].endswith("b.wav") and b["playing"]  # PulseAudio: the path; PipeWire: the name
     assert "PlayerB — " in text and "b.wav" in text and "[app:PlayerB]" in text
+
+
+def test_source_names_for_apps_and_pairs():
+    from voxcap.capture.sources import APP, MIC, SYSTEM, parse_sources
+    from voxcap.errors import CaptureError
+
+    [app] = parse_sources("app:Zoom")
+    assert (app.kind, app.name, app.label, str(app)) == (APP, "Zoom", "Zoom", "app:Zoom")
+    them, you = parse_sources("both:Zoom", echo="on")
+    assert (them.kind, them.label, you.kind, you.label) == (APP, "Them", MIC, "You")
+    assert (you.echo_ref, you.echo) == ("app:Zoom", "on")
+    sys_them, sys_you = parse_sources("both")
+    assert sys_them.kind == SYSTEM and (sys_you.echo_ref, sys_you.echo) == ("system", "auto")
+    with pytest.raises(CaptureError, match="No application named"):
+        parse_sources("app:  ")
+    with pytest.raises(CaptureError, match="Echo cancellation must be"):
+        parse_sources("both", echo="loud")
+
+
+def test_a_playing_app_by_plain_name_and_an_unknown_name(sound_server, clips):
+    """--source "PlayerB" (no device of that name) means the application while it plays; a name
+    that is neither says so, listing the devices."""
+    from voxcap.capture import server_state
+    from voxcap.capture.sources import APP, parse_sources, resolve_initial
+    from voxcap.errors import CaptureError
+
+    player = play(sound_server, clips["b"][0], "PlayerB")
+    try:
+        wait_for(lambda: "PlayerB" in sound_server.pactl("list", "sink-inputs"))
+        spec, dev = resolve_initial(parse_sources("playerb")[0], server_state())
+        assert (spec.kind, spec.name, dev.description) == (APP, "PlayerB", "PlayerB (application)")
+        with pytest.raises(CaptureError, match="no application of that name"):
+            resolve_initial(parse_sources("Nobody Plays This")[0], server_state())
+    finally:
+        player.kill()
+        player.wait()

@@ -18,6 +18,8 @@ import pytest
 from support.atspi import AtspiBus, pyatspi_available, walk
 from support.xvfb import Xvfb
 
+from voxcap.engine.tiny_model import write_tiny_model
+
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(not pyatspi_available(),
@@ -146,6 +148,20 @@ def test_screen_reader_reads_every_status_and_hears_ready_and_errors(tmp_path):
             assert combos["This computer (vLLM on the local NVIDIA GPU)"][0] == "Engine:"
             assert combos["Both: system audio and microphone"][0] == "Source:"
             assert all(combos.values()), combos  # each one told by its label
+
+            # first run with a model folder that has no weights: the self-check is offered
+            model = write_tiny_model(tmp_path / "tiny")
+            app.send(f"first-run {model}")
+            tree = _until(lambda: bus.dump(app.pid), lambda t: "Self-check only" in _labels(t).get(
+                "Model folder check", ""))
+            assert "consolidated.safetensors" in _labels(tree)["Model folder check"]
+            assert any(n.get("role") == "check box" and n["name"].startswith("Self-check only")
+                       for n in walk(tree))
+            assert any(n.get("role") == "dialog" and n["name"].startswith("Welcome") for n in walk(tree))
+            app.send("cancel-first-run")
+            tree = _until(lambda: bus.dump(app.pid), lambda t: not any(
+                n.get("role") == "dialog" and n["name"].startswith("Welcome") for n in walk(t)), 10)
+            assert not any(str(n.get("name")).startswith("Welcome") for n in walk(tree))  # gone
         finally:
             app.close()
             listener.stop()

@@ -64,7 +64,9 @@ def test_previous_sessions(qtbot, make_app, fake_audio, tmp_path):
     # a new captioning session starts a fresh history
     app.toggle_captioning()
     qtbot.waitUntil(lambda: app.state == "on", timeout=5000)
-    assert w.history.toPlainText() == ""
+    # only the line saying where the new session's stream comes from
+    assert w.history.toPlainText().endswith("(Them: captions of fake device)")
+    assert "hello" not in w.history.toPlainText()
 
 
 def test_keyboard_and_accessible_names(qtbot, make_app):

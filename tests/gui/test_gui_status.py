@@ -42,6 +42,17 @@ def test_held_audio_notice_goes_once_the_engine_takes_the_audio(qtbot, make_app,
     qtbot.waitUntil(lambda: app.window.notice.text() == "", timeout=2000)
 
 
+def test_capture_notices_go_with_the_capture(qtbot, make_app):
+    app = make_app()
+    qtbot.waitUntil(lambda: app.window.engine_status.state == "ready", timeout=10000)
+    app.toggle_captioning()
+    qtbot.waitUntil(lambda: app.state == "on", timeout=5000)
+    qtbot.waitUntil(lambda: "capturing" in app.window.notice.text(), timeout=3000)
+    app.toggle_captioning()
+    qtbot.waitUntil(lambda: app.state == "off", timeout=5000)
+    assert app.window.notice.text() == ""  # no "Them: capturing" once nothing captures
+
+
 def test_meter_says_restarting_to_the_new_mode(qtbot, make_app):
     app = make_app(engine_factory=scripted_factory(start_s=1.5))
     qtbot.waitUntil(lambda: app.window.engine_status.state == "ready", timeout=10000)
@@ -55,6 +66,31 @@ def test_meter_says_restarting_to_the_new_mode(qtbot, make_app):
     qtbot.waitUntil(lambda: graph.text() == "PIECEWISE", timeout=10000)
 
 
+def test_export_while_stopping_waits_for_the_last_words(qtbot, make_app, fake_audio, tmp_path,
+                                                        monkeypatch):
+    from PySide6.QtWidgets import QFileDialog
+
+    out = tmp_path / "while-stopping.txt"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(out), ""))
+    app = make_app(engine_factory=scripted_factory(flush_s=1.5))
+    qtbot.waitUntil(lambda: app.window.engine_status.state == "ready", timeout=10000)
+    app.toggle_captioning()
+    qtbot.waitUntil(lambda: app.state == "on", timeout=5000)
+    fake_audio.feed("Them", 1.0)
+    qtbot.waitUntil(lambda: "scripted" in app.window.history.toPlainText(), timeout=5000)
+    app.toggle_captioning()
+    qtbot.waitUntil(lambda: app.state == "stopping", timeout=5000)
+    app.export_current()
+    assert app.window.notice.text() == "Export waits for the last words to be flushed…"
+    assert not out.exists()
+    qtbot.waitUntil(out.exists, timeout=10000)
+    assert app.state == "off"
+    assert "hello there this is a scripted caption" in app.window.history.toPlainText()
+    # with the last word, which arrived while stopping
+    assert out.read_text().split("] ", 1)[1].split() == "hello there this is a scripted caption".split()
+    assert app.window.notice.text() == f"Exported to {out}"
+
+
 def test_a_long_stage_counts_up_and_says_what_to_expect(qtbot):
     from voxcap.gui.engine_status import EngineStatus
 
@@ -66,3 +102,12 @@ def test_a_long_stage_counts_up_and_says_what_to_expect(qtbot):
     assert first == "Engine: compiling… 0 s (starting for 12 s; the last start took 95 s)"
     qtbot.waitUntil(lambda: status.label.text() != first, timeout=2500)  # no new event: alive
     assert status.label.text().startswith("Engine: compiling… 1 s (starting for 13 s")
+
+
+def test_chart_scale_is_never_a_tiny_number():
+    from voxcap.gui.chart import scale_top
+
+    assert scale_top([]) == 1.0
+    assert scale_top([0.0, 0.0]) == 1.0  # was "max 1e-09"
+    assert scale_top([0.0], budget=80.0) == 100.0
+    assert scale_top([3.2, 47.0]) == 50.0

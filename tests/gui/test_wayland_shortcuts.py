@@ -11,7 +11,7 @@ from support.overlay_client import AppProcess
 from support.xvfb import Xvfb
 
 Xlib = pytest.importorskip("Xlib")
-from Xlib import X, XK  # noqa: E402
+from Xlib import XK, X  # noqa: E402
 from Xlib.display import Display  # noqa: E402
 from Xlib.ext import xtest  # noqa: E402
 

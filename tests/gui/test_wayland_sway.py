@@ -16,6 +16,7 @@ import pytest
 from PySide6.QtGui import QImage
 from support.compositors import Sway, missing
 from support.overlay_client import AppProcess, keep, pixel
+from support.virtual_pointer import BTN_RIGHT, VirtualPointer
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(bool(missing("sway", "swaymsg", "grim")),
@@ -135,4 +136,39 @@ def test_hidpi_output_gets_buffers_at_its_scale(tmp_path):
             assert whites > 100, "no caption text on the overlay"
             keep(shot, "wayland-sway-overlay-scale-2.png")
         finally:
+            app.quit()
+
+
+def test_drag_right_click_and_click_through_with_a_pointer(tmp_path):
+    """A pointer the compositor knows as a mouse: a left drag moves the overlay (and saves the
+    place), with click-through on a click lands on the window below instead."""
+    with Sway() as sway:
+        app = AppProcess(sway.env, tmp_path / "config")
+        pointer = None
+        try:
+            app.ask("fullscreen")
+            st = app.wait_for(lambda s: mapped(s, "HEADLESS-1"))
+            x, y, w, h = st["geometry"]
+            display = f"{sway.env['XDG_RUNTIME_DIR']}/{sway.env['WAYLAND_DISPLAY']}"
+            pointer = VirtualPointer(display, 1280, 720)
+            time.sleep(0.5)
+            pointer.drag((x + w // 2, y + h // 2), (x + w // 2 - 150, y + h // 2 - 200))
+            st = app.wait_for(lambda s: s["geometry"][:2] == [x - 150, y - 200])
+            assert st["geometry"][:2] == [x - 150, y - 200], st
+            assert st["saved"][:2] == [x - 150, y - 200], f"the new place was not saved: {st}"
+            assert st["other_clicks"] == 0, "the click went through the overlay"
+            shot = sway.screenshot(tmp_path / "dragged.png")
+            assert sum(pixel(QImage(str(shot)), x - 150 + w - 20, y - 200 + 20)) < 200
+
+            pointer.click(x - 150 + w // 2, y - 200 + h // 2, BTN_RIGHT)  # the voxcap window
+            app.ask("click-through")
+            app.wait_for(lambda s: s["click_through"])
+            time.sleep(0.3)
+            pointer.click(x - 150 + w // 2, y - 200 + h // 2)
+            st = app.wait_for(lambda s: s["other_clicks"] > 0, 5)
+            assert st["other_clicks"] == 1, f"click-through: the window below got no click: {st}"
+            assert st["geometry"][:2] == [x - 150, y - 200] and mapped(st, "HEADLESS-1"), st
+        finally:
+            if pointer is not None:
+                pointer.close()
             app.quit()

@@ -10,6 +10,8 @@ Commands (one a line; each answered "done CMD" on stdout once handled):
     fail           restart the engine; the new one fails to start ("the GPU fell off the bus")
     problem        ask to start captioning (refused while the engine has failed: a notice)
     settings       open the settings dialog
+    first-run PATH open the first-run dialog with PATH typed as the model folder
+    cancel-first-run  cancel it (Escape)
     quit           quit the app (as Ctrl+Q does)
 """
 
@@ -25,8 +27,8 @@ os.environ.setdefault("QT_LINUX_ACCESSIBILITY_ALWAYS_ON", "1")
 
 from PySide6.QtCore import QObject, Signal  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
-from support.gui_fakes import FakeAudio, ScriptedEngine  # noqa: E402
 
+from support.gui_fakes import FakeAudio, ScriptedEngine  # noqa: E402
 from voxcap.app.controller import SessionController  # noqa: E402
 from voxcap.app.settings import AppSettings  # noqa: E402
 
@@ -55,7 +57,8 @@ def main() -> int:
         publish, engine_factory=factory, audio=audio, journal_root=root), sessions_root=root,
         persist=False, use_tray=False, first_run=False)
 
-    def handle(cmd: str) -> None:
+    def handle(line: str) -> None:
+        cmd, _, arg = line.partition(" ")
         if cmd == "caption":
             app.toggle_captioning()
 
@@ -76,9 +79,15 @@ def main() -> int:
             app.controller.start_captioning("both")
         elif cmd == "settings":
             app.open_settings()
+        elif cmd == "first-run":
+            app.open_first_run()
+            app.first_run_dialog.opt_folder.setChecked(True)
+            app.first_run_dialog.folder.setText(arg)
+        elif cmd == "cancel-first-run":
+            app.first_run_dialog.reject()
         elif cmd == "quit":
             app.quit()
-        print(f"done {cmd}", flush=True)
+        print(f"done {line}", flush=True)
 
     commands = Commands()
     commands.line.connect(handle)

@@ -7,7 +7,8 @@ as a subprocess on the same private D-Bus session (``tests/support/atspi.py``).
                                                # changes of every app, until stdin closes
 
 Each node: role, name, description, text (the Text interface's whole text), value (the Value
-interface), labelled_by (the names of the labels that name it), states (showing, focused, ...), children. APP: its name or process id.
+interface), labelled_by (the names of the labels that name it), states (showing, focused, ...),
+children. APP: its name or process id.
 """
 
 from __future__ import annotations

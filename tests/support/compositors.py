@@ -231,3 +231,98 @@ class Mutter:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+class KWin:
+    """KDE Plasma's compositor, KWin, on a virtual framebuffer (``kwin_wayland --virtual``) in
+    its own D-Bus session; ``screenshot`` asks KWin itself (ScreenShot2, the permission check
+    off for the test). Debian's kwin_wayland carries a file capability (CAP_SYS_NICE) that a
+    container may not grant, so a copy without it is run."""
+
+    def __init__(self, width: int = 1280, height: int = 720) -> None:
+        self.width, self.height = width, height
+        self.runtime = Path(tempfile.mkdtemp(prefix="voxcap-kwin-"))
+        os.chmod(self.runtime, 0o700)
+        self.log_path = self.runtime.parent / (self.runtime.name + ".log")
+        self.proc: subprocess.Popen | None = None
+        self.env: dict[str, str] = {}
+
+    def start(self) -> KWin:
+        kwin = shutil.which("kwin_wayland")
+        if kwin is None or missing("dbus-run-session"):
+            raise RuntimeError("kwin_wayland is not installed: run scripts/setup-dev.sh")
+        binary = self.runtime / "kwin_wayland"
+        shutil.copy(kwin, binary)  # the copy has no file capabilities
+        env_file = self.runtime / "session.env"
+        child = ("import json, os, sys, time; open(sys.argv[1], 'w').write(json.dumps("
+                 "dict(os.environ))); time.sleep(3600)")
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(self.runtime),
+               "XDG_RUNTIME_DIR": str(self.runtime), "QT_QPA_PLATFORM": "offscreen",
+               "KWIN_SCREENSHOT_NO_PERMISSION_CHECKS": "1", "XDG_CURRENT_DESKTOP": "KDE"}
+        self._log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
+        self.proc = subprocess.Popen(
+            ["dbus-run-session", "--", str(binary), "--virtual", "--width", str(self.width),
+             "--height", str(self.height), "--socket", "wayland-kde", "--exit-with-session",
+             f"{sys.executable} -c \"{child}\" {env_file}"],
+            env=env, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if env_file.exists() and env_file.stat().st_size:
+                seen = json.loads(env_file.read_text())
+                self.env = {"WAYLAND_DISPLAY": seen["WAYLAND_DISPLAY"],
+                            "XDG_RUNTIME_DIR": str(self.runtime),
+                            "DBUS_SESSION_BUS_ADDRESS": seen["DBUS_SESSION_BUS_ADDRESS"],
+                            "XDG_CURRENT_DESKTOP": "KDE", "XDG_SESSION_TYPE": "wayland"}
+                return self
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        self.stop()
+        raise RuntimeError(f"kwin_wayland did not start: {self.log_text()[-2000:]}")
+
+    def screenshot(self, path) -> Path:
+        """The screen as KWin composites it (org.kde.KWin.ScreenShot2 into a pipe)."""
+        from jeepney import DBusAddress, new_method_call
+        from jeepney.io.blocking import open_dbus_connection
+        from PySide6.QtGui import QImage
+
+        r, w = os.pipe()
+        with open_dbus_connection(self.env["DBUS_SESSION_BUS_ADDRESS"], enable_fds=True) as conn:
+            addr = DBusAddress("/org/kde/KWin/ScreenShot2", bus_name="org.kde.KWin",
+                               interface="org.kde.KWin.ScreenShot2")
+            reply = conn.send_and_get_reply(
+                new_method_call(addr, "CaptureActiveScreen", "a{sv}h", ({}, w)), timeout=20)
+            os.close(w)
+            data = b""
+            while chunk := os.read(r, 1 << 20):
+                data += chunk
+        os.close(r)
+        meta = {k: v[1] for k, v in reply.body[0].items()}
+        img = QImage(data, meta["width"], meta["height"], meta["stride"], QImage.Format(meta["format"]))
+        img.save(str(path))
+        return Path(path)
+
+    def log_text(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")
+        except OSError:
+            return ""
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)  # our own session: dbus, kwin, child
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(10)
+        self.proc = None
+        if getattr(self, "_log", None):
+            self._log.close()
+        shutil.rmtree(self.runtime, ignore_errors=True)
+
+    def __enter__(self) -> KWin:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()

@@ -41,7 +41,8 @@ _IDS = itertools.count(1)
 class ScriptedEngine:
     instances: ClassVar[list] = []
 
-    def __init__(self, settings, on_event, start_s: float = 0.05, fail_start: str = "") -> None:
+    def __init__(self, settings, on_event, start_s: float = 0.05, fail_start: str = "",
+                 flush_s: float = 0.0) -> None:
         self.settings = settings
         self._sink = on_event
         self.stats = EngineStats()
@@ -49,6 +50,7 @@ class ScriptedEngine:
         self.failure = None
         self.start_s = start_s
         self.fail_start = fail_start
+        self.flush_s = flush_s  # how long a flush takes (the real model's delayed words)
         self._ready = threading.Event()
         self._stopped = threading.Event()
         self._work: queue.Queue = queue.Queue()
@@ -152,6 +154,7 @@ class ScriptedEngine:
         if st is None:
             return
         if reason == "flushed":
+            time.sleep(self.flush_s)
             self._step(sid, st)  # the delayed last piece
         self.stats.finish(sid)
         self._sink(StreamFinished(sid, reason, st["steps"], st["samples"] / 16000))
@@ -224,6 +227,8 @@ class FakeAudio:
                 out.append((spec, DEVICES[0].description))
             elif spec.kind == "mic":
                 out.append((spec, DEVICES[1].description))
+            elif spec.kind == "app":
+                out.append((spec, f"{spec.name} (application)"))
             else:
                 dev = next((d for d in DEVICES if spec.name.lower() in d.description.lower()), None)
                 if dev is None:

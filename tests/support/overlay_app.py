@@ -19,13 +19,22 @@ import sys
 
 from PySide6.QtCore import QSocketNotifier, QTimer
 from PySide6.QtWidgets import QApplication, QLabel
-from support.gui_fakes import FakeAudio, scripted_factory
 
+from support.gui_fakes import FakeAudio, scripted_factory
 from voxcap import paths
 from voxcap.app.controller import SessionController
 from voxcap.app.settings import load_settings
 from voxcap.gui.app import VoxcapApp
 from voxcap.gui.overlay_placement import prepare_platform
+
+
+class OtherWindow(QLabel):
+    """Another application's window: counts the clicks it gets."""
+
+    clicks = 0
+
+    def mousePressEvent(self, event) -> None:  # noqa: N802
+        OtherWindow.clicks += 1
 
 
 def main() -> int:
@@ -61,7 +70,7 @@ def main() -> int:
                                                      "paints": vapp.overlay.paints},
                 "message": vapp.placement.message, "state": vapp.state,
                 "shortcuts": vapp.shortcuts.how, "shortcuts_summary": vapp.shortcuts.summary,
-                "notice": vapp.window.notice.text(),
+                "notice": vapp.window.notice.text(), "other_clicks": OtherWindow.clicks,
                 "win_id": int(ov.winId()) if app.platformName() == "xcb" else 0}
 
     def command() -> None:
@@ -84,7 +93,7 @@ def main() -> int:
             feed()
             reply(ok=True)
         elif cmd == "fullscreen":
-            other = QLabel("another window, fullscreen, with the focus")
+            other = OtherWindow("another window, fullscreen, with the focus")
             other.setStyleSheet("background: #2e7d32; color: white; font-size: 32px")
             other.showFullScreen()
             other.activateWindow()

@@ -24,10 +24,10 @@ class AppProcess:
                 if k not in ("QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY")}
         full.update(env, VOXCAP_CONFIG_DIR=str(config), PYTHONPATH=str(ROOT / "tests"),
                     QT_ACCESSIBILITY="0")
+        errors = None if os.environ.get("VOXCAP_DEBUG") else subprocess.DEVNULL  # the app's log
         self.proc = subprocess.Popen([sys.executable, "-m", "support.overlay_app"], env=full,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=None if os.environ.get("VOXCAP_DEBUG") else subprocess.DEVNULL, text=True, cwd=ROOT,
-                                     start_new_session=True)
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors,
+                                     text=True, cwd=ROOT, start_new_session=True)
         self.started = self._read()
 
     def _read(self) -> dict:

@@ -70,6 +70,7 @@ from .sources import AudioSources
 log = logging.getLogger(__name__)
 FLUSH_TIMEOUT_S = 30.0  # without any progress from the engine
 HOLD_S = 120.0
+QUIT_ENGINE_WAIT_S = 2.0  # quitting while the engine starts: it is not waited for longer
 _LIFECYCLE = (EngineProgress, EngineReady, EngineFailed, EngineStopped)
 ACTIVE = ("starting", "waiting", "on", "restarting")
 
@@ -273,7 +274,8 @@ class SessionController:
     def _wait_settled(self, eng, timeout: float) -> None:
         """An engine still starting cannot be stopped cleanly: let it finish (or fail) first."""
         deadline = time.monotonic() + timeout
-        while eng.failure is None and not eng.is_ready and time.monotonic() < deadline:
+        while (eng.failure is None and not eng.is_ready and time.monotonic() < deadline
+               and not self._closing.is_set()):  # quitting does not wait
             with contextlib.suppress(EngineError):
                 eng.wait_ready(0.25)
 
@@ -587,8 +589,9 @@ class SessionController:
             eng, self.engine = self.engine, None
             self._generation += 1
             if eng is not None:
-                self._wait_settled(eng, 15.0)
-                eng.shutdown()
+                # quitting: a start still under way is not waited for (it may take minutes);
+                # the engine's processes die with the app (PR_SET_PDEATHSIG, vllm_plugin)
+                eng.shutdown(timeout=QUIT_ENGINE_WAIT_S if not eng.is_ready else 30.0)
             self._journal_q.put(None)
             self._journal_thread.join(10.0)
         finally:

@@ -44,10 +44,10 @@ class AudioSources:
         return Capture(spec, on_block, on_event).start()
 
     def watch(self, on_event: Callable):
-        """Something with ``stop()`` that publishes ``DevicesChanged``."""
-        from ..capture.devices import DeviceWatcher
+        """Something with ``stop()`` that publishes ``DevicesChanged`` and ``AppsChanged``."""
+        from ..capture.apps import watch_devices_and_apps
 
-        return DeviceWatcher(on_event).start()
+        return watch_devices_and_apps(on_event)
 
 
 @dataclass(frozen=True)

@@ -47,7 +47,7 @@ PAREC_FIX = ("install the sound server's command-line tools (Debian/Ubuntu: "
 
 def app_device(name: str) -> DeviceInfo:
     """The pseudo-device an application capture reports (for stats, events and the journal)."""
-    return DeviceInfo(name=f"app:{name}", description=name, kind="app", is_default=False,
+    return DeviceInfo(name=f"app:{name}", description=f"{name} (application)", kind="app", is_default=False,
                       rate=RATE, channels=CHANNELS)
 
 

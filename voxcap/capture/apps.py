@@ -146,3 +146,70 @@ def format_apps(apps: list[AppInfo]) -> str:
     if not apps:
         lines.append("    (none playing now; \"app:NAME\" waits for NAME to play)")
     return "\n".join(lines) + "\n"
+
+
+class AppWatcher:
+    """Publishes ``AppsChanged`` whenever the applications playing sound (or what they play)
+    change. A thread with its own connection, for UIs; quiet while there is no server (the
+    device watcher reports that)."""
+
+    def __init__(self, on_event, poll_s: float = 1.0) -> None:
+        import threading
+
+        self._on_event = on_event
+        self._poll_s = poll_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="voxcap-app-watch", daemon=True)
+
+    def start(self) -> AppWatcher:
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 3.0) -> None:
+        self._stop.set()
+        self._thread.join(timeout)
+
+    def _run(self) -> None:
+        import logging
+
+        from ..events import AppsChanged
+        from .devices import SoundServer, uses_sound_server
+        from .stream import TAG_KEY
+
+        log = logging.getLogger(__name__)
+        if not uses_sound_server():
+            return
+        last = None
+        server = None
+        while not self._stop.is_set():
+            try:
+                if server is None:
+                    server = SoundServer("voxcap-app-watch")
+                apps = tuple(list_apps(server._pulse, TAG_KEY))  # noqa: SLF001 (same package)
+                if apps != last:
+                    last = apps
+                    self._on_event(AppsChanged(apps))
+            except Exception:  # noqa: BLE001 (no server, or it went away mid-query)
+                log.debug("listing applications failed", exc_info=True)
+                if server is not None:
+                    server.close()
+                    server = None
+            self._stop.wait(self._poll_s)  # streams come and go often: a cheap poll, no events
+        if server is not None:
+            server.close()
+
+
+class _Watchers:
+    def __init__(self, *watchers) -> None:
+        self.watchers = watchers
+
+    def stop(self, timeout: float = 3.0) -> None:
+        for w in self.watchers:
+            w.stop(timeout)
+
+
+def watch_devices_and_apps(on_event) -> _Watchers:
+    """``DevicesChanged`` and ``AppsChanged`` to ``on_event`` until ``stop()``."""
+    from .devices import DeviceWatcher
+
+    return _Watchers(DeviceWatcher(on_event).start(), AppWatcher(on_event).start())

@@ -131,10 +131,9 @@ class Capture:
         except CaptureError:
             self._stop_echo()
             raise
-        what = f"application {dev.description!r}" if self.spec.kind == APP else repr(dev.description)
         self._emit(CaptureStarted(self.label, dev.name, dev.description, self._stream.rate,
                                   self._stream.channels,
-                                  f"{self.label}: capturing {what} ({self._stream.rate} Hz, "
+                                  f"{self.label}: capturing {dev.description!r} ({self._stream.rate} Hz, "
                                   f"{self._stream.channels} ch)"))
         self._proc_thread = threading.Thread(target=self._process_loop, daemon=True,
                                              name=f"voxcap-capture-proc-{self.label}")

@@ -8,10 +8,11 @@ plays on into the real one: so the streams being captioned as "Them" that play o
 are moved into it (and new ones as they come), and moved back when captioning stops. The user
 hears the same thing on the same device, ~10 ms later; nothing else is touched.
 
-The module and its devices carry voxcap's process id in their names
-(``voxcap_ec_out_<pid>``); one whose process is gone is a leftover from a crash and is
-unloaded the next time an ``EchoCanceller`` starts (``clean_leftovers``). A normal exit,
-Ctrl-C, or a failed start unload it at once (``stop``, also registered with ``atexit``).
+The module is unloaded by ``stop`` (also registered with ``atexit``); if voxcap dies without
+it (SIGKILL, a crash), a small reaper process (``module_reaper``) notices the end of its pipe
+and unloads it. Should that fail too, the module and its devices carry voxcap's process id in
+their names (``voxcap_ec_out_<pid>_<n>``): one whose process is gone is a leftover and is
+unloaded the next time an ``EchoCanceller`` starts (``clean_leftovers``).
 
 ``mode``: "on", "off", or "auto" (on unless the output is headphones or a headset).
 Anything that goes wrong becomes one notice, and the microphone is then captured as it is.
@@ -31,6 +32,7 @@ from collections.abc import Callable
 from ..errors import CaptureError
 from .apps import _is_server_made, app_name_of
 from .devices import NO_SERVER_FIX, _pulsectl
+from .module_reaper import release_reaper, start_reaper
 from .stream import TAG_KEY
 
 log = logging.getLogger(__name__)
@@ -105,6 +107,7 @@ class EchoCanceller:
         self.module: int | None = None
         self._pulse = None
         self._moved: dict[int, int] = {}  # sink input -> the sink it came from
+        self._reaper = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -169,6 +172,7 @@ class EchoCanceller:
             self.module = None
             return None
         atexit.register(self.stop)
+        self._reaper = start_reaper(self.module, f"sink_name={self.sink_name}")  # if we crash
         deadline = time.monotonic() + 5.0
         while time.monotonic() < deadline:
             names = {s.name for s in p.source_list()} | {s.name for s in p.sink_list()}
@@ -223,6 +227,8 @@ class EchoCanceller:
         finally:
             with contextlib.suppress(Exception):
                 p.close()
+            reaper, self._reaper = self._reaper, None
+            release_reaper(reaper)
         with contextlib.suppress(Exception):
             atexit.unregister(self.stop)
 

@@ -42,6 +42,7 @@ from ..captions.sessions import SessionStore
 from ..errors import VoxcapError
 from ..events import (
     AppProblem,
+    AppsChanged,
     CaptioningState,
     CaptureDeviceChanged,
     CaptureInterrupted,
@@ -127,6 +128,9 @@ class VoxcapApp(QObject):
         self.placement.outputsChanged.connect(self.place_overlay)
         self.shortcuts = GlobalShortcuts(self.placement.path, self)
         self.shortcuts.activated.connect(self.handle_message)
+        for act in (self.window.act_overlay, self.window.act_start):  # where users look for keys
+            act.setToolTip(f"{act.toolTip()} — global shortcuts: {self.shortcuts.summary}"
+                           + (f"; {self.shortcuts.fix}" if self.shortcuts.fix else ""))
         self.tray = None
         if use_tray and tray_available():
             show = self.window.addAction("Show voxcap window")
@@ -229,6 +233,10 @@ class VoxcapApp(QObject):
             self.assembler.set_label(ev.stream_id, ev.label)
             multi = len(set(self.labels.values())) > 1
             self.overlay.show_labels = self.window.history.show_labels = multi
+        elif isinstance(ev, CaptureStarted):  # the device really read (an echo-cancelled mic...)
+            w.history.note_source(ev.source, ev.description)
+            w.meter.set_origin(ev.source, ev.description)
+            w.show_notice(ev.message, cause=type(ev).__name__)
         elif isinstance(ev, CaptioningState):
             self._captioning_state(ev)
         elif isinstance(ev, EngineProgress):
@@ -249,6 +257,8 @@ class VoxcapApp(QObject):
             self.tick()
         elif isinstance(ev, EngineStopped):
             w.engine_status.stopped()
+        elif isinstance(ev, AppsChanged):
+            w.set_apps(ev.apps)
         elif isinstance(ev, DevicesChanged):
             if ev.server_up:
                 w.set_devices(ev.devices)
@@ -300,11 +310,14 @@ class VoxcapApp(QObject):
             self._new_session()
             self.window.history.clear_history()
             self.window.history.show_labels = self.overlay.show_labels = False
+            self.window.meter.set_origin("", "")
         self.state = ev.state
         if ev.session_id:
             self.session_id = ev.session_id
         self.window.set_state(ev.state, ev.message)
         if ev.state == "off":
+            # "You: capturing", "...resumed": about captures that are gone now
+            self.window.clear_notice("CaptureStarted", "CaptureRecovered", "StreamResumed")
             self.window.sessions.refresh()
             if self._export_after_stop:
                 self._export_after_stop = False
@@ -576,4 +589,19 @@ def run_gui(args) -> int:
     t0 = time.monotonic()
     code = app.exec()
     log.info("the app ran %.0f s", time.monotonic() - t0)
+    _leave_now_if_engine_still_starting(code)
     return code
+
+
+def _leave_now_if_engine_still_starting(code: int) -> None:
+    """Quit during an engine start: the start was abandoned (``controller``), but its thread is
+    still importing or loading in C++ code; letting the interpreter finalise around it took
+    seconds and could abort ("exception not rethrown"). Everything of ours is closed by now, and
+    vLLM's processes die with this one (PR_SET_PDEATHSIG), so leave at once."""
+    if any(t.name == "voxcap-engine" and t.is_alive() for t in threading.enumerate()):
+        import os
+
+        logging.shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)

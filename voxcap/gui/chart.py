@@ -43,8 +43,7 @@ class MiniChart(QWidget):
         plot = r.adjusted(4, 18, -4, -4)
         now = time.time()
         values = [v for _, v in self.points]
-        top = max(values + ([self.budget * 1.25] if self.budget else []) + [1e-9])
-        top = _nice(top)
+        top = scale_top(values, self.budget)
 
         def pt(t: float, v: float) -> QPointF:
             x = plot.left() + (1 - (now - t) / WINDOW_S) * plot.width()
@@ -72,6 +71,12 @@ class MiniChart(QWidget):
                        Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop,
                        f"max {top:g} {self.unit}".rstrip())
         p.end()
+
+
+def scale_top(values: list[float], budget: float | None = None) -> float:
+    """The chart's top: a round number above the values (and the budget line), at least 1 unit
+    (a flat zero line is no reason for a scale of "1e-09")."""
+    return _nice(max([*values, *([budget * 1.25] if budget else []), 1.0]))
 
 
 def _nice(v: float) -> float:

@@ -89,8 +89,8 @@ class FirstRunDialog(QDialog):
         self.folder_check = status_label(QLabel("", self), "Model folder check")
         self.folder_check.setWordWrap(True)
         # a folder with the model's files but no weights can still run the self-check
-        self.self_check = QCheckBox("Self-check onl&y: random weights, the captions are gibberish "
-                                    "(tries the whole app without the 9 GB of weights)", self)
+        self.self_check = QCheckBox("Self-check onl&y: random weights, gibberish captions", self)
+        self.self_check.setToolTip("Tries the whole app without the 9 GB of weights")
         self.self_check.hide()
         self.target = QLineEdit(str(default_download_dir()), self)
         self.target.setAccessibleName("Download to folder")
@@ -190,10 +190,11 @@ class FirstRunDialog(QDialog):
         text = ("✓ Voxtral Realtime model found" if not reason
                 else f"✗ {reason}" + (f"\nFix: {fix}" if fix else ""))
         if weights_only:
-            text += ("\nOr tick Self-check only below: the app runs with random weights, so "
+            text += ("\nOr tick Self-check only: the app runs with random weights, so "
                      "everything works but the captions are gibberish.")
         self.folder_check.setText(text)
         self.self_check.setVisible(weights_only)
+        self.adjustSize()  # the check's lines and the check box need room
         if not weights_only:
             self.self_check.setChecked(False)
         announce(self.folder_check, text.replace("✗ ", "Problem: ").replace("✓ ", ""))

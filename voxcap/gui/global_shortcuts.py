@@ -62,7 +62,7 @@ class GlobalShortcuts(QObject):
     # ---------------------------------------------------------------------------- X11 ----
     def _start_x11(self) -> None:
         try:
-            from Xlib import X, XK, error
+            from Xlib import XK, X, error
             from Xlib.display import Display
         except ImportError:
             log.warning("python-xlib is not installed: no global shortcuts", exc_info=True)

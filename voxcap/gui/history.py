@@ -48,6 +48,15 @@ class HistoryView(QPlainTextEdit):
         stamp = time.strftime("[%H:%M:%S] ", time.localtime(at if at else time.time()))
         return stamp + (f"{line.label}: " if self.show_labels else "")
 
+    def note_source(self, label: str, origin: str) -> None:
+        """A line saying where a stream's captions come from (when it opens)."""
+        cur = QTextCursor(self.document())
+        cur.movePosition(QTextCursor.MoveOperation.End)
+        if self.document().characterCount() > 1:
+            cur.insertBlock()
+        cur.insertText(time.strftime("[%H:%M:%S] ") + f"({label}: captions of {origin})")
+        self._last_stream = None
+
     def apply(self, updates) -> None:
         if not updates:
             return

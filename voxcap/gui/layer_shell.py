@@ -26,6 +26,7 @@ from PySide6.QtCore import QEvent, QObject, QPoint, QRect, QSocketNotifier, Qt, 
 from PySide6.QtGui import QGuiApplication, QImage, QPainter
 from PySide6.QtWidgets import QWidget
 from pywayland.client import Display
+from pywayland.protocol.relative_pointer_unstable_v1 import ZwpRelativePointerManagerV1
 from pywayland.protocol.wayland import WlCompositor, WlOutput, WlSeat, WlShm
 from pywayland.protocol.xdg_output_unstable_v1 import ZxdgOutputManagerV1
 
@@ -50,6 +51,7 @@ class _Output:
         self.pos = (0, 0)
         self.size = (0, 0)
         self.scale = 1  # wl_output's integer scale: buffers at this scale stay sharp
+        self.xdg = None
 
 
 class _Buffer:
@@ -104,6 +106,13 @@ class LayerShellOverlay(QObject):
         self._pointer_at = (0.0, 0.0)
         self._drag: tuple | None = None
         self._rendering = False
+        self._origin = (0, 0)  # the surface's top-left in the layout, as the compositor has it
+        self._committing = (0, 0)
+        self._syncs: set = set()
+        self._relative = None  # zwp_relative_pointer_v1, made at the first press
+        self._moved = (0.0, 0.0)
+        self._flush_timer = QTimer(self, singleShot=True, interval=0)
+        self._flush_timer.timeout.connect(self._render)
         self.frames = 0
         self.buffer_scale = 1
         try:
@@ -125,8 +134,6 @@ class LayerShellOverlay(QObject):
         self.available = True
         self._notifier = QSocketNotifier(self.display.get_fd(), QSocketNotifier.Type.Read, self)
         self._notifier.activated.connect(self._read)
-        self._flush_timer = QTimer(self, singleShot=True, interval=0)
-        self._flush_timer.timeout.connect(self._render)
         overlay.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
         overlay.installEventFilter(self)
         # Qt schedules repaints of a window through its own (never mapped) Wayland surface's
@@ -153,6 +160,8 @@ class LayerShellOverlay(QObject):
             self._globals["xdg_output"] = registry.bind(name, ZxdgOutputManagerV1, min(version, 3))
             for out in self._outputs.values():
                 self._describe(out)
+        elif interface == "zwp_relative_pointer_manager_v1":
+            self._globals["relative"] = registry.bind(name, ZwpRelativePointerManagerV1, 1)
         elif interface == "wl_seat" and "seat" not in self._globals:
             seat = registry.bind(name, WlSeat, min(version, 5))
             seat.dispatcher["capabilities"] = self._seat_capabilities
@@ -187,6 +196,7 @@ class LayerShellOverlay(QObject):
         xo.dispatcher["name"] = named
         xo.dispatcher["logical_position"] = at
         xo.dispatcher["logical_size"] = size
+        out.xdg = xo  # held: a proxy nobody holds is collected with its handlers
 
     def _global_removed(self, _registry, name: int) -> None:
         out = self._outputs.pop(name, None)
@@ -250,8 +260,7 @@ class LayerShellOverlay(QObject):
         ls.set_keyboard_interactivity(0)
         self._apply_geometry()
         self._apply_input_region()
-        self.surface.commit()
-        self._flush()
+        self._commit()
         log.info("layer-shell: overlay mapped on output %s", self.output_name or "(any)")
 
     def _follow_screen(self) -> None:
@@ -287,6 +296,22 @@ class LayerShellOverlay(QObject):
             top = min(max(top, 0), max(0, oh - g.height()))
         self.layer_surface.set_size(g.width(), g.height())
         self.layer_surface.set_margin(top, 0, 0, left)
+        self._committing = (ox + left, oy + top)
+
+    def _commit(self) -> None:
+        """Commit, then learn when the compositor has the new place: pointer positions it sends
+        after that are relative to it (a drag must not count a move twice)."""
+        self.surface.commit()
+        origin = self._committing
+        cb = self.display.sync()
+
+        def done(_cb, _data) -> None:
+            self._origin = origin
+            self._syncs.discard(cb)
+
+        cb.dispatcher["done"] = done
+        self._syncs.add(cb)  # a proxy nobody holds is collected with its handler
+        self._flush()
 
     def _apply_input_region(self) -> None:
         if getattr(self.overlay, "click_through", False):
@@ -379,8 +404,7 @@ class LayerShellOverlay(QObject):
                     QTimer.singleShot(0, self._remap)
                 else:
                     self._apply_geometry()
-                    self.surface.commit()
-                    self._flush()
+                    self._commit()
                 self._dirty = True
                 self._flush_timer.start()
             # Not passed on: the widget would save any move as the user's. Here only a drag
@@ -409,24 +433,38 @@ class LayerShellOverlay(QObject):
         self._pointer_at = (x, y)
 
     def _motion(self, _p, _time, x: float, y: float) -> None:
+        """Drag without relative pointer events: the pointer in layout coordinates (the
+        surface's place as the compositor has it + the position on it) against the press."""
         self._pointer_at = (x, y)
-        if self._drag is None:
+        if self._drag is None or self._relative is not None:
             return
-        edges, px, py = self._drag
-        g = QRect(self.overlay.geometry())
-        dx, dy = int(x - px), int(y - py)
+        _edges, gx0, gy0, _geom = self._drag
+        self._drag_by(self._origin[0] + x - gx0, self._origin[1] + y - gy0)
+
+    def _relative_motion(self, _p, _hi, _lo, dx: float, dy: float, _dxu, _dyu) -> None:
+        """Drag: the pointer's own movement since the press, whatever the surface did meanwhile
+        (positions on a surface that is being moved arrive relative to where it was)."""
+        if self._drag is not None:
+            self._moved = (self._moved[0] + dx, self._moved[1] + dy)
+            self._drag_by(*self._moved)
+
+    def _drag_by(self, fdx: float, fdy: float) -> None:
+        edges, _gx0, _gy0, geom = self._drag
+        dx, dy = int(fdx), int(fdy)
+        g = QRect(geom)
         if not edges:
-            g.translate(dx, dy)
+            g.moveTo(geom.topLeft() + QPoint(dx, dy))
         else:
             if "l" in edges:
-                g.setLeft(min(g.left() + dx, g.right() - MIN_W))
+                g.setLeft(min(geom.left() + dx, geom.right() - MIN_W))
             if "r" in edges:
-                g.setRight(max(g.left() + int(x), g.left() + MIN_W))
+                g.setRight(max(geom.right() + dx, geom.left() + MIN_W))
             if "t" in edges:
-                g.setTop(min(g.top() + dy, g.bottom() - MIN_H))
+                g.setTop(min(geom.top() + dy, geom.bottom() - MIN_H))
             if "b" in edges:
-                g.setBottom(max(g.top() + int(y), g.top() + MIN_H))
-        self.overlay.setGeometry(g)
+                g.setBottom(max(geom.bottom() + dy, geom.top() + MIN_H))
+        if g != self.overlay.geometry():
+            self.overlay.setGeometry(g)
 
     def _button(self, _p, _serial, _time, button: int, state: int) -> None:
         if button == BTN_RIGHT and state == 1:
@@ -434,11 +472,16 @@ class LayerShellOverlay(QObject):
         if button != BTN_LEFT:
             return
         if state == 1:
+            if self._relative is None and "relative" in self._globals:
+                self._relative = self._globals["relative"].get_relative_pointer(self._pointer)
+                self._relative.dispatcher["relative_motion"] = self._relative_motion
+            self._moved = (0.0, 0.0)
             x, y = self._pointer_at
             w, h = self.overlay.width(), self.overlay.height()
             edges = ("l" if x <= EDGE else "") + ("r" if x >= w - EDGE else "") + \
                     ("t" if y <= EDGE else "") + ("b" if y >= h - EDGE else "")
-            self._drag = (edges, x, y)
+            self._drag = (edges, self._origin[0] + x, self._origin[1] + y,
+                          QRect(self.overlay.geometry()))
         elif self._drag is not None:
             self._drag = None
             sig = getattr(self.overlay, "geometryChangedByUser", None)

@@ -237,18 +237,32 @@ class MainWindow(QMainWindow):
         """The sound server's devices, after the three fixed choices; the selection stays.
         Devices sharing a description are listed with their server name, and chosen by it."""
         current = self.source.currentData()
+        self._devices = devices
         while self.source.count() > len(SOURCES):
             self.source.removeItem(self.source.count() - 1)
         if devices:
             self.source.insertSeparator(self.source.count())
         seen = [d.description for d in devices]
         for d in devices:
+            if d.name.startswith("voxcap_ec_"):  # our own echo canceller's, while captioning
+                continue
             kind = "system audio" if d.is_monitor else "input"
             if seen.count(d.description) > 1:  # two sinks of one make: told apart by server name
                 self.source.addItem(f"{d.description} ({kind}: {d.name})", d.name)
             else:
                 self.source.addItem(f"{d.description} ({kind})", d.description)
+        apps = getattr(self, "_apps", ())
+        if apps:
+            self.source.insertSeparator(self.source.count())
+        for a in apps:  # only that application's sound; or it ("Them") with the microphone ("You")
+            self.source.addItem(f"{a.title} (application)", f"app:{a.name}")
+            self.source.addItem(f"Both: {a.name} and the microphone", f"both:{a.name}")
         self.set_source(current)
+
+    def set_apps(self, apps) -> None:
+        """The applications playing sound, listed after the devices; the selection stays."""
+        self._apps = tuple(apps)
+        self.set_devices(getattr(self, "_devices", ()))
 
     def show_shortcuts(self) -> None:
         rows = [(a.text().replace("&", ""), a.shortcut().toString(QKeySequence.SequenceFormat.NativeText))

@@ -25,6 +25,7 @@ class MeterWidget(QWidget):
         ("paint", "Delta → painted p50 / p95"),
         ("backlog", "Backlog"),
         ("dropped", "Dropped audio"),
+        ("sources", "Streams from"),
         ("gpu_mem", "GPU memory"),
         ("gpu_load", "GPU load"),
     )
@@ -51,6 +52,15 @@ class MeterWidget(QWidget):
         for chart in (self.tokens_chart, self.step_chart, self.lag_chart):
             lay.addWidget(chart)
         lay.addStretch(1)
+
+    def set_origin(self, label: str, origin: str) -> None:
+        """Which application or device a caption stream comes from ("" label: forget them all)."""
+        if not label:
+            self._origins = {}
+        else:
+            self._origins = {**getattr(self, "_origins", {}), label: origin}
+        text = "; ".join(f"{k}: {v}" for k, v in self._origins.items())
+        self.values["sources"].setText(text or NA)
 
     def show_reading(self, r, sampler=None) -> None:
         v = self.values

@@ -58,11 +58,11 @@ class OverlayPlacement(QObject):
         self.layer = None
         self.message: tuple[str, str] | None = None
         if self.path.path == LAYER_SHELL:
-            from .layer_shell import LayerShellOverlay
-
             try:
+                from .layer_shell import LayerShellOverlay
+
                 layer = LayerShellOverlay(overlay)
-            except Exception:  # noqa: BLE001 - a protocol error must leave a usable window
+            except Exception:  # noqa: BLE001 - no pywayland, a protocol error: a usable window
                 log.warning("layer-shell overlay failed; a normal window instead", exc_info=True)
                 layer = None
             if layer is not None and layer.available:

@@ -3,6 +3,7 @@ the app (which restarts the engine if an engine setting changed, and saves them)
 
 from __future__ import annotations
 
+import logging
 import threading
 from pathlib import Path
 
@@ -28,10 +29,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..app.settings import AppSettings
+from ..app.settings import ENGINE_STREAMS, AppSettings
 from ..engine.settings import GRAPH_MODES, MAX_DELAY_MS, MIN_DELAY_MS, TOKEN_MS
 from ..errors import VoxcapError
 from .a11y import announce, status_label
+
+log = logging.getLogger(__name__)
 
 GRAPH_MODE_HELP = {
     "NONE": "NONE: no CUDA graphs (slowest steps, fastest start)",
@@ -39,6 +42,21 @@ GRAPH_MODE_HELP = {
     "FULL_DECODE_ONLY": "FULL_DECODE_ONLY: each decode step one full graph (default, fastest)",
     "FULL_AND_PIECEWISE": "FULL_AND_PIECEWISE: full graphs for decode, piecewise otherwise",
 }
+
+
+def kv_note(path: str, dummy_weights: bool, streams: int) -> str:
+    """The automatic GPU memory budget for this model folder, as the engine will size it."""
+    from ..engine import memory
+    from ..engine.model_dir import inspect_model_dir
+
+    try:
+        info = inspect_model_dir(path, dummy_weights)
+        fp = memory.footprint(info, streams, None)
+    except (VoxcapError, KeyError, TypeError, ValueError):
+        log.warning("no memory estimate for %s", path, exc_info=True)
+        return ""
+    return (f"≈{memory.gib(fp.kv_cache_bytes)} KV cache for {streams} streams, "
+            f"≈{memory.gib(fp.total_bytes)} of GPU memory in all")
 
 
 def check_model_dir(path: str, dummy_weights: bool) -> tuple[str, str]:
@@ -74,7 +92,7 @@ class ColorButton(QPushButton):
 
 class SettingsDialog(QDialog):
     applied = Signal(object)  # AppSettings
-    _validated = Signal(str, str, str)  # path, reason, fix (from the check thread)
+    _validated = Signal(str, str, str, str)  # path, reason, fix, KV note (from the check thread)
 
     def __init__(self, settings: AppSettings, parent=None) -> None:
         super().__init__(parent)
@@ -265,6 +283,11 @@ class SettingsDialog(QDialog):
             w.setEnabled(not local)
 
     def _len_note(self) -> None:
+        if self.max_len.value() < 128:  # "Automatic"
+            self.max_len_note.setText("≈ 10.9 min of audio per engine session (less if the model "
+                                      "allows less); longer captioning rolls over to a new session "
+                                      "without losing words")
+            return
         minutes = self.max_len.value() / 12.5 / 60
         self.max_len_note.setText(f"≈ {minutes:.1f} min of audio per engine session; longer "
                                   "captioning rolls over to a new session without losing words")
@@ -283,15 +306,18 @@ class SettingsDialog(QDialog):
             return
         self.model_check.setText("Checking…")
 
+        streams = ENGINE_STREAMS
+
         def work() -> None:  # tekken.json is megabytes of JSON: not on the GUI thread
             reason, fix = check_model_dir(path, dummy)
-            self._validated.emit(path, reason, fix)
+            self._validated.emit(path, reason, fix, "" if reason else kv_note(path, dummy, streams))
         threading.Thread(target=work, daemon=True, name="voxcap-model-check").start()
 
-    def _show_check(self, path: str, reason: str, fix: str) -> None:
+    def _show_check(self, path: str, reason: str, fix: str, kv: str = "") -> None:
         if path and path != self.model_dir.text().strip():
             return  # an older check
         self.model_ok = not reason
+        self.kv.setSpecialValueText(f"Automatic ({kv})" if kv else "Automatic (sized for 2 streams)")
         if reason:
             self.model_check.setText(f"✗ {reason}" + (f"\nFix: {fix}" if fix else ""))
             self.model_check.setStyleSheet("color: #c62828;")

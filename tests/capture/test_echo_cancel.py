@@ -1,0 +1,213 @@
+"""Echo-safe "Both", on PulseAudio and on PipeWire (both real servers).
+
+The room is simulated (support/echo_path.py): what the speaker plays reaches the microphone at
+-6 dB after ~50 ms, and a near talker speaks into the microphone. The issue's targets (echo
+-20 dB, near talker within 3 dB) are the benchmark's (benchmarks/echo_cancel_bench.py); the
+bounds here are looser. PulseAudio 16.1 measured 33-34 dB of echo reduction. PipeWire 0.3.65's
+canceller does much worse on this path, 3-15 dB from run to run (its own WebRTC arguments, mono
+processing and 32 kHz made no difference), so on PipeWire this only proves the canceller is in
+the path and removes some echo. Near talkers changed by under 1 dB on both.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from support.capture_helpers import Recorder
+from support.echo_path import AcousticPath, measure
+from support.pulse import speech_wav
+from support.xcorr import match
+
+from voxcap.capture import Capture
+from voxcap.capture import echo as echo_mod
+from voxcap.capture.sources import MIC, SourceSpec
+from voxcap.events import CaptureDeviceChanged
+
+MIN_REDUCTION_DB = {"pulseaudio": 15.0, "pipewire": 2.0}
+MAX_NEAR_CHANGE_DB = 4.0
+
+
+@pytest.fixture(scope="module")
+def voices(tmp_path_factory):
+    d = tmp_path_factory.mktemp("echo")
+    return {
+        "warmup": speech_wav(d / "warmup.wav", "Good morning everyone, thank you for joining the call today."),
+        "far": speech_wav(d / "far.wav", "The quarterly numbers are better than expected in every region."),
+        "near": speech_wav(d / "near.wav", "Could you please repeat the last number, I did not hear it.",
+                           rate=44100),
+    }
+
+
+def ec_modules(server) -> list[str]:
+    return [line for line in server.pactl("list", "short", "modules").splitlines()
+            if "module-echo-cancel" in line and echo_mod.PREFIX in line]
+
+
+def notices(rec, reason):
+    return [e for e in rec.events_of(CaptureDeviceChanged) if e.reason == reason]
+
+
+@pytest.mark.slow
+def test_echo_removed_near_talker_kept(sound_server, voices, request):
+    path = AcousticPath(sound_server).start()
+    try:
+        off = measure(sound_server, "off", [voices["warmup"]], voices["far"], voices["near"])
+        on = measure(sound_server, "on", [voices["warmup"]], voices["far"], voices["near"])
+    finally:
+        path.stop()
+    assert on.echo_active and not off.echo_active
+    reduction = off.db(off.echo_rms) - on.db(on.echo_rms)
+    near_change = on.db(on.near_rms) - off.db(off.near_rms)
+    server = request.node.callspec.params["sound_server"]
+    assert reduction >= MIN_REDUCTION_DB[server], (reduction, near_change, off, on)
+    assert abs(near_change) <= MAX_NEAR_CHANGE_DB, (reduction, near_change, off, on)
+    assert not ec_modules(sound_server)  # unloaded when the capture stopped
+
+
+def _child(server, code: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                            env=server.env())
+
+
+CHILD = """
+import sys, time
+from voxcap.capture.echo import EchoCanceller
+ec = EchoCanceller("virtmic", "system", "on")
+print(ec.start(), ec._reaper.pid, flush=True)
+time.sleep(60)
+"""
+
+
+def _wait(cond, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def test_module_unloaded_when_the_app_is_killed(sound_server):
+    """SIGKILL leaves no chance to clean up: the reaper process unloads the module."""
+    child = _child(sound_server, CHILD)
+    source, _reaper = child.stdout.readline().split()
+    assert source.startswith("voxcap_ec_mic_") and ec_modules(sound_server)
+    child.kill()
+    child.wait()
+    assert _wait(lambda: not ec_modules(sound_server)), ec_modules(sound_server)
+    assert source not in sound_server.sources()
+
+
+def test_crash_leftover_cleaned_at_next_start(sound_server):
+    """voxcap and its reaper both killed: the next echo canceller removes the leftover first,
+    and its own module goes when captioning stops."""
+    child = _child(sound_server, CHILD)
+    source, reaper = child.stdout.readline().split()
+    os.kill(int(reaper), signal.SIGKILL)
+    child.kill()
+    child.wait()
+    time.sleep(0.3)
+    leftover = ec_modules(sound_server)
+    assert len(leftover) == 1 and f"_{child.pid}_" in leftover[0]
+    rec = Recorder()
+    cap = Capture(SourceSpec(MIC, label="You", echo_ref="system", echo="on"), rec.on_block,
+                  rec.on_event).start()
+    try:
+        now = ec_modules(sound_server)
+        assert len(now) == 1 and f"_{os.getpid()}_" in now[0], now
+        assert source not in sound_server.sources()
+    finally:
+        cap.stop()
+    assert not ec_modules(sound_server)
+
+
+def test_no_echo_canceller_one_notice_and_the_mic_goes_on(sound_server, voices, monkeypatch):
+    """A server without the module (here: asked for one it does not have) refuses it: one
+    notice, and the microphone is captured as it is."""
+    monkeypatch.setattr(echo_mod, "MODULE", "module-echo-cancel-not-installed")
+    rec = Recorder()
+    cap = Capture(SourceSpec(MIC, label="You", echo_ref="system", echo="on"), rec.on_block,
+                  rec.on_event).start()
+    try:
+        assert cap.device.name == "virtmic"
+        rec.wait_audio(0.3)
+        start = rec.mark()
+        sound_server.play(voices["near"], sink="micfeed")
+        time.sleep(0.3)
+    finally:
+        cap.stop()
+    assert len(notices(rec, "echo unavailable")) == 1, [e.message for e in rec.events]
+    assert "no echo canceller" in notices(rec, "echo unavailable")[0].message
+    from support.xcorr import load_16k
+
+    assert match(load_16k(voices["near"]), rec.audio(start)).r > 0.9
+
+
+def test_auto_is_off_on_headphones(sound_server):
+    sound_server.pactl("load-module", "module-null-sink", "sink_name=phones", "norewinds=1",
+                       "sink_properties=device.form_factor=headphone")
+    try:
+        assert _wait(lambda: "phones" in sound_server.pactl("list", "short", "sinks"))
+        assert _wait(lambda: sound_server.pactl("set-default-sink", "phones", check=False) is not None
+                     and "Default Sink: phones" in sound_server.pactl("info"))
+        rec = Recorder()
+        cap = Capture(SourceSpec(MIC, label="You", echo_ref="system", echo="auto"), rec.on_block,
+                      rec.on_event).start()
+        try:
+            assert cap.device.name == "virtmic" and not ec_modules(sound_server)
+        finally:
+            cap.stop()
+        off = notices(rec, "echo off")
+        assert len(off) == 1 and "headphones" in off[0].message
+    finally:
+        sound_server.set_default_sink("vspeaker")
+        idx = sound_server._module_index("sink_name=phones")
+        if idx is not None:
+            sound_server.pactl("unload-module", str(idx))
+
+
+def test_both_with_an_app_keeps_its_sound_and_cancels_its_echo(sound_server, voices):
+    """"both:Far": the app's stream goes through the canceller's reference output (it is moved
+    there, which on PulseAudio ends the monitor recording: the app capture must pick it up
+    again), "Them" still gets exactly the app's sound, and the echo canceller is referenced to
+    it; everything is put back when captioning stops."""
+    from voxcap.capture.sources import parse_sources
+
+    them_spec, you_spec = parse_sources("both:Far", echo="on")
+    them, you = Recorder(), Recorder()
+    cap_them = Capture(them_spec, them.on_block, them.on_event).start()
+    cap_you = Capture(you_spec, you.on_block, you.on_event).start()
+    try:
+        assert cap_you.device.name.startswith("voxcap_ec_mic_")
+        them.wait_audio(0.3)
+        player = subprocess.Popen(["paplay", f"--server={sound_server.server}", "--device=vspeaker",
+                                   "--client-name=Far", str(voices["far"])], env=sound_server.env())
+        assert _wait(lambda: "voxcap_ec_out" in _sink_of(sound_server, "Far"), 5.0), \
+            sound_server.pactl("list", "sink-inputs")
+        player.wait(30)
+        time.sleep(0.5)
+    finally:
+        cap_you.stop()
+        cap_them.stop()
+    from support.xcorr import load_16k
+
+    m = match(load_16k(voices["far"]), them.audio())
+    assert m.r >= 0.9, m
+    assert not ec_modules(sound_server)
+
+
+def _sink_of(server, app: str) -> str:
+    """The name of the sink the app's stream plays on ("" if none)."""
+    sinks = {line.split("\t")[0]: line.split("\t")[1]
+             for line in server.pactl("list", "short", "sinks").splitlines()}
+    for block in server.pactl("list", "sink-inputs").split("Sink Input #")[1:]:
+        if f'application.name = "{app}"' in block:
+            for line in block.splitlines():
+                if line.strip().startswith("Sink:"):
+                    return sinks.get(line.split(":", 1)[1].strip(), "")
+    return ""

@@ -1,0 +1,41 @@
+"""The GUI side of per-application sources and echo cancellation (offscreen Qt, scripted engine,
+fake audio; the capture itself is tested against real servers in tests/audio)."""
+
+from __future__ import annotations
+
+from voxcap.app.settings import AppSettings, load_settings
+from voxcap.capture.apps import AppInfo, AppStream
+from voxcap.events import AppsChanged
+
+FIREFOX = AppInfo("Firefox", "firefox", "firefox", (AppStream(7, 0, "Quarterly review", False),))
+
+
+def test_picker_lists_apps_and_starts_with_the_echo_setting(qtbot, make_app, fake_audio):
+    app = make_app(AppSettings(model_dir="/tmp/fake-model", echo_cancel="off"))
+    w = app.window
+    app.on_event(AppsChanged((FIREFOX,)))
+    texts = [w.source.itemText(i) for i in range(w.source.count())]
+    assert "Firefox — Quarterly review (application)" in texts
+    assert w.source.findData("app:Firefox") >= 0 and w.source.findData("both:Firefox") >= 0
+    app.on_event(AppsChanged(()))  # it stopped playing: gone from the list
+    assert w.source.findData("app:Firefox") < 0
+    app.on_event(AppsChanged((FIREFOX,)))
+    qtbot.waitUntil(lambda: app.window.engine_status.state == "ready", timeout=10000)
+    app.choose_source("both:Firefox")
+    app.toggle_captioning()
+    qtbot.waitUntil(lambda: app.state == "on", timeout=5000)
+    assert app.controller.audio.echo_cancel == "off"  # the setting reaches the capture layer
+    assert "Them: fake device" in w.meter.values["sources"].text()
+    assert "(You: captions of fake device)" in w.history.toPlainText()
+
+
+def test_echo_setting_round_trip(qtbot, make_app, tmp_path, monkeypatch):
+    monkeypatch.setenv("VOXCAP_CONFIG_DIR", str(tmp_path / "cfg"))
+    app = make_app(AppSettings(model_dir="/tmp/fake-model"))
+    app.window.act_settings.trigger()
+    dlg = app.settings_dialog
+    assert dlg.echo.currentData() == "auto"
+    dlg.echo.setCurrentIndex(dlg.echo.findData("on"))
+    dlg.buttons.accepted.emit()
+    assert app.settings.echo_cancel == "on"
+    assert load_settings()[0].echo_cancel == "on"
