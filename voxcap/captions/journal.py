@@ -341,8 +341,8 @@ class Journal:
 def _fsync_and_close(fd: int) -> None:
     try:
         os.fsync(fd)
-    except OSError:
-        pass
+    except OSError:  # written, not yet on disk: the next sync tries again
+        log.warning("fsync failed", exc_info=True)
     finally:
         os.close(fd)
 
@@ -350,8 +350,8 @@ def _fsync_and_close(fd: int) -> None:
 def _fsync_dir(directory: Path) -> None:
     try:
         _fsync_and_close(os.open(directory, os.O_RDONLY))
-    except OSError:
-        pass
+    except OSError:  # some file systems cannot sync a folder
+        log.info("fsync of the folder %s failed", directory, exc_info=True)
 
 
 def engine_session_settings(settings, ready=None, sources: dict | None = None) -> dict:

@@ -153,6 +153,7 @@ def _read_meta(directory: Path) -> tuple[dict | None, str | None]:
     except FileNotFoundError:
         return None, f"{SESSION_NAME} missing; rebuilt from the journal"
     except (OSError, ValueError) as exc:
+        log.warning("%s unreadable", SESSION_NAME, exc_info=True)
         return None, f"{SESSION_NAME} unreadable ({str(exc)[:80]}); rebuilt from the journal"
 
 

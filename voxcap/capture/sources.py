@@ -14,11 +14,14 @@ the sound server's echo canceller referenced to what "Them" captures (``echo``).
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 from ..errors import CaptureError
 from .app_stream import app_device
 from .devices import DeviceInfo, ServerState, uses_sound_server
+
+log = logging.getLogger(__name__)
 
 SYSTEM, MIC, DEVICE, APP = "system", "mic", "device", "app"
 SOURCE_HELP = ('system (what the computer plays), mic, both, a device name from `voxcap devices`, '
@@ -152,6 +155,7 @@ def _playing_app(name: str):
         with SoundServer("voxcap-apps") as server:
             return find_app(name, list_apps_of(server))
     except CaptureError:
+        log.info("cannot list the applications playing audio", exc_info=True)
         return None
 
 

@@ -95,6 +95,7 @@ def _try_import(module: str) -> str | None:
     try:
         importlib.import_module(module)
     except Exception as exc:  # noqa: BLE001 - ImportError, OSError (a missing system library)...
+        log.info("doctor: %s does not import", module, exc_info=True)
         return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".strip()
     return None
 
@@ -112,6 +113,7 @@ def check_settings(ctx: Context, args) -> Check:
     try:
         from ..app.settings import ENGINE_STREAMS, load_settings, settings_path
     except Exception as exc:  # noqa: BLE001
+        log.info("doctor: the settings module does not load", exc_info=True)
         return Check("settings", "Settings", WARN, f"cannot read the app's settings: {exc}",
                      REINSTALL)
     path = settings_path()
@@ -223,6 +225,7 @@ def _torch_cuda() -> dict:
     try:
         import torch
     except Exception as exc:  # noqa: BLE001
+        log.info("doctor: torch does not import", exc_info=True)
         return {"installed": False, "error": str(exc)[:200]}
     out = {"installed": True, "version": torch.__version__, "cuda": torch.version.cuda}
     try:
@@ -612,6 +615,7 @@ def check_selftest(ctx: Context, args) -> Check:
         from ..engine.tiny_model import write_tiny_model
         from ..events import EngineFailed, StreamFinished, TextDelta
     except Exception as exc:  # noqa: BLE001
+        log.info("doctor: the engine does not load", exc_info=True)
         return Check("selftest", title, FAIL, f"the engine cannot be loaded: {exc}", REINSTALL)
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="voxcap-selftest-") as tmp:
