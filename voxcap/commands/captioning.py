@@ -17,7 +17,6 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from .. import logs
 from ..app.controller import SessionController
 from ..app.lag import Window
 from ..captions.export import check_export_path, export
@@ -123,11 +122,9 @@ class CaptionRun:
         self.show_capture = show_capture
         self.events: queue.Queue = queue.Queue()
         self.result = RunResult()
-        verbose = logs.engine_verbose(logs.level_of(args))
-        self.ctl = SessionController(
+        self.ctl = SessionController(  # make_engine: -v reaches the engine (vLLM's log)
             self.events.put, audio=audio, journal=not args.no_journal,
-            engine_factory=lambda s, sink: make_engine(args, on_event=sink, settings=s),
-            verbose=verbose)
+            engine_factory=lambda s, sink: make_engine(args, on_event=sink, settings=s))
 
     def run(self, source: str = "", duration: float | None = None) -> RunResult:
         try:
