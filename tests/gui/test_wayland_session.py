@@ -39,6 +39,10 @@ def _seen(*names):
     ({"WAYLAND_DISPLAY": "wayland-0"}, lambda _d: None, ds.WINDOW, ""),  # compositor unreachable
     ({"DISPLAY": ":0", "WAYLAND_DISPLAY": "wayland-0", "QT_QPA_PLATFORM": "xcb",
       "XDG_CURRENT_DESKTOP": "sway"}, NO_PROBE, ds.XWAYLAND, "xcb"),  # the user's choice stands
+    ({"DISPLAY": ":0", "WAYLAND_DISPLAY": "wayland-0", "QT_QPA_PLATFORM": "wayland",
+      "XDG_CURRENT_DESKTOP": "GNOME"}, NO_PROBE, ds.WINDOW, "wayland"),  # forced native: says so
+    ({"DISPLAY": ":0", "WAYLAND_DISPLAY": "wayland-0", "QT_QPA_PLATFORM": "wayland",
+      "XDG_CURRENT_DESKTOP": "sway"}, _seen("zwlr_layer_shell_v1"), ds.LAYER_SHELL, "wayland"),
     ({"QT_QPA_PLATFORM": "offscreen"}, NO_PROBE, ds.OFFSCREEN, ""),
     ({}, NO_PROBE, ds.WINDOW, ""),
 ])

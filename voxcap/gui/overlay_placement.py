@@ -41,15 +41,7 @@ def path_for_running_app(path: OverlayPath | None) -> OverlayPath:
     if platform == "xcb":
         return OverlayPath(X11, "Qt runs on X11 (xcb): the window manager keeps the overlay on top")
     if platform == "wayland":
-        found = detect({**os.environ, "QT_QPA_PLATFORM": ""})
-        if found.path == LAYER_SHELL:
-            return found
-        return OverlayPath(WINDOW, "Qt runs as a native Wayland client (QT_QPA_PLATFORM="
-                                   f"{os.environ.get('QT_QPA_PLATFORM', 'wayland')}) and the "
-                                   "compositor has no layer-shell", desktop=found.desktop,
-                           advice="start voxcap without QT_QPA_PLATFORM (it runs under XWayland "
-                                  "where that keeps the overlay on top), or use the desktop's "
-                                  "'Always on Top' for the window 'voxcap captions'")
+        return detect({**os.environ, "QT_QPA_PLATFORM": "wayland"})
     return OverlayPath(OFFSCREEN, f"Qt platform {platform}: no desktop")
 
 
