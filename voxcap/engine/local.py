@@ -37,7 +37,7 @@ from ..events import (
 )
 from . import memory
 from . import platform as engine_platform
-from .model_dir import inspect_model_dir, tokenizer_dir_for_delay
+from .model_dir import inspect_model_dir, model_dir_for_vllm, tokenizer_dir_for_delay
 from .progress import STAGE_ENV, StageTail, kv_cache_capacity, write_logging_config
 from .settings import EngineSettings
 from .stats import SAMPLE_RATE, EngineStats
@@ -279,7 +279,8 @@ class LocalEngine:
         compilation = {"cudagraph_mode": s.graph_mode,
                        "cudagraph_capture_sizes": list(s.capture_sizes)}
         args = AsyncEngineArgs(
-            model=str(info.path), tokenizer=str(tokenizer), tokenizer_mode="mistral",
+            model=str(model_dir_for_vllm(info, paths.cache_dir())), tokenizer=str(tokenizer),
+            tokenizer_mode="mistral",
             config_format="mistral", load_format="dummy" if s.dummy_weights else "mistral",
             max_model_len=s.max_model_len, max_num_seqs=s.max_streams,
             limit_mm_per_prompt={"audio": 1}, compilation_config=compilation,
