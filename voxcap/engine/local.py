@@ -224,6 +224,11 @@ class LocalEngine:
         # They point into this engine's temporary folder, so they are put back on shutdown:
         # anything started later (another engine, a vLLM server) must not inherit dead paths.
         env = {STAGE_ENV: str(stage_file), APP_PID_ENV: str(os.getpid()),
+               # never fork this multi-threaded app (GUI, audio, journal threads): vLLM forks its
+               # engine core by default unless CUDA is already initialised here, and a fork after
+               # CUDA starts fails ("Cannot re-initialize CUDA in forked subprocess", seen on the
+               # H200 once the app stopped touching CUDA itself)
+               "VLLM_WORKER_MULTIPROC_METHOD": "spawn",
                "VLLM_LOGGING_CONFIG_PATH": str(write_logging_config(
                    self._workdir / "logging.json", "INFO" if self._verbose else "ERROR"))}
         self._saved_env = {k: os.environ.get(k) for k in env}
