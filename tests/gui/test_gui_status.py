@@ -39,7 +39,7 @@ def test_held_audio_notice_goes_once_the_engine_takes_the_audio(qtbot, make_app,
     qtbot.waitUntil(lambda: "oldest held audio is being dropped" in app.window.notice.text(),
                     timeout=5000)
     qtbot.waitUntil(lambda: app.state == "on", timeout=10000)
-    qtbot.waitUntil(lambda: app.window.notice.text() == "", timeout=2000)
+    qtbot.waitUntil(lambda: app.window.notice.text() == "", timeout=5000)
 
 
 def test_capture_notices_go_with_the_capture(qtbot, make_app):
@@ -54,8 +54,8 @@ def test_capture_notices_go_with_the_capture(qtbot, make_app):
 
 
 def test_meter_says_restarting_to_the_new_mode(qtbot, make_app):
-    app = make_app(engine_factory=scripted_factory(start_s=1.5))
-    qtbot.waitUntil(lambda: app.window.engine_status.state == "ready", timeout=10000)
+    app = make_app(engine_factory=scripted_factory(start_s=3.0))  # long enough to be seen
+    qtbot.waitUntil(lambda: app.window.engine_status.state == "ready", timeout=15000)
     app.window.act_meter.setChecked(True)
     graph = app.window.meter.values["graph"]
     qtbot.waitUntil(lambda: graph.text() == "FULL_DECODE_ONLY", timeout=3000)
