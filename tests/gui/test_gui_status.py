@@ -53,6 +53,17 @@ def test_capture_notices_go_with_the_capture(qtbot, make_app):
     assert app.window.notice.text() == ""  # no "Them: capturing" once nothing captures
 
 
+def test_sound_server_notice_goes_when_it_is_back(qtbot, make_app):
+    from voxcap.events import DevicesChanged
+
+    app = make_app()
+    qtbot.waitUntil(lambda: app.window.source.count() > 3)  # the watcher's first report
+    app.bridge.post(DevicesChanged((), False))  # as the device watcher reports it
+    qtbot.waitUntil(lambda: "sound server is not running" in app.window.notice.text())
+    app.bridge.post(DevicesChanged((), True))
+    qtbot.waitUntil(lambda: app.window.notice.text() == "")
+
+
 def test_meter_says_restarting_to_the_new_mode(qtbot, make_app):
     app = make_app(engine_factory=scripted_factory(start_s=3.0))  # long enough to be seen
     qtbot.waitUntil(lambda: app.window.engine_status.state == "ready", timeout=15000)

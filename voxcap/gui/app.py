@@ -249,8 +249,11 @@ class VoxcapApp(QObject):
         elif isinstance(ev, DevicesChanged):
             if ev.server_up:
                 w.set_devices(ev.devices)
+                w.clear_notice("sound server")  # it is back
             else:
-                w.show_notice("The sound server is not running: no devices to capture from.")
+                w.show_notice("The sound server is not running: no devices to capture from.",
+                              "start PulseAudio or PipeWire (it usually starts with the desktop)",
+                              cause="sound server", assertive=True)
         elif isinstance(ev, AppProblem):
             w.show_notice(ev.message, ev.fix, cause=ev.where, assertive=True)
         elif isinstance(ev, JournalStatus):
