@@ -122,3 +122,18 @@ def test_chart_scale_is_never_a_tiny_number():
     assert scale_top([0.0, 0.0]) == 1.0  # was "max 1e-09"
     assert scale_top([0.0], budget=80.0) == 100.0
     assert scale_top([3.2, 47.0]) == 50.0
+
+
+def test_repeating_notices_are_not_announced_each_time(qtbot, make_app, monkeypatch):
+    import voxcap.gui.main_window as mw
+
+    spoken = []
+    monkeypatch.setattr(mw, "announce", lambda widget, text, assertive=False: spoken.append(text))
+    app = make_app()
+    w = app.window
+    for total in (0.2, 0.4, 0.6):  # audio lost, again and again
+        w.show_notice(f"Them: {total:.1f} s of audio lost so far", cause="CaptureLoss")
+    assert w.notice.text() == "Them: 0.6 s of audio lost so far"  # shown: the latest
+    assert spoken == ["Them: 0.2 s of audio lost so far"]  # spoken: once
+    w.show_notice("Export failed: disk full", cause="CaptureLoss", assertive=True)
+    assert spoken[-1] == "Export failed: disk full"  # errors always
