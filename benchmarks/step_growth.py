@@ -182,7 +182,7 @@ def main() -> int:
     ap.add_argument("--kv-cache-gib", type=float, default=None,
                     help="default 6 on a GPU (real shape), 0.25 on the CPU")
     ap.add_argument("--enforce-eager", action="store_true")
-    ap.add_argument("--bucket", type=int, default=500, help="tokens per row")
+    ap.add_argument("--bucket", type=int, default=1000, help="tokens per row")
     ap.add_argument("--timeout", type=float, default=900.0, help="per variant, seconds")
     ap.add_argument("--trace-encoder", action="store_true",
                     help="vLLM DEBUG logs: record which audio items the encoder ran (slows steps)")

@@ -20,7 +20,8 @@ APT_PACKAGES=(
   libxcb-render-util0 libxcb-xinerama0 libxcb-xkb1 libxkbcommon-x11-0 libxcb-cursor0
   libegl1 libgl1 libfontconfig1 libdbus-1-3 fonts-dejavu-core desktop-file-utils xcompmgr
   gcc libc6-dev
-  sway grim wlr-randr mutter kwin-wayland xwayland dbus dbus-x11 wayland-protocols libwayland-dev
+  sway grim mutter kwin-wayland xwayland dbus dbus-x11 wayland-protocols libwayland-dev
+  xdg-desktop-portal xdg-desktop-portal-kde qtwayland5
   at-spi2-core python3-gi python3-pyatspi gir1.2-atspi-2.0
 )
 missing=()

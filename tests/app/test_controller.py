@@ -61,6 +61,7 @@ def test_captioning_before_ready_holds_audio_then_restart_keeps_session(tmp_path
 
     ctl.stop_captioning()
     _wait(q, _state("off"))
+    assert ctl.shutdown().wait(10)  # the journal's writer thread has written everything
     session = SessionStore(tmp_path).open(session_id)
     assert len(session.labels) == 4  # two streams before and two after the restart
     assert set(session.labels.values()) == {"Them", "You"}
@@ -70,7 +71,6 @@ def test_captioning_before_ready_holds_audio_then_restart_keeps_session(tmp_path
     for r in session.records:
         per[r.stream_id] = per.get(r.stream_id, 0) + 1
     assert per[opened[0].stream_id] == 13 and per[ev.stream_id] == 7, per  # 12 + 6 and flushes
-    assert ctl.shutdown().wait(10)
     assert opened
 
 

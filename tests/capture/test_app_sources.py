@@ -87,6 +87,7 @@ def test_follows_the_app_across_stream_restarts(sound_server, clips):
     rec = Recorder()
     cap = Capture("app:PlayerA", rec.on_block, rec.on_event).start()
     try:
+        rec.wait_audio(0.5)
         first = play(sound_server, clips["a1"][0], "PlayerA")
         first.wait(30)
         wait_for(lambda: len(notices(rec, "waiting")) >= 2)  # before it + after it

@@ -118,6 +118,8 @@ def test_same_tokens_with_and_without_fix(tmp_path):
     res = json.loads(out.read_text())
     off, on = res["runs"]
     assert (off["variant"], on["variant"]) == ("off", "on")
+    for run in (off, on):  # a variant whose engine failed says why
+        assert "failure" not in run, f"{run['variant']}: {run['failure']}\n{run['stderr_tail']}"
     assert not off["fix_applied"] and on["fix_applied"]
     # 16 s of audio: one token per 80 ms plus the flush
     assert len(off["tokens"]) >= 150 and len(on["tokens"]) == len(off["tokens"])

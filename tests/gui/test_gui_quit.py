@@ -8,7 +8,7 @@ import time
 import pytest
 from support.gui_fakes import FakeAudio, ScriptedEngine
 
-from voxcap.app.controller import SessionController
+from voxcap.app.controller import QUIT_ENGINE_WAIT_S, SessionController
 from voxcap.engine.settings import EngineSettings
 
 SLOW_START_S = 60.0
@@ -36,7 +36,7 @@ def _until(pred, timeout=10.0):
 
 def _quit_time(ctl) -> float:
     t0 = time.monotonic()
-    assert ctl.shutdown().wait(10.0)
+    assert ctl.shutdown(engine_wait_s=QUIT_ENGINE_WAIT_S).wait(10.0)  # as the app quits
     return time.monotonic() - t0
 
 

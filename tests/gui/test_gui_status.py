@@ -39,7 +39,7 @@ def test_held_audio_notice_goes_once_the_engine_takes_the_audio(qtbot, make_app,
     qtbot.waitUntil(lambda: "oldest held audio is being dropped" in app.window.notice.text(),
                     timeout=5000)
     qtbot.waitUntil(lambda: app.state == "on", timeout=10000)
-    qtbot.waitUntil(lambda: app.window.notice.text() == "", timeout=2000)
+    qtbot.waitUntil(lambda: app.window.notice.text() == "", timeout=5000)
 
 
 def test_capture_notices_go_with_the_capture(qtbot, make_app):
@@ -53,9 +53,20 @@ def test_capture_notices_go_with_the_capture(qtbot, make_app):
     assert app.window.notice.text() == ""  # no "Them: capturing" once nothing captures
 
 
+def test_sound_server_notice_goes_when_it_is_back(qtbot, make_app):
+    from voxcap.events import DevicesChanged
+
+    app = make_app()
+    qtbot.waitUntil(lambda: app.window.source.count() > 3)  # the watcher's first report
+    app.bridge.post(DevicesChanged((), False))  # as the device watcher reports it
+    qtbot.waitUntil(lambda: "sound server is not running" in app.window.notice.text())
+    app.bridge.post(DevicesChanged((), True))
+    qtbot.waitUntil(lambda: app.window.notice.text() == "")
+
+
 def test_meter_says_restarting_to_the_new_mode(qtbot, make_app):
-    app = make_app(engine_factory=scripted_factory(start_s=1.5))
-    qtbot.waitUntil(lambda: app.window.engine_status.state == "ready", timeout=10000)
+    app = make_app(engine_factory=scripted_factory(start_s=3.0))  # long enough to be seen
+    qtbot.waitUntil(lambda: app.window.engine_status.state == "ready", timeout=15000)
     app.window.act_meter.setChecked(True)
     graph = app.window.meter.values["graph"]
     qtbot.waitUntil(lambda: graph.text() == "FULL_DECODE_ONLY", timeout=3000)
@@ -111,3 +122,18 @@ def test_chart_scale_is_never_a_tiny_number():
     assert scale_top([0.0, 0.0]) == 1.0  # was "max 1e-09"
     assert scale_top([0.0], budget=80.0) == 100.0
     assert scale_top([3.2, 47.0]) == 50.0
+
+
+def test_repeating_notices_are_not_announced_each_time(qtbot, make_app, monkeypatch):
+    import voxcap.gui.main_window as mw
+
+    spoken = []
+    monkeypatch.setattr(mw, "announce", lambda widget, text, assertive=False: spoken.append(text))
+    app = make_app()
+    w = app.window
+    for total in (0.2, 0.4, 0.6):  # audio lost, again and again
+        w.show_notice(f"Them: {total:.1f} s of audio lost so far", cause="CaptureLoss")
+    assert w.notice.text() == "Them: 0.6 s of audio lost so far"  # shown: the latest
+    assert spoken == ["Them: 0.2 s of audio lost so far"]  # spoken: once
+    w.show_notice("Export failed: disk full", cause="CaptureLoss", assertive=True)
+    assert spoken[-1] == "Export failed: disk full"  # errors always

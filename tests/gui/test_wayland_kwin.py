@@ -42,3 +42,22 @@ def test_kwin_overlay_layer_above_a_focused_fullscreen_window(tmp_path):
             assert whites > 50, "no caption text on the overlay"
         finally:
             app.quit()
+
+
+@pytest.mark.skipif(bool(missing("/usr/libexec/xdg-desktop-portal",
+                                 "/usr/lib/x86_64-linux-gnu/libexec/xdg-desktop-portal-kde")),
+                    reason="xdg-desktop-portal(-kde) not installed (scripts/setup-dev.sh)")
+def test_kde_portal_global_shortcuts_are_bound(tmp_path):
+    """KDE's desktop portal (xdg-desktop-portal + its KDE backend, started by the session bus)
+    offers GlobalShortcuts: the app picks it and the portal accepts its shortcuts. (Plasma
+    5.27 then asks the user to assign keys in System Settings; a key press is not tested.)"""
+    with KWin() as kde:
+        kde.activation_env(QT_QPA_PLATFORM="wayland")
+        app = AppProcess(kde.env, tmp_path / "config")
+        try:
+            st = app.started
+            assert st["shortcuts"] == "portal", st
+            st = app.wait_for(lambda s: s["shortcuts_bound"], 30)
+            assert st["shortcuts_bound"], f"the portal did not accept the shortcuts: {st}"
+        finally:
+            app.quit()

@@ -39,6 +39,10 @@ def _seen(*names):
     ({"WAYLAND_DISPLAY": "wayland-0"}, lambda _d: None, ds.WINDOW, ""),  # compositor unreachable
     ({"DISPLAY": ":0", "WAYLAND_DISPLAY": "wayland-0", "QT_QPA_PLATFORM": "xcb",
       "XDG_CURRENT_DESKTOP": "sway"}, NO_PROBE, ds.XWAYLAND, "xcb"),  # the user's choice stands
+    ({"DISPLAY": ":0", "WAYLAND_DISPLAY": "wayland-0", "QT_QPA_PLATFORM": "wayland",
+      "XDG_CURRENT_DESKTOP": "GNOME"}, NO_PROBE, ds.WINDOW, "wayland"),  # forced native: says so
+    ({"DISPLAY": ":0", "WAYLAND_DISPLAY": "wayland-0", "QT_QPA_PLATFORM": "wayland",
+      "XDG_CURRENT_DESKTOP": "sway"}, _seen("zwlr_layer_shell_v1"), ds.LAYER_SHELL, "wayland"),
     ({"QT_QPA_PLATFORM": "offscreen"}, NO_PROBE, ds.OFFSCREEN, ""),
     ({}, NO_PROBE, ds.WINDOW, ""),
 ])
@@ -97,3 +101,17 @@ def test_no_way_on_top_gives_a_normal_window_and_one_message(tmp_path):
         checks = {c["id"]: c for c in json.loads(r.stdout)["checks"]}
         overlay = checks["overlay"]
         assert overlay["verdict"] == "warn" and "XWayland" in overlay["fix"], overlay
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(bool(missing("mutter", "dbus-run-session", "Xwayland")),
+                    reason="mutter not installed")
+def test_forcing_native_wayland_on_gnome_says_the_overlay_is_a_normal_window(tmp_path):
+    with Mutter() as gnome:
+        app = AppProcess({**gnome.env, "QT_QPA_PLATFORM": "wayland"}, tmp_path / "config")
+        try:
+            st = app.started
+            assert st["platform"] == "wayland" and st["path"] == ds.WINDOW, st
+            assert "QT_QPA_PLATFORM" in st["reason"] and st["message"], st
+        finally:
+            app.quit()

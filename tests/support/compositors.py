@@ -258,7 +258,8 @@ class KWin:
                  "dict(os.environ))); time.sleep(3600)")
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(self.runtime),
                "XDG_RUNTIME_DIR": str(self.runtime), "QT_QPA_PLATFORM": "offscreen",
-               "KWIN_SCREENSHOT_NO_PERMISSION_CHECKS": "1", "XDG_CURRENT_DESKTOP": "KDE"}
+               "KWIN_SCREENSHOT_NO_PERMISSION_CHECKS": "1", "KWIN_WAYLAND_NO_PERMISSION_CHECKS": "1",
+               "XDG_CURRENT_DESKTOP": "KDE"}
         self._log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
             ["dbus-run-session", "--", str(binary), "--virtual", "--width", str(self.width),
@@ -279,6 +280,17 @@ class KWin:
             time.sleep(0.1)
         self.stop()
         raise RuntimeError(f"kwin_wayland did not start: {self.log_text()[-2000:]}")
+
+    def activation_env(self, **extra: str) -> None:
+        """Services the session bus starts (the desktop portal and its KDE backend) get the
+        session's Wayland display, as a Plasma session's start-up gives them."""
+        from jeepney import DBusAddress, new_method_call
+        from jeepney.io.blocking import open_dbus_connection
+
+        bus = DBusAddress("/org/freedesktop/DBus", "org.freedesktop.DBus", "org.freedesktop.DBus")
+        with open_dbus_connection(self.env["DBUS_SESSION_BUS_ADDRESS"]) as conn:
+            conn.send_and_get_reply(new_method_call(bus, "UpdateActivationEnvironment", "a{ss}",
+                                                    ({**self.env, **extra},)))
 
     def screenshot(self, path) -> Path:
         """The screen as KWin composites it (org.kde.KWin.ScreenShot2 into a pipe)."""

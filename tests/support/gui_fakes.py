@@ -150,12 +150,14 @@ class ScriptedEngine:
         self._work.put(lambda: self._finish(stream_id, "aborted"))
 
     def _finish(self, sid: str, reason: str) -> None:
-        st = self._streams.pop(sid, None)
+        st = self._streams.get(sid)
         if st is None:
             return
         if reason == "flushed":
-            time.sleep(self.flush_s)
+            if self.flush_s:
+                time.sleep(self.flush_s)
             self._step(sid, st)  # the delayed last piece
+        self._streams.pop(sid, None)  # only now: wait_stream() waits for the piece above
         self.stats.finish(sid)
         self._sink(StreamFinished(sid, reason, st["steps"], st["samples"] / 16000))
         st["done"].set()

@@ -70,6 +70,7 @@ def main() -> int:
                                                      "paints": vapp.overlay.paints},
                 "message": vapp.placement.message, "state": vapp.state,
                 "shortcuts": vapp.shortcuts.how, "shortcuts_summary": vapp.shortcuts.summary,
+                "shortcuts_bound": vapp.shortcuts.bound,
                 "notice": vapp.window.notice.text(), "other_clicks": OtherWindow.clicks,
                 "win_id": int(ov.winId()) if app.platformName() == "xcb" else 0}
 

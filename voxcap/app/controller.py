@@ -70,7 +70,7 @@ from .sources import AudioSources
 log = logging.getLogger(__name__)
 FLUSH_TIMEOUT_S = 30.0  # without any progress from the engine
 HOLD_S = 120.0
-QUIT_ENGINE_WAIT_S = 2.0  # quitting while the engine starts: it is not waited for longer
+QUIT_ENGINE_WAIT_S = 3.0  # an app quitting at once waits this long for the engine's shutdown
 _LIFECYCLE = (EngineProgress, EngineReady, EngineFailed, EngineStopped)
 ACTIVE = ("starting", "waiting", "on", "restarting")
 
@@ -151,11 +151,13 @@ class SessionController:
     def watch_devices(self) -> None:
         self._submit(self._do_watch_devices)
 
-    def shutdown(self) -> threading.Event:
+    def shutdown(self, engine_wait_s: float = 30.0) -> threading.Event:
         """Stop everything (flush, journal, engine) in the background; the returned event is
-        set once done, and ``CaptioningState("closed")`` is published."""
+        set once done, and ``CaptioningState("closed")`` is published. The engine's own
+        shutdown is waited for ``engine_wait_s`` at most (an app that quits at once, its
+        engine's processes dying with it, passes ``QUIT_ENGINE_WAIT_S``)."""
         self._closing.set()
-        self._submit(self._do_shutdown)
+        self._submit(self._do_shutdown, engine_wait_s)
         return self.closed
 
     @property
@@ -577,7 +579,7 @@ class SessionController:
             except VoxcapError as exc:
                 self._emit(AppProblem(exc.message, exc.fix, "capture"))
 
-    def _do_shutdown(self) -> str:
+    def _do_shutdown(self, engine_wait_s: float) -> str:
         try:
             if self.state in ACTIVE:
                 self._do_stop_captioning()
@@ -589,9 +591,9 @@ class SessionController:
             eng, self.engine = self.engine, None
             self._generation += 1
             if eng is not None:
-                # quitting: a start still under way is not waited for (it may take minutes);
-                # the engine's processes die with the app (PR_SET_PDEATHSIG, vllm_plugin)
-                eng.shutdown(timeout=QUIT_ENGINE_WAIT_S if not eng.is_ready else 30.0)
+                # the captions are flushed and journalled by now; a start still under way is
+                # not waited for to settle (minutes): its shutdown is given engine_wait_s
+                eng.shutdown(timeout=engine_wait_s)
             self._journal_q.put(None)
             self._journal_thread.join(10.0)
         finally:

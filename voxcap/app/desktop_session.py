@@ -98,7 +98,14 @@ def detect(env: dict | None = None, probe=wayland_globals) -> OverlayPath:
                              "overlay on top", "xcb" if session == "x11" and wayland else "")
         return make(WINDOW, "neither WAYLAND_DISPLAY nor DISPLAY is set: no desktop session",
                     "", "start voxcap from a desktop session")
+    native = ("QT_QPA_PLATFORM=wayland: Qt runs as a native Wayland client and the compositor has "
+              "no layer-shell")
+    native_fix = ("start voxcap without QT_QPA_PLATFORM (it runs under XWayland where that keeps "
+                  "the overlay on top), or use the desktop's 'Always on Top' for the window "
+                  "'voxcap captions'")
     if "gnome" in desktops:  # also ubuntu:GNOME, pop:GNOME
+        if forced == "wayland":
+            return make(WINDOW, f"{native} ({where})", "wayland", native_fix)
         if x_display:
             return make(XWAYLAND, f"GNOME on Wayland ({where}): mutter has no layer-shell; the app "
                                   f"runs under XWayland ({x_display}), where mutter keeps an "
@@ -112,6 +119,8 @@ def detect(env: dict | None = None, probe=wayland_globals) -> OverlayPath:
         return make(LAYER_SHELL, f"Wayland compositor offers {LAYER_SHELL_GLOBAL} ({where}): the "
                                  "overlay is a layer surface on the overlay layer", "wayland", "",
                     seen)
+    if forced == "wayland":
+        return make(WINDOW, f"{native} ({where})", "wayland", native_fix, seen)
     if x_display:
         return make(XWAYLAND, f"Wayland compositor without layer-shell ({where}): the app runs "
                               f"under XWayland ({x_display}); whether the overlay stays on top is "

@@ -21,7 +21,6 @@ playing again, the app's sound cannot be recorded.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import queue
 import shutil
@@ -92,27 +91,30 @@ class _Parec:
         return self.proc.poll() is None
 
     def error(self) -> str:
-        with contextlib.suppress(Exception):
+        try:
             return self.proc.stderr.read().decode(errors="replace").strip()[-300:]
-        return ""
+        except (OSError, ValueError):  # closed meanwhile
+            log.warning("cannot read parec's error output", exc_info=True)
+            return ""
 
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.kill()
-        with contextlib.suppress(Exception):
+        try:
             self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            log.warning("parec (pid %d) did not end after SIGKILL", self.proc.pid, exc_info=True)
         self.thread.join(2)
-        for f in (self.proc.stdout, self.proc.stderr):
-            with contextlib.suppress(Exception):
-                f.close()
+        self.proc.stdout.close()
+        self.proc.stderr.close()
 
 
 class AppRawStream:
     """A ``stream.RawStream`` look-alike whose audio is one application's sound.
 
     Blocks go to ``out`` as ``RawBlock``s at 48 kHz stereo; silence fills the time the app plays
-    nothing (``idle_fill_s`` behind the wall clock, or ``busy_fill_s`` while a stream plays, where
-    late blocks are expected under load).
+    nothing (``idle_fill_s`` behind the wall clock; while a stream plays, only once it sent
+    nothing for ``stuck_s``).
     """
 
     counts_gaps = False  # the app legitimately sends nothing at times: no upstream loss to see
@@ -120,7 +122,7 @@ class AppRawStream:
     def __init__(self, app: str, out: queue.Queue[RawBlock], generation: int,
                  block_ms: float = 20.0, token: str = "",
                  on_notice: Callable[[str, str], None] | None = None,
-                 idle_fill_s: float = 0.15, busy_fill_s: float = 0.4) -> None:
+                 idle_fill_s: float = 0.15, stuck_s: float = 2.0) -> None:
         self.app = app
         self.device = app_device(app)
         self.rate, self.channels = RATE, CHANNELS
@@ -129,7 +131,8 @@ class AppRawStream:
         self.token = token
         self._out = out
         self._notice = on_notice or (lambda reason, msg: None)
-        self.idle_fill_s, self.busy_fill_s = idle_fill_s, busy_fill_s
+        self.idle_fill_s, self.stuck_s = idle_fill_s, stuck_s
+        self._last_data = 0.0
         self.frames = self.callbacks = self.overflows = 0
         self.dropped_blocks = self.dropped_frames = 0
         self.opened_at = self.last_callback = 0.0
@@ -163,16 +166,22 @@ class AppRawStream:
                 self.dropped_frames += data.shape[0]
 
     def _on_data(self, data: np.ndarray) -> None:  # parec reader thread
-        self._push(data, time.monotonic())
+        self._last_data = now = time.monotonic()
+        self._push(data, now)
 
     def _fill(self, now: float) -> None:
-        """Silence up to the wall clock when the app's audio is that far behind it."""
-        behind = (now - self._t0) * RATE - self.frames
-        limit = (self.busy_fill_s if self.playing else self.idle_fill_s) * RATE
-        while behind > limit or (behind > self.block_frames and not self.playing):
-            n = int(min(behind, self.block_frames))
-            self._push(np.zeros((n, CHANNELS), np.float32), now)
-            behind -= n
+        """Silence up to the wall clock when the app's audio is that far behind it. Never in
+        the middle of a recording that delivers: the server hands a stream's audio over in
+        bursts as long as the app's own buffer (paplay's: hundreds of ms), and silence put
+        between them would cut its speech apart."""
+        if self.playing and now - self._last_data < self.stuck_s:
+            return
+        behind = int((now - self._t0) * RATE) - self.frames
+        if behind > self.idle_fill_s * RATE:
+            while behind > 0:
+                n = min(behind, self.block_frames)
+                self._push(np.zeros((n, CHANNELS), np.float32), now)
+                behind -= n
 
     # ----------------------------------------------------------------------- control ----
     def open(self) -> AppRawStream:
@@ -282,5 +291,12 @@ class AppRawStream:
             self._thread.join(3)
         self._stop_parec()
         if self._pulse is not None:
-            with contextlib.suppress(Exception):
-                self._pulse.close()
+            _close(self._pulse)
+
+
+def _close(pulse) -> None:
+    """Close a pulsectl connection (one whose server died may raise)."""
+    try:
+        pulse.close()
+    except Exception:  # noqa: BLE001
+        log.warning("closing the sound-server connection failed", exc_info=True)

@@ -190,7 +190,9 @@ class AppWatcher:
                     last = apps
                     self._on_event(AppsChanged(apps))
             except Exception:  # noqa: BLE001 (no server, or it went away mid-query)
-                log.debug("listing applications failed", exc_info=True)
+                if server is not None or last != ():  # once per outage, not every second
+                    log.warning("listing applications failed", exc_info=True)
+                    last = ()
                 if server is not None:
                     server.close()
                     server = None

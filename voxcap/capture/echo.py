@@ -21,7 +21,6 @@ Anything that goes wrong becomes one notice, and the microphone is then captured
 from __future__ import annotations
 
 import atexit
-import contextlib
 import logging
 import os
 import re
@@ -30,6 +29,7 @@ import time
 from collections.abc import Callable
 
 from ..errors import CaptureError
+from .app_stream import _close
 from .apps import _is_server_made, app_name_of
 from .devices import NO_SERVER_FIX, _pulsectl
 from .module_reaper import release_reaper, start_reaper
@@ -218,19 +218,19 @@ class EchoCanceller:
                 master = next((s for s in p.sink_list() if s.name == self.master), None)
                 for si in p.sink_input_list():
                     if si.index in self._moved and master is not None:
-                        with contextlib.suppress(Exception):  # it may end meanwhile
+                        try:
                             p.sink_input_move(si.index, master.index)
+                        except pulsectl_error():  # it ended meanwhile
+                            log.warning("could not move stream %d back", si.index, exc_info=True)
                 p.module_unload(module)
                 log.info("echo canceller unloaded (module %d)", module)
         except Exception:  # noqa: BLE001 (server gone: nothing left to unload)
             log.warning("unloading the echo canceller failed", exc_info=True)
         finally:
-            with contextlib.suppress(Exception):
-                p.close()
+            _close(p)
             reaper, self._reaper = self._reaper, None
             release_reaper(reaper)
-        with contextlib.suppress(Exception):
-            atexit.unregister(self.stop)
+        atexit.unregister(self.stop)
 
     # ---------------------------------------------------------------------- thread ----
     def _on_event(self, ev) -> None:
@@ -282,8 +282,14 @@ class EchoCanceller:
                 log.warning("echo canceller: could not move stream %d", si.index, exc_info=True)
 
     def _say(self, reason: str, message: str) -> None:
-        with contextlib.suppress(Exception):
+        try:
             self._notice(reason, f"{self.label}: {message}")
+        except Exception:  # noqa: BLE001 (a broken consumer must not stop the capture)
+            log.warning("a notice could not be delivered", exc_info=True)
+
+
+def pulsectl_error():
+    return _pulsectl().PulseError
 
 
 def _q(text: str) -> str:

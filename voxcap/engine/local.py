@@ -27,7 +27,7 @@ from ..events import EngineReady, EngineStopped, StreamFinished, TextDelta
 from . import memory
 from . import platform as engine_platform
 from .base import EngineBase, EventSink
-from .model_dir import inspect_model_dir, tokenizer_dir_for_delay
+from .model_dir import inspect_model_dir, model_dir_for_vllm, tokenizer_dir_for_delay
 from .progress import STAGE_ENV, StageTail, kv_cache_capacity, write_logging_config
 from .settings import EngineSettings
 from .stats import SAMPLE_RATE, EngineStats
@@ -105,6 +105,11 @@ class LocalEngine(EngineBase):
         # They point into this engine's temporary folder, so they are put back on shutdown:
         # anything started later (another engine, a vLLM server) must not inherit dead paths.
         env = {STAGE_ENV: str(stage_file), APP_PID_ENV: str(os.getpid()),
+               # never fork this multi-threaded app (GUI, audio, journal threads): vLLM forks its
+               # engine core by default unless CUDA is already initialised here, and a fork after
+               # CUDA starts fails ("Cannot re-initialize CUDA in forked subprocess", seen on the
+               # H200 once the app stopped touching CUDA itself)
+               "VLLM_WORKER_MULTIPROC_METHOD": "spawn",
                "VLLM_LOGGING_CONFIG_PATH": str(write_logging_config(
                    self._workdir / "logging.json", "INFO" if self._verbose else "ERROR"))}
         self._saved_env = {k: os.environ.get(k) for k in env}
@@ -160,7 +165,8 @@ class LocalEngine(EngineBase):
         compilation = {"cudagraph_mode": s.graph_mode,
                        "cudagraph_capture_sizes": list(s.capture_sizes)}
         args = AsyncEngineArgs(
-            model=str(info.path), tokenizer=str(tokenizer), tokenizer_mode="mistral",
+            model=str(model_dir_for_vllm(info, paths.cache_dir())), tokenizer=str(tokenizer),
+            tokenizer_mode="mistral",
             config_format="mistral", load_format="dummy" if s.dummy_weights else "mistral",
             max_model_len=s.max_model_len, max_num_seqs=s.max_streams,
             limit_mm_per_prompt={"audio": 1}, compilation_config=compilation,

@@ -14,6 +14,11 @@ from pathlib import Path
 from ..errors import ModelDirError
 
 MODEL_ID = "mistralai/Voxtral-Mini-4B-Realtime-2602"
+# What vLLM 0.32 assumes when params.json has no max_position_embeddings (MistralConfigParser ->
+# _maybe_retrieve_max_pos_from_hf). It finds that out by parsing a config.json that a Mistral-format
+# folder does not have, which fails, sleeps 2 s and fails again: 2 s and two ERROR lines per
+# config parse, twice per engine start (docs/perf/startup.md).
+VLLM_DEFAULT_MAX_POSITIONS = 128_000
 GET_MODEL = (
     f"download {MODEL_ID} (e.g. `hf download {MODEL_ID} --local-dir DIR`), or run "
     "`voxcap make-tiny-model DIR` and use --dummy-weights for a self-check"
@@ -33,13 +38,14 @@ class ModelInfo:
         return int(self.audio.get("transcription_delay_ms") or 480)
 
     @property
-    def max_model_len(self) -> int | None:
-        """The longest session the model allows (params.json), if it says."""
-        for key in ("model_max_length", "max_position_embeddings", "max_seq_len"):
-            value = self.params.get(key)
-            if isinstance(value, int) and value > 0:
-                return value
-        return None
+    def max_model_len(self) -> int:
+        """The longest session vLLM allows for this model: params.json's max_position_embeddings,
+        else vLLM's fallback (VLLM_DEFAULT_MAX_POSITIONS), capped by model_max_length."""
+        value = self.params.get("max_position_embeddings")
+        if not (isinstance(value, int) and value > 0):
+            value = VLLM_DEFAULT_MAX_POSITIONS
+        limit = self.params.get("model_max_length")
+        return min(value, limit) if isinstance(limit, int) and limit > 0 else value
 
 
 def _read_json(path: Path, what: str) -> dict:
@@ -106,3 +112,33 @@ def tokenizer_dir_for_delay(info: ModelInfo, delay_ms: int | None, cache_dir: Pa
         tmp.write_text(json.dumps(tekken), encoding="utf-8")
         tmp.replace(target)
     return out
+
+
+def model_dir_for_vllm(info: ModelInfo, cache_dir: Path) -> Path:
+    """Directory vLLM should load: the model's own, or a view of it whose params.json says
+    max_position_embeddings (vLLM's own fallback value, so the config is the same) and whose
+    other entries are links to the model's files."""
+    if "max_position_embeddings" in info.params:
+        return info.path
+    source = (info.path / "params.json").read_bytes()
+    params = json.loads(source)
+    params["max_position_embeddings"] = VLLM_DEFAULT_MAX_POSITIONS
+    digest = hashlib.sha256(source + str(info.path.resolve()).encode()).hexdigest()[:16]
+    out = cache_dir / "model-views" / digest
+    out.mkdir(parents=True, exist_ok=True)
+    target = out / "params.json"
+    if not target.exists():
+        tmp = out / "params.json.tmp"
+        tmp.write_text(json.dumps(params, indent=2), encoding="utf-8")
+        tmp.replace(target)
+    # links follow the model folder as it is now (files added or removed since the last start)
+    wanted = {p.name for p in info.path.iterdir() if p.name != "params.json"}
+    for link in out.iterdir():
+        if link.is_symlink() and link.name not in wanted:
+            link.unlink()
+    for name in wanted:
+        link = out / name
+        if not link.is_symlink():
+            link.symlink_to(info.path.resolve() / name)
+    return out
+

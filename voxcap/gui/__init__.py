@@ -5,6 +5,9 @@ events through ``bridge.EventBridge``. One widget per module:
 - ``app``            VoxcapApp: builds everything, routes events, quits cleanly
 - ``bridge``         EventBridge: events from any thread -> one Qt signal on the GUI thread
 - ``overlay``        CaptionOverlay: the frameless always-on-top caption window
+- ``overlay_placement`` how the overlay stays on top on this desktop (X11, layer-shell,
+  XWayland on GNOME, else a normal window and one message); ``layer_shell``: the overlay as a
+  wlr-layer-shell surface (pywayland); ``global_shortcuts``: X11 key grabs / the portal
 - ``main_window``    MainWindow: start/stop, source, history, sessions, status, meter dock
 - ``history``        HistoryView: the session's captions, append-only, screen-reader readable
 - ``search_bar``     SearchBar: find in the history

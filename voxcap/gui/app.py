@@ -22,7 +22,7 @@ from PySide6.QtCore import QByteArray, QObject, QTimer
 from PySide6.QtWidgets import QApplication, QFileDialog
 
 from .. import logs
-from ..app.controller import ACTIVE, SessionController
+from ..app.controller import ACTIVE, QUIT_ENGINE_WAIT_S, SessionController
 from ..app.diagnostics import DiagnosticsReady, diagnostics_text
 from ..app.lag import Window
 from ..app.meter import MeterSampler
@@ -245,6 +245,7 @@ class VoxcapApp(QObject):
             w.engine_status.ready(ev)
             w.clear_notice("engine", "held")  # "cannot start: the engine is not running" ...
             w.meter.pending = ""
+            self.tick()  # the meter shows the new engine now, not at its next second
             self.start_times.record(self.settings.engine_key(), ev.start_seconds)
         elif isinstance(ev, EngineFailed):
             w.engine_status.failed(ev)
@@ -262,8 +263,11 @@ class VoxcapApp(QObject):
         elif isinstance(ev, DevicesChanged):
             if ev.server_up:
                 w.set_devices(ev.devices)
+                w.clear_notice("sound server")  # it is back
             else:
-                w.show_notice("The sound server is not running: no devices to capture from.")
+                w.show_notice("The sound server is not running: no devices to capture from.",
+                              "start PulseAudio or PipeWire (it usually starts with the desktop)",
+                              cause="sound server", assertive=True)
         elif isinstance(ev, DiagnosticsReady):
             QApplication.clipboard().setText(ev.text)
             w.show_notice("Diagnostics copied to the clipboard (the log's end and `voxcap doctor "
@@ -544,7 +548,9 @@ class VoxcapApp(QObject):
         self.window.hide()
         if self.tray is not None:
             self.tray.hide()
-        self.controller.shutdown()  # CaptioningState("closed") quits the event loop
+        # CaptioningState("closed") quits the event loop; a slow engine start or vLLM teardown
+        # (14 s measured) is not waited for: its processes die with the app (PR_SET_PDEATHSIG)
+        self.controller.shutdown(engine_wait_s=QUIT_ENGINE_WAIT_S)
         QTimer.singleShot(90_000, QApplication.quit)  # never hang on the way out
 
 
@@ -594,10 +600,11 @@ def run_gui(args) -> int:
 
 
 def _leave_now_if_engine_still_starting(code: int) -> None:
-    """Quit during an engine start: the start was abandoned (``controller``), but its thread is
-    still importing or loading in C++ code; letting the interpreter finalise around it took
-    seconds and could abort ("exception not rethrown"). Everything of ours is closed by now, and
-    vLLM's processes die with this one (PR_SET_PDEATHSIG), so leave at once."""
+    """Quit while the engine starts or stops slowly: the controller waited a few seconds for it
+    (``QUIT_ENGINE_WAIT_S``), but its thread is still importing, loading or tearing vLLM down in
+    C++ code; letting the interpreter finalise around it took seconds and could abort
+    ("exception not rethrown"). Captions and journal are closed by now, and vLLM's processes die
+    with this one (PR_SET_PDEATHSIG), so leave at once."""
     if any(t.name == "voxcap-engine" and t.is_alive() for t in threading.enumerate()):
         import os
 

@@ -46,6 +46,7 @@ class GlobalShortcuts(QObject):
         support = shortcut_support(path, **({} if portal is None else {"portal": portal}))
         self.how, self.summary, self.fix = support.how, support.summary, support.fix
         self._x = None
+        self.bound = False  # portal: BindShortcuts accepted
         self._thread = None
         self._stop = threading.Event()
         if self.how == X11_GRAB:
@@ -160,6 +161,8 @@ class GlobalShortcuts(QObject):
                 session, shortcuts, "", {"handle_token": ("s", token2)}), token2)
             if code != 0:
                 raise RuntimeError(f"BindShortcuts answered {code} (the user declined?)")
+            self.bound = True
+            log.info("global shortcuts bound through the portal (session %s)", session)
             rule = MatchRule(type="signal", interface=PORTAL_SHORTCUTS, member="Activated")
             conn.send_and_get_reply(new_method_call(
                 DBusAddress("/org/freedesktop/DBus", "org.freedesktop.DBus",

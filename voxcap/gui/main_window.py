@@ -8,6 +8,8 @@ shortcuts lists them). The window holds no logic of its own: its actions are con
 
 from __future__ import annotations
 
+import time
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
@@ -33,6 +35,7 @@ from .sessions_view import SessionsView
 
 SOURCES = (("System audio (what this computer plays)", "system"), ("Microphone", "mic"),
            ("Both: system audio and microphone", "both"))
+REPEAT_ANNOUNCE_S = 15.0  # one cause's notices are announced at most this often
 STATE_TEXT = {"off": "Not captioning", "starting": "Starting captioning…",
               "waiting": "Waiting for the engine (audio is kept)…", "on": "Captioning",
               "restarting": "Engine restarting (audio is kept)…", "stopping": "Stopping…",
@@ -121,6 +124,7 @@ class MainWindow(QMainWindow):
         self.engine_status = EngineStatus(self)
         self.notice = status_label(QLabel("", self), "Latest notice")
         self.notice_cause = ""  # what the notice is about; cleared when that is resolved
+        self._announced: dict[str, float] = {}  # cause -> when a notice about it was announced
         self.notice.setWordWrap(True)
         self.notice.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
@@ -218,7 +222,12 @@ class MainWindow(QMainWindow):
         full = text + (f" — {fix}" if fix else "")
         self.notice.setText(full)
         self.notice_cause = cause
-        announce(self.notice, full, assertive)
+        now = time.monotonic()
+        # a repeating notice (audio lost again, a growing total) is spoken once in a while, not
+        # each time; errors (assertive) always
+        if assertive or not cause or now - self._announced.get(cause, -1e9) >= REPEAT_ANNOUNCE_S:
+            self._announced[cause] = now
+            announce(self.notice, full, assertive)
 
     def clear_notice(self, *causes: str) -> None:
         """Remove the notice if it is about one of ``causes`` (its cause is gone)."""

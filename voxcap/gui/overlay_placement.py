@@ -41,7 +41,7 @@ def path_for_running_app(path: OverlayPath | None) -> OverlayPath:
     if platform == "xcb":
         return OverlayPath(X11, "Qt runs on X11 (xcb): the window manager keeps the overlay on top")
     if platform == "wayland":
-        return detect({**os.environ, "QT_QPA_PLATFORM": ""})
+        return detect({**os.environ, "QT_QPA_PLATFORM": "wayland"})
     return OverlayPath(OFFSCREEN, f"Qt platform {platform}: no desktop")
 
 
