@@ -210,8 +210,8 @@ class SessionController:
                                       "Copy diagnostics, or the log file)", "app"))
 
     def _set_state(self, state: str, message: str = "") -> None:
-        log.info("captioning %s%s", state, f": {message}" if message else "")
         self.state = state
+        log.info("captioning %s%s", state, f": {message}" if message else "")
         labels = tuple(spec.label for spec, _ in self._sources)
         self._emit(CaptioningState(state, self.session_id, labels, message))
 
@@ -597,6 +597,6 @@ class SessionController:
             self._journal_q.put(None)
             self._journal_thread.join(10.0)
         finally:
+            self._set_state("closed")  # before ``closed`` is set: its waiters see the state
             self.closed.set()
-            self._set_state("closed")
         return "exit"
