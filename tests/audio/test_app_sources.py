@@ -98,8 +98,9 @@ def test_follows_the_app_across_stream_restarts(sound_server, clips):
         start = rec.mark()
         rec.wait_audio(0.5, since=start)
     finally:
-        cap.stop()
+        stats = cap.stop()
     audio = rec.audio()
+    assert stats.dropped_blocks == 0 and stats.interruptions == 0, stats
     for key in ("a1", "a2"):
         m = match(clips[key][1], audio)
         assert m.r >= MIN_R, (key, m)
