@@ -159,3 +159,15 @@ def test_a_playing_app_by_plain_name_and_an_unknown_name(sound_server, clips):
     finally:
         player.kill()
         player.wait()
+
+
+def test_no_recorder_program_is_one_clear_error(sound_server, monkeypatch, tmp_path):
+    """Without ``parec`` (pulseaudio-utils) an application cannot be recorded: the capture
+    refuses to start with the package to install, instead of capturing nothing."""
+    from voxcap.errors import CaptureError
+
+    monkeypatch.setenv("PATH", str(tmp_path))  # nothing to run here
+    with pytest.raises(CaptureError) as err:
+        Capture("app:PlayerA", lambda b: None, lambda e: None).start()
+    assert "`parec` program is missing" in err.value.message
+    assert "pulseaudio-utils" in err.value.fix
