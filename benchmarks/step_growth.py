@@ -10,8 +10,8 @@ The token ids of both variants are compared: the fix must not change what the mo
 
 usage:
   python benchmarks/step_growth.py --model DIR [--dummy-weights] [--graph-mode FULL_DECODE_ONLY]
-      [--duration 240] [--variants off,on] [--max-model-len 8192] [--kv-cache-gib G]
-      [--enforce-eager] [--bucket 1000] [--out step_growth.json]
+      [--duration 160] [--variants off,on] [--max-model-len 8192] [--kv-cache-gib G]
+      [--enforce-eager] [--extra-args JSON] [--bucket 1000] [--out step_growth.json]
 """
 
 from __future__ import annotations
@@ -61,7 +61,8 @@ async def stream(a) -> dict:
         max_model_len=a.max_model_len, max_num_seqs=1, limit_mm_per_prompt={"audio": 1},
         dtype="bfloat16" if cuda else "float32", enforce_eager=a.enforce_eager,
         compilation_config={"cudagraph_mode": a.graph_mode, "cudagraph_capture_sizes": capture},
-        kv_cache_memory_bytes=int(kv_gib * 2**30), mm_processor_cache_gb=0, seed=0))
+        kv_cache_memory_bytes=int(kv_gib * 2**30), mm_processor_cache_gb=0, seed=0,
+        **(json.loads(a.extra_args) if a.extra_args else {})))
     start_s = time.perf_counter() - t0
     from vllm.model_executor.model_loader import get_model_cls
 
@@ -139,6 +140,7 @@ def fix_installed() -> bool:
 
 
 ENCODED = re.compile(r"Finish execute for mm hash (\w+)")
+DROPPED = re.compile(r"voxcap session fix: \S+ dropped (\d+) consumed audio items, (\d+) left")
 
 
 def run_variant(a, variant: str) -> dict:
@@ -161,6 +163,9 @@ def run_variant(a, variant: str) -> dict:
     res["empty_embedding_warnings"] = (proc.stdout + proc.stderr).count("empty multimodal embeddings")
     if a.trace_encoder:  # content hashes of the audio items, in the order the encoder ran them
         res["encoded_mm_hashes"] = ENCODED.findall(proc.stdout + proc.stderr)
+        drops = [(int(d), int(left)) for d, left in DROPPED.findall(proc.stdout + proc.stderr)]
+        res["session_fix_dropped"] = sum(d for d, _ in drops)  # audio items the fix let go
+        res["session_fix_max_left"] = max((left for _, left in drops), default=None)
     res["buckets"] = buckets(res["times"], a.bucket)
     res["slope_ms_per_1k_tokens"] = slope_ms_per_1k(res["buckets"])
     res["stderr_tail"] = proc.stderr[-1500:]
@@ -182,6 +187,8 @@ def main() -> int:
     ap.add_argument("--kv-cache-gib", type=float, default=None,
                     help="default 6 on a GPU (real shape), 0.25 on the CPU")
     ap.add_argument("--enforce-eager", action="store_true")
+    ap.add_argument("--extra-args", default="",
+                    help='JSON dict of more vLLM engine args, e.g. \'{"enable_prefix_caching": false}\'')
     ap.add_argument("--bucket", type=int, default=1000, help="tokens per row")
     ap.add_argument("--timeout", type=float, default=900.0, help="per variant, seconds")
     ap.add_argument("--trace-encoder", action="store_true",

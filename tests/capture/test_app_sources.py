@@ -98,8 +98,9 @@ def test_follows_the_app_across_stream_restarts(sound_server, clips):
         start = rec.mark()
         rec.wait_audio(0.5, since=start)
     finally:
-        cap.stop()
+        stats = cap.stop()
     audio = rec.audio()
+    assert stats.dropped_blocks == 0 and stats.interruptions == 0, stats
     for key in ("a1", "a2"):
         m = match(clips[key][1], audio)
         assert m.r >= MIN_R, (key, m)
@@ -158,3 +159,15 @@ def test_a_playing_app_by_plain_name_and_an_unknown_name(sound_server, clips):
     finally:
         player.kill()
         player.wait()
+
+
+def test_no_recorder_program_is_one_clear_error(sound_server, monkeypatch, tmp_path):
+    """Without ``parec`` (pulseaudio-utils) an application cannot be recorded: the capture
+    refuses to start with the package to install, instead of capturing nothing."""
+    from voxcap.errors import CaptureError
+
+    monkeypatch.setenv("PATH", str(tmp_path))  # nothing to run here
+    with pytest.raises(CaptureError) as err:
+        Capture("app:PlayerA", lambda b: None, lambda e: None).start()
+    assert "`parec` program is missing" in err.value.message
+    assert "pulseaudio-utils" in err.value.fix

@@ -23,11 +23,20 @@ from voxcap.engine import vllm_patches
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _session(n_items: int, computed: int):
-    """A real vLLM Request holding ``n_items`` one-token audio items at offsets 39, 40, ..."""
+def _session(n_items: int, computed: int, hash_block: int | None = None):
+    """A real vLLM Request holding ``n_items`` one-token audio items at offsets 39, 40, ...;
+    ``hash_block``: prefix caching on, with vLLM's block hasher at that block size."""
     from vllm.multimodal.inputs import MultiModalFeatureSpec, PlaceholderRange
     from vllm.sampling_params import SamplingParams
+    from vllm.utils.hashing import get_hash_fn_by_name
+    from vllm.v1.core.kv_cache_utils import get_request_block_hasher, init_none_hash
     from vllm.v1.request import Request
+
+    hasher = None
+    if hash_block:
+        hash_fn = get_hash_fn_by_name("sha256")
+        init_none_hash(hash_fn)
+        hasher = get_request_block_hasher(hash_block, hash_fn)
 
     feats = [MultiModalFeatureSpec(data=None, modality="audio", identifier=f"h{i}",
                                    mm_position=PlaceholderRange(offset=39 + i if i else 1,
@@ -35,7 +44,7 @@ def _session(n_items: int, computed: int):
              for i in range(n_items)]
     req = Request(request_id="r", prompt_token_ids=list(range(39 + n_items)),
                   sampling_params=SamplingParams(max_tokens=1), pooling_params=None,
-                  mm_features=feats)
+                  mm_features=feats, block_hasher=hasher)
     req.num_computed_tokens = computed
     return req
 
@@ -49,7 +58,9 @@ def _scheduler(block: int = 16):
 
 def test_consumed_items_leave_and_cached_indices_shift():
     sched = _scheduler(block=16)
-    req = _session(n_items=30, computed=60)  # items 0..20 end at or before 60, block frontier 48
+    # prefix caching on: items 0..20 end at or before 60, but only those before the last block
+    # boundary (48) can go: the partly computed block's hash still needs the others
+    req = _session(n_items=30, computed=60, hash_block=16)
     mgr = sched.encoder_cache_manager
     last = len(req.mm_features) - 1
     mgr.allocate(req, last)  # the newest item still holds an encoder-cache reference
@@ -66,6 +77,13 @@ def test_consumed_items_leave_and_cached_indices_shift():
     assert req.mm_features[idx].identifier == newest
     mgr.free_encoder_input(req, idx)
     assert newest in mgr.freeable  # freed under the right hash
+
+
+def test_without_prefix_caching_every_computed_item_goes():
+    sched = _scheduler(block=16)
+    req = _session(n_items=30, computed=60)  # no block hasher: no block boundary to respect
+    assert vllm_patches.drop_consumed_mm_features(sched, req) == 21  # items 0..20 end <= 60
+    assert req.mm_features[0].identifier == "h21"
 
 
 def test_item_still_in_encoder_cache_is_kept():
@@ -113,6 +131,9 @@ def test_same_tokens_with_and_without_fix(tmp_path):
     proc = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "step_growth.py"), "--model", str(model),
          "--dummy-weights", "--enforce-eager", "--duration", "16", "--bucket", "50", "--trace-encoder",
+         # block hashes every 16 tokens instead of 128: the fix then lets items go every 16
+         # steps, often enough to matter in 16 s of audio
+         "--extra-args", '{"prefix_match_unit": 16}',
          "--out", str(out)], env=env, capture_output=True, text=True, timeout=600)
     assert out.exists(), proc.stdout[-3000:] + proc.stderr[-3000:]
     res = json.loads(out.read_text())
@@ -133,3 +154,8 @@ def test_same_tokens_with_and_without_fix(tmp_path):
     assert len(off["encoded_mm_hashes"]) >= 150
     assert len(set(off["encoded_mm_hashes"])) == len(off["encoded_mm_hashes"])
     assert off["empty_embedding_warnings"] == on["empty_embedding_warnings"] == 0
+    # and the fix did act: nearly every item left the session, which never held more than a
+    # hash block's worth (+ the newest)
+    assert on["session_fix_dropped"] >= len(on["tokens"]) - 40
+    assert on["session_fix_max_left"] <= 16 + 3
+    assert off["session_fix_dropped"] == 0

@@ -228,7 +228,16 @@ class AppRawStream:
                         (p is None and self.current is not None and now >= self._retry_at):
                     self._dirty = False
                     last = now
-                    self._follow()
+                    try:
+                        self._follow()
+                    except pulsectl.PulseDisconnected:
+                        raise
+                    except Exception:  # noqa: BLE001 (a stream vanished mid-listing: look again)
+                        log.warning("%s: looking for its streams failed; trying again", self.app,
+                                    exc_info=True)
+                        self._dirty = True
+        except pulsectl.PulseDisconnected:
+            log.warning("%s: the sound server went away", self.app)
         except Exception:  # the server vanished mid-query, most likely
             log.warning("%s: following the application failed", self.app, exc_info=True)
         finally:

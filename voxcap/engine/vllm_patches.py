@@ -15,7 +15,9 @@ the raw audio of every committed frame stays in memory (vLLM issue #50860). Item
 are already computed are never used again: their encoder outputs are consumed and freed, no
 block hash still to be computed covers them. The fix drops those items from the session when
 the next chunk arrives, keeping the scheduler's encoder-cache bookkeeping (indices into
-``mm_features``) consistent. Produced tokens are unchanged (tests/engine/test_vllm_patches.py).
+``mm_features``) consistent: the list stays within one hash block (``hash_block_size`` tokens,
+e.g. 128) plus the newest items, or two items with prefix caching off. Produced tokens are
+unchanged (tests/engine/test_vllm_patches.py).
 """
 
 from __future__ import annotations
@@ -87,7 +89,8 @@ def drop_consumed_mm_features(scheduler, session) -> int:
     """Drop the leading multimodal items of ``session`` that nothing will read again.
 
     An item goes when (1) its placeholder tokens end at or before the last block boundary
-    under ``num_computed_tokens`` (so no block hash still to be computed covers it) and (2) the
+    under ``num_computed_tokens`` (so no block hash still to be computed covers it; with prefix
+    caching off, at or before ``num_computed_tokens``) and (2) the
     scheduler's encoder cache holds no reference to it (its output has been freed). Indices the
     encoder-cache manager keeps for this request are shifted to match. Returns how many went.
     """
@@ -96,8 +99,11 @@ def drop_consumed_mm_features(scheduler, session) -> int:
         return 0
     if getattr(scheduler, "ec_connector", None) is not None:
         return 0  # an encoder-cache connector keeps its own per-index state: leave it alone
-    block = max(int(getattr(scheduler, "hash_block_size", 1) or 1), 1)
-    frontier = (session.num_computed_tokens // block) * block
+    if getattr(session, "_block_hasher", True) is None:
+        frontier = session.num_computed_tokens  # no prefix caching: no block hash to compute
+    else:  # items of the last, partly computed block go into its hash once it is full
+        block = max(int(getattr(scheduler, "hash_block_size", 1) or 1), 1)
+        frontier = (session.num_computed_tokens // block) * block
     manager = scheduler.encoder_cache_manager
     cached = manager.get_cached_input_ids(session)
     keep_last = len(features) - 1  # the newest item is what the next step encodes
@@ -116,4 +122,6 @@ def drop_consumed_mm_features(scheduler, session) -> int:
         ids[session.request_id] = {i - k for i in ids[session.request_id]}
     # a new list, not del in place: the first step's list may be shared with the worker's state
     session.mm_features = features[k:]
+    logger.debug("voxcap session fix: %s dropped %d consumed audio items, %d left",
+                 session.request_id, k, len(session.mm_features))
     return k
