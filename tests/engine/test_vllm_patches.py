@@ -159,3 +159,14 @@ def test_same_tokens_with_and_without_fix(tmp_path):
     assert on["session_fix_dropped"] >= len(on["tokens"]) - 40
     assert on["session_fix_max_left"] <= 16 + 3
     assert off["session_fix_dropped"] == 0
+
+
+@pytest.mark.engine
+def test_local_engine_runs_vllm_with_the_session_fix_on(engine):
+    """voxcap's engine switches the fix on for its vLLM processes (VOXCAP_VLLM_SESSION_FIX=0 would
+    turn it off); the plugin then applies it there (the tests above)."""
+    import psutil
+
+    pids = engine.engine_pids()
+    assert pids
+    assert psutil.Process(pids[0]).environ().get(vllm_patches.SESSION_FIX_ENV) == "1"

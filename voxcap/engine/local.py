@@ -31,6 +31,7 @@ from .model_dir import inspect_model_dir, model_dir_for_vllm, tokenizer_dir_for_
 from .progress import STAGE_ENV, StageTail, kv_cache_capacity, write_logging_config
 from .settings import EngineSettings
 from .stats import SAMPLE_RATE, EngineStats
+from .vllm_patches import SESSION_FIX_ENV
 from .vllm_plugin import APP_PID_ENV
 
 log = logging.getLogger(__name__)
@@ -110,6 +111,10 @@ class LocalEngine(EngineBase):
                # CUDA starts fails ("Cannot re-initialize CUDA in forked subprocess", seen on the
                # H200 once the app stopped touching CUDA itself)
                "VLLM_WORKER_MULTIPROC_METHOD": "spawn",
+               # vLLM 0.32's per-step cost grows with a realtime session (issue #58324); the fix
+               # (vllm_patches.py) keeps it flat: on the H200 +5.7 ms per 1,000 tokens without,
+               # none with, identical tokens (docs/gpu-results.md). VOXCAP_VLLM_SESSION_FIX=0: off
+               SESSION_FIX_ENV: os.environ.get(SESSION_FIX_ENV, "1"),
                "VLLM_LOGGING_CONFIG_PATH": str(write_logging_config(
                    self._workdir / "logging.json", "INFO" if self._verbose else "ERROR"))}
         self._saved_env = {k: os.environ.get(k) for k in env}
