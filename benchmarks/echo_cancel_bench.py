@@ -11,7 +11,8 @@ after --warmup sentences of "Them" to let the canceller adapt. It prints:
 - near-talker change: level of "You" while only the near talker speaks, on minus off (dB;
   target within +-3).
 
-    .venv/bin/python benchmarks/echo_cancel_bench.py [--server pulseaudio|pipewire|both] [--repeats 3] [--json]
+    .venv/bin/python benchmarks/echo_cancel_bench.py [--server pulseaudio|pipewire|both]
+        [--repeats 3] [--json]
 """
 
 from __future__ import annotations

@@ -99,7 +99,6 @@ def child(a) -> None:
     def mark(name):
         marks[name] = time.time()
 
-    import numpy as np
 
     mark("numpy imported")
     from voxcap.commands.bench import speech_like

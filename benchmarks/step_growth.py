@@ -94,7 +94,7 @@ async def stream(a) -> dict:
     async for out in engine.generate(prompt=inputs(), sampling_params=params, request_id="growth"):
         new = list(out.outputs[0].token_ids) if out.outputs else []
         feedback.put_nowait(new)
-        for tok, lp in zip(new, (out.outputs[0].logprobs or []) if out.outputs else []):
+        for tok, lp in zip(new, (out.outputs[0].logprobs or []) if out.outputs else [], strict=False):
             logprobs.append(float(lp[tok].logprob) if lp and tok in lp else float("nan"))
         now = time.perf_counter()
         for tok in new:

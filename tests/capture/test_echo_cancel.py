@@ -36,7 +36,8 @@ MAX_NEAR_CHANGE_DB = 4.0
 def voices(tmp_path_factory):
     d = tmp_path_factory.mktemp("echo")
     return {
-        "warmup": speech_wav(d / "warmup.wav", "Good morning everyone, thank you for joining the call today."),
+        "warmup": speech_wav(d / "warmup.wav",
+                             "Good morning everyone, thank you for joining the call today."),
         "far": speech_wav(d / "far.wav", "The quarterly numbers are better than expected in every region."),
         "near": speech_wav(d / "near.wav", "Could you please repeat the last number, I did not hear it.",
                            rate=44100),

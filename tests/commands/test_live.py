@@ -156,7 +156,6 @@ def test_live_survives_a_server_restart_and_flushes_on_ctrl_c(pulse, tiny_model_
 def test_kill9_of_live_leaves_no_engine(pulse, tiny_model_dir, tmp_path):
     """`kill -9` of `voxcap live` while captioning: vLLM's processes die with it within 5 s."""
     import psutil
-
     from support.engine_helpers import kill9_and_check_children_die
 
     with LiveRun(["--source", "system", "--model", str(tiny_model_dir), "--dummy-weights", "--eager",

@@ -14,9 +14,9 @@ import time
 import psutil
 import pytest
 import soundfile as sf
+from support.engine_helpers import engine_core_among, kill9_and_check_children_die
 
 from voxcap.commands.bench import speech_like
-from support.engine_helpers import engine_core_among, kill9_and_check_children_die
 
 START_S = 600  # an engine start on a loaded 2-core machine
 

@@ -58,7 +58,7 @@ class AppSettings:
     graph_mode: str = DEFAULT_GRAPH_MODE
     delay_ms: int = 480
     kv_cache_gib: float | None = None  # None: sized for the streams and the session length
-    max_model_len: int | None = None  # tokens per engine session (12.5 a second); None: 8192 or the model's max
+    max_model_len: int | None = None  # tokens per session (12.5 a second); None: 8192 or the model's max
     enforce_eager: bool = False
     source: str = "system"  # system, mic, both, a device name, app:NAME or both:NAME
     echo_cancel: str = "auto"  # "Both": the mic through the echo canceller (auto: unless headphones)

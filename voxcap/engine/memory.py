@@ -192,7 +192,8 @@ def check_budget(plan: KVPlan, budget_bytes: int, streams: int) -> None:
     if plan.usable_sessions(budget_bytes) >= streams:
         return
     raise ConfigError(
-        f"A KV-cache budget of {gib(budget_bytes)} holds {plan.usable_sessions(budget_bytes):.2f} sessions of "
+        f"A KV-cache budget of {gib(budget_bytes)} holds "
+        f"{plan.usable_sessions(budget_bytes):.2f} sessions of "
         f"{plan.max_model_len} tokens; {streams} stream(s) need {gib(plan.budget_bytes(streams))} "
         f"({gib(plan.session_bytes)} each, as vLLM lays it out).",
         f"raise the GPU memory budget to at least {plan.budget_bytes(streams) / GIB:.2f} GiB, or leave "
