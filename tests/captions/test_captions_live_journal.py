@@ -14,10 +14,10 @@ import srt
 from support.caption_helpers import broadcast_cue_problems
 from support.engine_helpers import collect_stream
 
-from voxcap.commands.bench import speech_like
 from voxcap.captions.export import render
 from voxcap.captions.journal import Journal, engine_session_settings
 from voxcap.captions.sessions import SessionStore, describe
+from voxcap.commands.bench import speech_like
 
 pytestmark = [pytest.mark.engine, pytest.mark.slow]
 

@@ -5,6 +5,7 @@ espeak-ng speech to play into it. Started only by the tests that use it."""
 from __future__ import annotations
 
 import pytest
+
 from support.pulse import PulseServer, speech_wav
 from support.xcorr import load_16k
 
