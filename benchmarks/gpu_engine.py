@@ -70,24 +70,16 @@ def tables(results: list[dict]) -> str:
                    f"{f(r['speedup_vs_piecewise'], '.2f'):>7}")
     out += ["", "GPU memory per engine (NVML used, both processes) vs voxcap's estimate",
             f"{'mode':<19}{'max':>4}{'used GiB':>10}{'estimate':>10}{'diff':>8}{'KV GiB':>8}{'start s':>9}"]
-    seen = set()
-    for r in results:
-        key = (r["mode"], r.get("max_streams"))
-        if "error" in r or key in seen:
-            continue
-        seen.add(key)
+    engines = list({(r["mode"], r["max_streams"]): r for r in reversed(results)
+                    if "error" not in r}.values())[::-1]  # one row per engine started
+    for r in engines:
         used, est = r.get("gpu_used_bytes"), r.get("estimate_bytes")
         diff = (used - est) / est * 100 if used and est else None
         out.append(f"{r['mode']:<19}{r['max_streams']:>4}{f(used, '.2f', GIB):>10}"
                    f"{f(est, '.2f', GIB):>10}{f(diff, '+.1f'):>7}%{f(r.get('kv_cache_bytes'), '.2f', GIB):>8}"
                    f"{f(r['startup_s'], '.1f'):>9}")
     out += ["", "Start-up stages (seconds from start at which each began)"]
-    seen = set()
-    for r in results:
-        key = (r["mode"], r.get("max_streams"))
-        if "error" in r or key in seen:
-            continue
-        seen.add(key)
+    for r in engines:
         out.append(f"{r['mode']} x{r['max_streams']}: " +
                    ", ".join(f"{s} {t:.1f}" for s, t in r.get("stages", [])) +
                    ("" if r.get("stages", [[""]])[-1][0] == "ready" else f", ready {r['startup_s']:.1f}"))
