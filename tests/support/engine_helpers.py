@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import queue
 import time
 
@@ -58,11 +59,13 @@ def kill9_and_check_children_die(proc, kids, within_s: float = 5.0) -> None:
     proc.kill()
     proc.wait(10)
     _, alive = psutil.wait_procs(kids, timeout=within_s)
-    for p in psutil.process_iter():  # any the app started after ``kids`` was taken
-        try:
-            if p.environ().get("VOXCAP_APP_PID") == app_pid and p.pid != proc.pid:
+    for p in psutil.process_iter():  # any the app started after ``kids`` was taken (vLLM's
+        try:  # process titles overwrite /proc/PID/environ: name and session tell them instead)
+            if p.pid != proc.pid and p not in alive and (
+                    p.environ().get("VOXCAP_APP_PID") == app_pid
+                    or ("VLLM::" in p.name() and os.getsid(p.pid) == proc.pid)):
                 alive.append(p)
-        except psutil.Error:
+        except (psutil.Error, OSError):
             continue
     left = [(p.pid, process_name(p)) for p in alive]
     for p in alive:  # do not leave them to the next test
