@@ -160,9 +160,11 @@ def test_first_run_dialog_download_with_progress(qtbot, hub, tmp_path):
 
 
 def test_first_run_with_gpu_and_existing_folder(qtbot, tiny_model_dir):
-    dlg = FirstRunDialog(gpus=[GpuReading(0, "NVIDIA RTX 4090", 2 * 2**30, 24 * 2**30, 3)])
+    dlg = FirstRunDialog(gpus=[GpuReading(0, "NVIDIA GeForce RTX 4090", 2 * 2**30, 24 * 2**30, 3)])
     qtbot.addWidget(dlg)
-    assert "RTX 4090, 24 GB" in dlg.gpu_label.text()
+    # the name as the driver gives it (no second "NVIDIA"), and whether the model fits
+    assert dlg.gpu_label.text().startswith(
+        "✓ NVIDIA GeForce RTX 4090, 24 GiB: enough memory for captions (≈13.0 GiB)"), dlg.gpu_label.text()
     dlg.folder.setText(str(tiny_model_dir / "nope"))
     qtbot.waitUntil(lambda: "does not exist" in dlg.folder_check.text(), timeout=5000)
     ok = dlg.buttons.button(dlg.buttons.StandardButton.Ok)

@@ -65,7 +65,7 @@ class FirstRunDialog(QDialog):
             best = max(gpus, key=lambda g: g.memory_total_bytes)
             verdict, words = memory.gpu_verdict(best.memory_total_bytes, best.memory_free_bytes)
             text = (("✓ " if verdict == "ok" else "⚠ ")
-                    + "; ".join(f"NVIDIA {g.name}, {g.memory_total_gib:.0f} GB" for g in gpus)
+                    + "; ".join(f"{g.name}, {g.memory_total_gib:.0f} GiB" for g in gpus)
                     + f": {words}")
         else:
             text = NO_GPU.format(reason=gpu.nvml_unavailable_reason() or "no driver answered")
