@@ -34,7 +34,53 @@ def missing(*programs: str) -> list[str]:
     return [p for p in programs if shutil.which(p) is None]
 
 
-class Sway:
+class _Compositor:
+    """What the headless compositors share: their log, stopping their process group (they run in
+    a session of their own with their helpers: XWayland, dbus...), a context manager."""
+
+    proc: subprocess.Popen | None
+    log_path: Path
+    runtime: Path
+
+    def start(self):
+        raise NotImplementedError
+
+    def log_text(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")
+        except OSError:
+            return ""
+
+    def _stop_process(self, group: bool) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            if group:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+            else:
+                self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                if group:
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                else:
+                    self.proc.kill()
+                self.proc.wait(10)
+        self.proc = None
+        if getattr(self, "_log", None):
+            self._log.close()
+
+    def stop(self) -> None:
+        self._stop_process(group=True)
+        shutil.rmtree(self.runtime, ignore_errors=True)
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+class Sway(_Compositor):
     def __init__(self, outputs: int = 1, width: int = 1280, height: int = 720,
                  xwayland: bool = False, nested: bool = False) -> None:
         self.outputs, self.width, self.height, self.xwayland = outputs, width, height, xwayland
@@ -130,36 +176,15 @@ class Sway:
                        capture_output=True)
         return Path(path)
 
-    def log_text(self) -> str:
-        try:
-            return self.log_path.read_text(errors="replace")
-        except OSError:
-            return ""
-
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
-        self.proc = None
-        if getattr(self, "_log", None):
-            self._log.close()
+        self._stop_process(group=False)
         if self.outer is not None:
             self.outer.stop()
             self.outer = None
         shutil.rmtree(self.runtime, ignore_errors=True)
 
-    def __enter__(self) -> Sway:
-        return self.start()
 
-    def __exit__(self, *exc) -> None:
-        self.stop()
-
-
-class Mutter:
+class Mutter(_Compositor):
     """GNOME's compositor headless on a virtual monitor, with XWayland; in its own D-Bus
     session. Its session environment (DISPLAY of XWayland among it) is what the child it runs
     sees: that child writes it to a file and waits."""
@@ -207,33 +232,9 @@ class Mutter:
         return subprocess.run(["xprop", *args], env={**os.environ, **self.env},
                               capture_output=True, text=True, timeout=20).stdout
 
-    def log_text(self) -> str:
-        try:
-            return self.log_path.read_text(errors="replace")
-        except OSError:
-            return ""
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)  # our own session: mutter, XWayland, child
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(10)
-        self.proc = None
-        if getattr(self, "_log", None):
-            self._log.close()
-        shutil.rmtree(self.runtime, ignore_errors=True)
-
-    def __enter__(self) -> Mutter:
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
 
 
-class KWin:
+class KWin(_Compositor):
     """KDE Plasma's compositor, KWin, on a virtual framebuffer (``kwin_wayland --virtual``) in
     its own D-Bus session; ``screenshot`` asks KWin itself (ScreenShot2, the permission check
     off for the test). Debian's kwin_wayland carries a file capability (CAP_SYS_NICE) that a
@@ -314,27 +315,3 @@ class KWin:
         img.save(str(path))
         return Path(path)
 
-    def log_text(self) -> str:
-        try:
-            return self.log_path.read_text(errors="replace")
-        except OSError:
-            return ""
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)  # our own session: dbus, kwin, child
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(10)
-        self.proc = None
-        if getattr(self, "_log", None):
-            self._log.close()
-        shutil.rmtree(self.runtime, ignore_errors=True)
-
-    def __enter__(self) -> KWin:
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
