@@ -7,6 +7,7 @@ ids of the streams it opened.
 
 from __future__ import annotations
 
+import logging
 import os
 import tempfile
 
@@ -34,6 +35,21 @@ pytest_plugins = ["support.pulse_fixtures"]
 
 SESSION_MAX_MODEL_LEN = 4096
 SESSION_MAX_STREAMS = 4
+
+
+@pytest.fixture(autouse=True)
+def _voxcap_logger_as_it_was():
+    """A test that sets up voxcap's logging (logs.setup: own handlers, no propagation) would hide
+    the "voxcap" records from later tests' caplog: put the logger back after each test."""
+    logger = logging.getLogger("voxcap")
+    level, propagate, handlers = logger.level, logger.propagate, list(logger.handlers)
+    yield
+    for h in list(logger.handlers):
+        if h not in handlers:
+            logger.removeHandler(h)
+            h.close()
+    logger.setLevel(level)
+    logger.propagate = propagate
 
 
 @pytest.fixture(scope="session")

@@ -69,16 +69,78 @@ def test_kill9_of_the_gui_while_its_engine_starts_leaves_no_engine(tiny_model_di
     app.kill9_and_check_children_die(kids)
 
 
+def _dead_pid() -> int:
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    p.wait(30)
+    return p.pid
+
+
 def test_a_vllm_child_whose_parent_is_gone_exits_at_once():
-    """The race the plugin closes: the app dies between spawning a child and its prctl."""
-    code = ("import os, sys; from voxcap.engine.vllm_plugin import die_with_parent; "
-            "die_with_parent(os.getppid() + 1 if os.getppid() != 1 else 2); print('alive')")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert r.returncode == 1 and "alive" not in r.stdout, (r.returncode, r.stdout, r.stderr)
-    r = subprocess.run([sys.executable, "-c", code.replace("os.getppid() + 1 if os.getppid() != 1 else 2",
-                                                           "os.getppid()")],
-                       capture_output=True, text=True, timeout=60)
+    """The race the plugin closes: the app dies between spawning a child and its prctl (the
+    child finds itself re-parented); a vLLM that merely inherited the variables (its parent is
+    not the voxcap app, which is alive) is left alone."""
+    code = ("import os, sys; from voxcap.engine.vllm_plugin import detach_from_terminal; "
+            "detach_from_terminal(); print('alive')")
+    for app_pid, alive in ((_dead_pid(), False), (1, True)):
+        env = dict(os.environ, VOXCAP_APP_PID=str(app_pid))
+        env.pop("VOXCAP_VLLM_PARENT_PID", None)
+        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                           timeout=60)
+        assert ("alive" in r.stdout) is alive and r.returncode == (0 if alive else 1), (app_pid, r)
+    # its own parent: tied to it, and alive
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, VOXCAP_APP_PID=str(os.getpid())))
     assert r.returncode == 0 and "alive" in r.stdout, r.stderr
+
+
+def _spawn_and_kill_parent(tmp_path, env) -> psutil.Process:
+    """A parent that starts a child the way vLLM does (multiprocessing, spawn); the parent is
+    SIGKILLed while the child sleeps; returns the child."""
+    pidfile = tmp_path / "child.pid"
+    parent_py = tmp_path / "parent.py"
+    parent_py.write_text(
+        "import multiprocessing as mp, os, sys, time\n"
+        "def child(path):\n"
+        "    open(path, 'w').write(str(os.getpid()))\n"
+        "    time.sleep(120)\n"
+        "if __name__ == '__main__':\n"
+        "    os.environ['VOXCAP_APP_PID'] = str(os.getpid())\n"
+        "    mp.get_context('spawn').Process(target=child, args=(sys.argv[1],)).start()\n"
+        "    time.sleep(120)\n")
+    parent = subprocess.Popen([sys.executable, str(parent_py), str(pidfile)], env=env,
+                              start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not (pidfile.exists() and pidfile.read_text()):
+            assert time.monotonic() < deadline and parent.poll() is None
+            time.sleep(0.1)
+        child = psutil.Process(int(pidfile.read_text()))
+        os.kill(parent.pid, signal.SIGKILL)
+        parent.wait(10)
+        return child
+    except BaseException:
+        os.killpg(parent.pid, signal.SIGKILL)
+        raise
+
+
+def test_a_spawned_child_dies_with_its_parent_before_vllm_is_even_imported(tmp_path):
+    """The early hook (engine/early_hook/sitecustomize.py, on the PYTHONPATH the engine gives
+    vLLM's children) ties a spawned child to its parent at interpreter start; without it the
+    child outlives its parent (checked too, so the test can fail)."""
+    from voxcap.engine.vllm_plugin import EARLY_HOOK_DIR
+
+    hooked = dict(os.environ, PYTHONPATH=os.pathsep.join([str(EARLY_HOOK_DIR),
+                                                          os.environ.get("PYTHONPATH", "")]))
+    for d in ("hooked", "bare"):
+        (tmp_path / d).mkdir()
+    child = _spawn_and_kill_parent(tmp_path / "hooked", hooked)
+    child.wait(5)  # raises TimeoutExpired if it outlives its parent
+    bare = _spawn_and_kill_parent(tmp_path / "bare", dict(os.environ))
+    try:
+        with pytest.raises(psutil.TimeoutExpired):
+            bare.wait(2)
+    finally:
+        bare.kill()
 
 
 def test_sigkill_reaches_a_vllm_child_when_its_parent_dies(tmp_path):

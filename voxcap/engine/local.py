@@ -32,7 +32,7 @@ from .progress import STAGE_ENV, StageTail, kv_cache_capacity, write_logging_con
 from .settings import EngineSettings
 from .stats import SAMPLE_RATE, EngineStats
 from .vllm_patches import SESSION_FIX_ENV
-from .vllm_plugin import APP_PID_ENV
+from .vllm_plugin import APP_PID_ENV, EARLY_HOOK_DIR
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +111,10 @@ class LocalEngine(EngineBase):
                # CUDA starts fails ("Cannot re-initialize CUDA in forked subprocess", seen on the
                # H200 once the app stopped touching CUDA itself)
                "VLLM_WORKER_MULTIPROC_METHOD": "spawn",
+               # its sitecustomize ties each spawned child to its parent before vLLM's imports
+               "PYTHONPATH": os.pathsep.join(
+                   [str(EARLY_HOOK_DIR)] + ([os.environ["PYTHONPATH"]]
+                                            if os.environ.get("PYTHONPATH") else [])),
                # vLLM 0.32's per-step cost grows with a realtime session (issue #58324); the fix
                # (vllm_patches.py) keeps it flat: on the H200 +5.7 ms per 1,000 tokens without,
                # none with, identical tokens (docs/gpu-results.md). VOXCAP_VLLM_SESSION_FIX=0: off

@@ -12,7 +12,9 @@ the engine before vLLM spawns anything), and nothing elsewhere:
   to stop them: an engine core would keep ~18 GB of GPU memory until found and killed. Each
   child asks the kernel for SIGKILL when its parent goes (``PR_SET_PDEATHSIG``); the chain
   app → engine core → workers then unwinds within moments. The GPU driver frees a dead
-  process's memory.
+  process's memory. vLLM loads plugins only after its imports (tens of seconds on a GPU
+  machine), so the engine also puts ``early_hook/`` on its children's PYTHONPATH: its
+  sitecustomize.py does the same from the first moment of each spawned process.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import logging
 import os
 import signal
 import sys
+from pathlib import Path
 
 APP_PID_ENV = "VOXCAP_APP_PID"
 PARENT_PID_ENV = "VOXCAP_VLLM_PARENT_PID"  # the pid a vLLM child expects as its parent
@@ -30,17 +33,37 @@ _PR_SET_PDEATHSIG = 1
 log = logging.getLogger(__name__)
 
 
+EARLY_HOOK_DIR = Path(__file__).with_name("early_hook")  # its sitecustomize.py: see there
+
+
 def detach_from_terminal() -> None:
     app = os.environ.get(APP_PID_ENV)
     if not app or str(os.getpid()) == app:
         return  # not started by voxcap, or the app itself
+    expected = int(os.environ.get(PARENT_PID_ENV) or app)
+    if not _child_of(expected):
+        return  # a vLLM started by something else that inherited the variable: leave it be
     try:
         if os.getpgid(0) != os.getpid():
             os.setpgid(0, 0)
     except OSError:  # not permitted here (e.g. a session leader): keep the old behaviour
         log.warning("vLLM process %d could not leave the terminal's process group", os.getpid(),
                     exc_info=True)
-    die_with_parent(int(os.environ.get(PARENT_PID_ENV) or app))
+    die_with_parent(expected)
+
+
+def _child_of(expected_parent: int) -> bool:
+    """Whether this process is ``expected_parent``'s child; exit now if that parent is gone
+    (we were re-parented: the app died before this process got here)."""
+    if os.getppid() == expected_parent:
+        return True
+    try:
+        os.kill(expected_parent, 0)
+    except ProcessLookupError:
+        os._exit(1)
+    except OSError:  # alive, not ours to signal
+        pass
+    return False
 
 
 def die_with_parent(expected_parent: int) -> None:
