@@ -129,18 +129,22 @@ def test_a_spawned_child_dies_with_its_parent_before_vllm_is_even_imported(tmp_p
     child outlives its parent (checked too, so the test can fail)."""
     from voxcap.engine.vllm_plugin import EARLY_HOOK_DIR
 
-    hooked = dict(os.environ, PYTHONPATH=os.pathsep.join([str(EARLY_HOOK_DIR),
-                                                          os.environ.get("PYTHONPATH", "")]))
+    bare_env = {k: v for k, v in os.environ.items()
+                if k not in ("PYTHONPATH", "VOXCAP_APP_PID", "VOXCAP_VLLM_PARENT_PID")}
+    hooked = dict(bare_env, PYTHONPATH=str(EARLY_HOOK_DIR))
     for d in ("hooked", "bare"):
         (tmp_path / d).mkdir()
     child = _spawn_and_kill_parent(tmp_path / "hooked", hooked)
     child.wait(5)  # raises TimeoutExpired if it outlives its parent
-    bare = _spawn_and_kill_parent(tmp_path / "bare", dict(os.environ))
+    bare = _spawn_and_kill_parent(tmp_path / "bare", bare_env)
     try:
         with pytest.raises(psutil.TimeoutExpired):
             bare.wait(2)
     finally:
-        bare.kill()
+        try:
+            bare.kill()
+        except psutil.NoSuchProcess:
+            pass
 
 
 def test_sigkill_reaches_a_vllm_child_when_its_parent_dies(tmp_path):

@@ -165,6 +165,8 @@ def test_same_tokens_with_and_without_fix(tmp_path):
 def test_local_engine_runs_vllm_with_the_session_fix_on(engine):
     """voxcap's engine switches the fix on in the environment its vLLM processes are spawned
     with (VOXCAP_VLLM_SESSION_FIX=0 turns it off); the plugin then applies it there (the tests
-    above). The children's own /proc environ is overwritten by vLLM's process titles."""
+    above). The children's own /proc environ is overwritten by vLLM's process titles; the app's
+    own environment is put back once they run (nothing else it starts inherits the switch)."""
     assert engine.is_ready and engine.engine_pids()
-    assert os.environ.get(vllm_patches.SESSION_FIX_ENV) == "1"
+    assert engine.vllm_env[vllm_patches.SESSION_FIX_ENV] == "1"
+    assert "VOXCAP_APP_PID" not in os.environ and "VOXCAP_STAGE_FILE" not in os.environ

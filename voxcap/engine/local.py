@@ -70,6 +70,7 @@ class LocalEngine(EngineBase):
         self.kv_plan: memory.KVPlan | None = None  # the KV-cache layout the budget was sized for
         self.kv_budget = 0
         self.kv_plan_dtype_bytes = 2
+        self.vllm_env: dict[str, str] = {}
         self._workdir = Path(tempfile.mkdtemp(prefix="voxcap-engine-"))
 
     def _prepare(self) -> None:
@@ -87,12 +88,18 @@ class LocalEngine(EngineBase):
         return engine_platform.explain_failure(exc, self._stage_errors())
 
     def _cleanup(self) -> None:
-        for key, value in getattr(self, "_saved_env", {}).items():
+        self._restore_env()
+        shutil.rmtree(self._workdir, ignore_errors=True)
+
+    def _restore_env(self) -> None:
+        """Put back what the engine set for vLLM's children, once: as soon as they are spawned
+        (nothing else the app starts, such as another vLLM, must inherit them), or at the end."""
+        saved, self._saved_env = getattr(self, "_saved_env", {}), {}
+        for key, value in saved.items():
             if value is None:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
-        shutil.rmtree(self._workdir, ignore_errors=True)
 
     def _stage_errors(self) -> list[str]:
         tail = getattr(self, "_tail", None)
@@ -121,6 +128,7 @@ class LocalEngine(EngineBase):
                SESSION_FIX_ENV: os.environ.get(SESSION_FIX_ENV, "1"),
                "VLLM_LOGGING_CONFIG_PATH": str(write_logging_config(
                    self._workdir / "logging.json", "INFO" if self._verbose else "ERROR"))}
+        self.vllm_env = env  # what vLLM's processes were started with (for tests and diagnostics)
         self._saved_env = {k: os.environ.get(k) for k in env}
         os.environ.update(env)
         if not self._verbose:
@@ -132,6 +140,7 @@ class LocalEngine(EngineBase):
             engine = await self._create_engine(build)
         finally:
             self._tail.stop()
+            self._restore_env()  # vLLM's processes are running: they have their copy
         self._engine = engine
         try:
             await self._serve(engine)
