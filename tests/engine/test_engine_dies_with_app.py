@@ -93,9 +93,9 @@ def test_a_vllm_child_whose_parent_is_gone_exits_at_once():
     assert r.returncode == 0 and "alive" in r.stdout, r.stderr
 
 
-def _spawn_and_kill_parent(tmp_path, env) -> psutil.Process:
-    """A parent that starts a child the way vLLM does (multiprocessing, spawn); the parent is
-    SIGKILLed while the child sleeps; returns the child."""
+def _spawn_and_kill_parent(tmp_path, env, method="spawn", setup="") -> psutil.Process:
+    """A parent that starts a child the way vLLM does (multiprocessing, ``method``) after running
+    ``setup``; the parent is SIGKILLed while the child sleeps; returns the child."""
     pidfile = tmp_path / "child.pid"
     parent_py = tmp_path / "parent.py"
     parent_py.write_text(
@@ -105,7 +105,8 @@ def _spawn_and_kill_parent(tmp_path, env) -> psutil.Process:
         "    time.sleep(120)\n"
         "if __name__ == '__main__':\n"
         "    os.environ['VOXCAP_APP_PID'] = str(os.getpid())\n"
-        "    mp.get_context('spawn').Process(target=child, args=(sys.argv[1],)).start()\n"
+        f"    {setup or 'pass'}\n"
+        f"    mp.get_context({method!r}).Process(target=child, args=(sys.argv[1],)).start()\n"
         "    time.sleep(120)\n")
     parent = subprocess.Popen([sys.executable, str(parent_py), str(pidfile)], env=env,
                               start_new_session=True)
@@ -147,6 +148,29 @@ def test_a_spawned_child_dies_with_its_parent_before_vllm_is_even_imported(tmp_p
             pass
 
 
+def test_a_forked_engine_core_dies_with_the_app(tmp_path):
+    """vLLM forks its engine core from the app (engine/local.py); the at-fork hook the engine
+    registers (tie_forked_children) ties the child to the app at once, since a forked child
+    runs neither the early hook nor the plugin; without it the child outlives the app."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "VOXCAP_APP_PID", "VOXCAP_VLLM_PARENT_PID")}
+    for d in ("hooked", "bare"):
+        (tmp_path / d).mkdir()
+    child = _spawn_and_kill_parent(
+        tmp_path / "hooked", env, "fork",
+        "from voxcap.engine.vllm_plugin import tie_forked_children; tie_forked_children()")
+    child.wait(5)  # raises TimeoutExpired if it outlives its parent
+    bare = _spawn_and_kill_parent(tmp_path / "bare", env, "fork")
+    try:
+        with pytest.raises(psutil.TimeoutExpired):
+            bare.wait(2)
+    finally:
+        try:
+            bare.kill()
+        except psutil.NoSuchProcess:
+            pass
+
+
 def test_sigkill_reaches_a_vllm_child_when_its_parent_dies(tmp_path):
     """PR_SET_PDEATHSIG through the plugin: a grandchild that set it dies with its parent."""
     pidfile = tmp_path / "child.pid"
@@ -174,3 +198,16 @@ def test_sigkill_reaches_a_vllm_child_when_its_parent_dies(tmp_path):
             os.killpg(parent.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+@pytest.mark.engine
+def test_the_engine_core_is_forked_and_tied_to_the_app(engine):
+    """The shared engine's core was forked (no second import of torch and vLLM) and the at-fork
+    hook ran in it: it left the app's process group (a forked child runs no plugin loader, so
+    without the hook it would still be in it and die with a Ctrl-C meant for the app)."""
+    assert engine.vllm_env["VLLM_WORKER_MULTIPROC_METHOD"] == "fork"
+    pids = engine.engine_pids()
+    assert pids
+    for pid in pids:
+        assert psutil.Process(pid).ppid() == os.getpid()
+        assert os.getpgid(pid) == pid != os.getpgid(0)

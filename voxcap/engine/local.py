@@ -32,7 +32,7 @@ from .progress import STAGE_ENV, StageTail, kv_cache_capacity, write_logging_con
 from .settings import EngineSettings
 from .stats import SAMPLE_RATE, EngineStats
 from .vllm_patches import SESSION_FIX_ENV
-from .vllm_plugin import APP_PID_ENV, EARLY_HOOK_DIR
+from .vllm_plugin import APP_PID_ENV, EARLY_HOOK_DIR, tie_forked_children
 
 log = logging.getLogger(__name__)
 
@@ -113,11 +113,11 @@ class LocalEngine(EngineBase):
         # They point into this engine's temporary folder, so they are put back on shutdown:
         # anything started later (another engine, a vLLM server) must not inherit dead paths.
         env = {STAGE_ENV: str(stage_file), APP_PID_ENV: str(os.getpid()),
-               # never fork this multi-threaded app (GUI, audio, journal threads): vLLM forks its
-               # engine core by default unless CUDA is already initialised here, and a fork after
-               # CUDA starts fails ("Cannot re-initialize CUDA in forked subprocess", seen on the
-               # H200 once the app stopped touching CUDA itself)
-               "VLLM_WORKER_MULTIPROC_METHOD": "spawn",
+               # fork: the engine core starts with torch and vLLM already imported (a spawned one
+               # imports them again: 26 s of a 67 s start on the H200). Safe because the app never
+               # touches CUDA itself (NVML only: platform.py); a fork refused anyway is retried
+               # with spawn below. VOXCAP_VLLM_START=spawn forces the old way.
+               "VLLM_WORKER_MULTIPROC_METHOD": start_method(),
                # its sitecustomize ties each spawned child to its parent before vLLM's imports
                "PYTHONPATH": os.pathsep.join(
                    [str(EARLY_HOOK_DIR)] + ([os.environ["PYTHONPATH"]]
@@ -136,8 +136,19 @@ class LocalEngine(EngineBase):
         os.environ.setdefault("VLLM_NO_USAGE_STATS", "1")
         os.environ.setdefault("DO_NOT_TRACK", "1")
         self._tail = StageTail(stage_file, self._progress).start()
+        tie_forked_children()  # a forked engine core dies with the app, like a spawned one
         try:
-            engine = await self._create_engine(build)
+            try:
+                engine = await self._create_engine(build)
+            except Exception:
+                if not (env["VLLM_WORKER_MULTIPROC_METHOD"] == "fork" and _fork_refused(self._tail)):
+                    raise
+                # something in this process created CUDA state before vLLM forked: start again
+                log.warning("vLLM's forked engine core cannot use CUDA; starting it with spawn",
+                            exc_info=True)
+                self._tail.errors.clear()
+                env["VLLM_WORKER_MULTIPROC_METHOD"] = os.environ["VLLM_WORKER_MULTIPROC_METHOD"] = "spawn"
+                engine = await self._create_engine(build)
         finally:
             self._tail.stop()
             self._restore_env()  # vLLM's processes are running: they have their copy
@@ -386,6 +397,23 @@ class LocalEngine(EngineBase):
         start = min(k * step_s, audio_s)
         end = min((k + len(ids)) * step_s, audio_s)
         self._emit(TextDelta(st.stream_id, text, ids, k, start, end, time.time()))
+
+
+START_METHOD_ENV = "VOXCAP_VLLM_START"
+
+
+def start_method() -> str:
+    """How vLLM starts its engine core: "fork" (default) or "spawn" ($VOXCAP_VLLM_START)."""
+    method = os.environ.get(START_METHOD_ENV, "fork").strip().lower()
+    if method not in ("fork", "spawn"):
+        log.warning("%s=%r is not fork or spawn: using fork", START_METHOD_ENV, method)
+        return "fork"
+    return method
+
+
+def _fork_refused(tail: StageTail) -> bool:
+    tail.poll()
+    return any("re-initialize CUDA in forked subprocess" in line for line in tail.errors)
 
 
 def _gpu_free_total() -> tuple[int, int]:

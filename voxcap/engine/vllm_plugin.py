@@ -14,7 +14,9 @@ the engine before vLLM spawns anything), and nothing elsewhere:
   app → engine core → workers then unwinds within moments. The GPU driver frees a dead
   process's memory. vLLM loads plugins only after its imports (tens of seconds on a GPU
   machine), so the engine also puts ``early_hook/`` on its children's PYTHONPATH: its
-  sitecustomize.py does the same from the first moment of each spawned process.
+  sitecustomize.py does the same from the first moment of each spawned process. A child vLLM
+  *forks* from the app (the default: engine/local.py) gets both at once from an at-fork hook
+  (``tie_forked_children``), since it starts with the plugins already loaded.
 """
 
 from __future__ import annotations
@@ -50,6 +52,25 @@ def detach_from_terminal() -> None:
         log.warning("vLLM process %d could not leave the terminal's process group", os.getpid(),
                     exc_info=True)
     die_with_parent(expected)
+
+
+_fork_hook_registered = False
+
+
+def tie_forked_children() -> None:
+    """From now on, every child this process forks while it runs a voxcap engine (APP_PID set to
+    this process) leaves the terminal's group and dies with it, like a spawned one. Forks done
+    by ``subprocess`` run no at-fork hooks: they are exec'd programs with their own handling."""
+    global _fork_hook_registered
+    if not _fork_hook_registered:
+        os.register_at_fork(after_in_child=_after_fork_in_child)
+        _fork_hook_registered = True
+
+
+def _after_fork_in_child() -> None:
+    app = os.environ.get(APP_PID_ENV)
+    if app and os.getppid() == int(os.environ.get(PARENT_PID_ENV) or app):
+        detach_from_terminal()
 
 
 def _child_of(expected_parent: int) -> bool:
