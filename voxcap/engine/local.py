@@ -71,6 +71,7 @@ class LocalEngine(EngineBase):
         self.kv_budget = 0
         self.kv_plan_dtype_bytes = 2
         self.vllm_env: dict[str, str] = {}
+        self.start_method = ""  # how vLLM started its engine core: "fork" or "spawn"
         self._workdir = Path(tempfile.mkdtemp(prefix="voxcap-engine-"))
 
     def _prepare(self) -> None:
@@ -149,6 +150,8 @@ class LocalEngine(EngineBase):
                 self._tail.errors.clear()
                 env["VLLM_WORKER_MULTIPROC_METHOD"] = os.environ["VLLM_WORKER_MULTIPROC_METHOD"] = "spawn"
                 engine = await self._create_engine(build)
+            # what vLLM used: its CPU platform always spawns, and it spawns when CUDA is set up here
+            self.start_method = os.environ.get("VLLM_WORKER_MULTIPROC_METHOD", "")
         finally:
             self._tail.stop()
             self._restore_env()  # vLLM's processes are running: they have their copy
