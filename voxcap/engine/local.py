@@ -196,7 +196,7 @@ class LocalEngine(EngineBase):
                 utilization = memory.gpu_memory_utilization_for(need, total)
         compilation = {"cudagraph_mode": s.graph_mode,
                        "cudagraph_capture_sizes": list(s.capture_sizes)}
-        args = AsyncEngineArgs(
+        args = dict(
             model=str(model_dir_for_vllm(info, paths.cache_dir())), tokenizer=str(tokenizer),
             tokenizer_mode="mistral",
             config_format="mistral", load_format="dummy" if s.dummy_weights else "mistral",
@@ -210,12 +210,13 @@ class LocalEngine(EngineBase):
             # by default) only fills: measured +8 MB/min of engine-core memory when fed in real
             # time, flat with the cache off.
             mm_processor_cache_gb=0,
-            **s.extra_engine_args,
         )
+        args.update(s.extra_engine_args)  # settings' own engine args win (benchmarks, experts)
         self._progress("starting engine process")
         # No local holds the engine: vLLM keeps a traceback of this frame from an exception it
         # handles during start-up, and a live local would keep AsyncLLM alive until exit.
-        return AsyncLLM.from_engine_args(args, stat_loggers=[_stat_logger_factory(self.stats)])
+        return AsyncLLM.from_engine_args(AsyncEngineArgs(**args),
+                                         stat_loggers=[_stat_logger_factory(self.stats)])
 
     async def _serve(self, engine) -> None:
         from vllm.model_executor.model_loader import get_model_cls
