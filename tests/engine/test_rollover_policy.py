@@ -71,6 +71,6 @@ def test_capped_leaves_room_for_prompt_and_flush():
     p = RolloverPolicy().capped(max_model_len=1000)
     assert p.hard_s == pytest.approx((1000 - 63 - 63 - 16) * FRAME / SR)
     assert p.soft_s <= p.hard_s * 0.8
-    assert RolloverPolicy().capped(max_model_len=8192).hard_s == 120.0
+    assert RolloverPolicy().capped(max_model_len=8192).hard_s == 360.0
     with pytest.raises(EngineError):
         RolloverPolicy().capped(max_model_len=150)

@@ -42,8 +42,11 @@ FLUSH_TOKENS_MAX = 63  # right padding at the longest delay (2400 ms): room kept
 class RolloverPolicy:
     """When to start a fresh engine session. Defaults chosen from measurements (see README)."""
 
-    soft_s: float = 60.0  # from here on, switch at the first pause
-    hard_s: float = 120.0  # switch here at the latest (also capped by max_model_len)
+    # With voxcap's session fix the H200's step grows only with attention length, ~0.23 ms per
+    # 1,000 tokens (2 %); sessions of up to 4,500 tokens keep p95 within ~10 % of their first
+    # minute, and each switch costs a fresh prompt. docs/gpu-results.md: "Rollover thresholds".
+    soft_s: float = 240.0  # from here on, switch at the first pause
+    hard_s: float = 360.0  # switch here at the latest (also capped by max_model_len)
     latency_bound_ms: float = 40.0  # step p95 above this counts as "soft limit reached"
     pause_ratio: float = 0.1  # a frame quieter than 10% of recent speech level is a pause
     silence_rms: float = 10 ** (-50 / 20)  # below -50 dBFS is quiet whatever the level
