@@ -71,8 +71,8 @@ class GpuSampler:
         index = visible_gpu_index()
         while not self._stop.wait(interval):
             reading = read_gpu(index)
-            if reading is not None and reading.load is not None:
-                self.samples.append(float(reading.load))
+            if reading is not None and reading.load_pct is not None:
+                self.samples.append(float(reading.load_pct))
 
     def __enter__(self):
         self._thread.start()
