@@ -125,7 +125,7 @@ def run(a) -> dict:
     try:
         for n in counts:
             latencies: list[float] = []
-            engine.stats.latency_observer = lambda _sid, ms: latencies.append(ms)
+            engine.stats.latency_observer = lambda _sid, ms, out=latencies: out.append(ms)
             tokens0 = engine.stats.snapshot().tokens
             ids = [engine.open_stream() for _ in range(n)]
             audio = [speech_like(a.seconds, seed=i) for i in range(n)]
