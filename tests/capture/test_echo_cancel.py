@@ -3,10 +3,13 @@
 The room is simulated (support/echo_path.py): what the speaker plays reaches the microphone at
 -6 dB after ~50 ms, and a near talker speaks into the microphone. The issue's targets (echo
 -20 dB, near talker within 3 dB) are the benchmark's (benchmarks/echo_cancel_bench.py); the
-bounds here are looser. PulseAudio 16.1 measured 33-34 dB of echo reduction. PipeWire 0.3.65's
-canceller does much worse on this path, 3-15 dB from run to run (its own WebRTC arguments, mono
-processing and 32 kHz made no difference), so on PipeWire this only proves the canceller is in
-the path and removes some echo. Near talkers changed by under 1 dB on both.
+bounds here are looser. Measured with the benchmark: PulseAudio 16.1 30-34 dB of echo reduction;
+PipeWire 0.3.65, whose canceller voxcap runs in its monitor form (voxcap/capture/pw_echo.py),
+77-82 dB (its sink form, which pipewire-pulse's module-echo-cancel loads, gave 6-17 dB). Near
+talkers changed by about 1 dB on both.
+
+On PipeWire there is no module to unload: the canceller is a ``pipewire`` child process whose
+nodes go with it.
 """
 
 from __future__ import annotations
@@ -23,12 +26,12 @@ from support.echo_path import AcousticPath, measure
 from support.pulse import speech_wav
 from support.xcorr import match
 
-from voxcap.capture import Capture
+from voxcap.capture import Capture, pw_echo
 from voxcap.capture import echo as echo_mod
 from voxcap.capture.sources import MIC, SourceSpec
 from voxcap.events import CaptureDeviceChanged
 
-MIN_REDUCTION_DB = {"pulseaudio": 15.0, "pipewire": 2.0}
+MIN_REDUCTION_DB = {"pulseaudio": 15.0, "pipewire": 15.0}
 MAX_NEAR_CHANGE_DB = 4.0
 
 
@@ -79,7 +82,7 @@ CHILD = """
 import sys, time
 from voxcap.capture.echo import EchoCanceller
 ec = EchoCanceller("virtmic", "system", "on")
-print(ec.start(), ec._reaper.pid, flush=True)
+print(ec.start(), ec._reaper.pid if ec._reaper else 0, flush=True)
 time.sleep(60)
 """
 
@@ -93,20 +96,26 @@ def _wait(cond, timeout=10.0):
     return True
 
 
-def test_module_unloaded_when_the_app_is_killed(sound_server):
-    """SIGKILL leaves no chance to clean up: the reaper process unloads the module."""
+def test_module_unloaded_when_the_app_is_killed(sound_server, request):
+    """SIGKILL leaves no chance to clean up: the reaper process unloads the module (PulseAudio);
+    the canceller's process dies with voxcap, and its source with it (PipeWire)."""
     child = _child(sound_server, CHILD)
     source, _reaper = child.stdout.readline().split()
-    assert source.startswith("voxcap_ec_mic_") and ec_modules(sound_server)
+    assert source.startswith("voxcap_ec_mic_") and source in sound_server.sources()
+    pipewire = request.node.callspec.params["sound_server"] == "pipewire"
+    assert bool(ec_modules(sound_server)) != pipewire
     child.kill()
     child.wait()
-    assert _wait(lambda: not ec_modules(sound_server)), ec_modules(sound_server)
-    assert source not in sound_server.sources()
+    assert _wait(lambda: not ec_modules(sound_server) and source not in sound_server.sources()), \
+        (ec_modules(sound_server), sound_server.sources())
 
 
-def test_crash_leftover_cleaned_at_next_start(sound_server):
+def test_crash_leftover_cleaned_at_next_start(sound_server, request):
     """voxcap and its reaper both killed: the next echo canceller removes the leftover first,
     and its own module goes when captioning stops."""
+    if request.node.callspec.params["sound_server"] == "pipewire":
+        pytest.skip("no module and no reaper on PipeWire: the canceller's process dies with voxcap "
+                    "(test_module_unloaded_when_the_app_is_killed)")
     child = _child(sound_server, CHILD)
     source, reaper = child.stdout.readline().split()
     os.kill(int(reaper), signal.SIGKILL)
@@ -131,6 +140,7 @@ def test_no_echo_canceller_one_notice_and_the_mic_goes_on(sound_server, voices, 
     """A server without the module (here: asked for one it does not have) refuses it: one
     notice, and the microphone is captured as it is."""
     monkeypatch.setattr(echo_mod, "MODULE", "module-echo-cancel-not-installed")
+    monkeypatch.setattr(pw_echo, "PW_MODULE", "libpipewire-module-echo-cancel-not-installed")
     rec = Recorder()
     cap = Capture(SourceSpec(MIC, label="You", echo_ref="system", echo="on"), rec.on_block,
                   rec.on_event).start()
@@ -172,11 +182,12 @@ def test_auto_is_off_on_headphones(sound_server):
             sound_server.pactl("unload-module", str(idx))
 
 
-def test_both_with_an_app_keeps_its_sound_and_cancels_its_echo(sound_server, voices):
-    """"both:Far": the app's stream goes through the canceller's reference output (it is moved
-    there, which on PulseAudio ends the monitor recording: the app capture must pick it up
-    again), "Them" still gets exactly the app's sound, and the echo canceller is referenced to
-    it; everything is put back when captioning stops."""
+def test_both_with_an_app_keeps_its_sound_and_cancels_its_echo(sound_server, voices, request):
+    """"both:Far": on PulseAudio the app's stream goes through the canceller's reference output
+    (it is moved there, which ends the monitor recording: the app capture must pick it up
+    again); on PipeWire it stays where it plays (the canceller listens to the output's monitor).
+    "Them" still gets exactly the app's sound; everything is put back when captioning stops."""
+    pipewire = request.node.callspec.params["sound_server"] == "pipewire"
     from voxcap.capture.sources import parse_sources
 
     them_spec, you_spec = parse_sources("both:Far", echo="on")
@@ -188,8 +199,12 @@ def test_both_with_an_app_keeps_its_sound_and_cancels_its_echo(sound_server, voi
         them.wait_audio(0.3)
         player = subprocess.Popen(["paplay", f"--server={sound_server.server}", "--device=vspeaker",
                                    "--client-name=Far", str(voices["far"])], env=sound_server.env())
-        assert _wait(lambda: "voxcap_ec_out" in _sink_of(sound_server, "Far"), 5.0), \
+        expected = "vspeaker" if pipewire else "voxcap_ec_out"
+        assert _wait(lambda: expected in _sink_of(sound_server, "Far"), 5.0), \
             sound_server.pactl("list", "sink-inputs")
+        if pipewire:  # and it is not moved later
+            time.sleep(0.5)
+            assert _sink_of(sound_server, "Far") == "vspeaker"
         player.wait(30)
         time.sleep(0.5)
     finally:

@@ -36,12 +36,25 @@ class PipeWireServer(PulseServer):
 
     def _env(self) -> dict[str, str]:
         env = dict(os.environ)
-        for key in ("PULSE_SERVER", "PULSE_SOURCE", "PULSE_SINK", "PIPEWIRE_REMOTE", "DISPLAY"):
+        for key in ("PULSE_SERVER", "PULSE_SOURCE", "PULSE_SINK", "PIPEWIRE_REMOTE", "PIPEWIRE_RUNTIME_DIR",
+                    "DISPLAY"):
             env.pop(key, None)
         env.update(XDG_RUNTIME_DIR=str(self.runtime), HOME=str(self.root),
                    XDG_CONFIG_HOME=str(self.root / "config"), XDG_STATE_HOME=str(self.root / "state"),
                    DBUS_SESSION_BUS_ADDRESS=self.bus)
         return env
+
+    def env(self) -> dict[str, str]:
+        """A client's environment: PULSE_SERVER, and PIPEWIRE_RUNTIME_DIR for PipeWire's own
+        clients (voxcap's echo canceller runs ``pipewire -c``)."""
+        env = super().env()
+        env["PIPEWIRE_RUNTIME_DIR"] = str(self.runtime)
+        return env
+
+    def apply_env(self) -> None:
+        self._saved_env.setdefault("PIPEWIRE_RUNTIME_DIR", os.environ.get("PIPEWIRE_RUNTIME_DIR"))
+        os.environ["PIPEWIRE_RUNTIME_DIR"] = str(self.runtime)
+        super().apply_env()
 
     def start(self, apply_env: bool = True, timeout: float = 20.0) -> PipeWireServer:
         missing = [p for p in PROGRAMS if shutil.which(p) is None]

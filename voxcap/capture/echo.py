@@ -8,6 +8,11 @@ plays on into the real one: so the streams being captioned as "Them" that play o
 are moved into it (and new ones as they come), and moved back when captioning stops. The user
 hears the same thing on the same device, ~10 ms later; nothing else is touched.
 
+On PipeWire 0.3.60 and later the same canceller runs in its monitor form instead (``pw_echo``:
+a ``pipewire`` child process, the reference is the output's monitor, nothing is moved), because
+the sink form pipewire-pulse loads removed too little echo there; older PipeWire gets the sink
+form with a notice that it is weak.
+
 The module is unloaded by ``stop`` (also registered with ``atexit``); if voxcap dies without
 it (SIGKILL, a crash), a small reaper process (``module_reaper``) notices the end of its pipe
 and unloads it. Should that fail too, the module and its devices carry voxcap's process id in
@@ -24,6 +29,7 @@ import atexit
 import logging
 import os
 import re
+import shutil
 import threading
 import time
 from collections.abc import Callable
@@ -33,6 +39,7 @@ from .app_stream import _close
 from .apps import _is_server_made, app_name_of
 from .devices import NO_SERVER_FIX, _pulsectl
 from .module_reaper import release_reaper, start_reaper
+from .pw_echo import MONITOR_MODE_SINCE, PipeWireEchoProcess, pipewire_version, version_text
 from .stream import TAG_KEY
 
 log = logging.getLogger(__name__)
@@ -108,6 +115,7 @@ class EchoCanceller:
         self._pulse = None
         self._moved: dict[int, int] = {}  # sink input -> the sink it came from
         self._reaper = None
+        self._pw: PipeWireEchoProcess | None = None  # the monitor-form canceller on PipeWire
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -156,6 +164,14 @@ class EchoCanceller:
             self._say("echo off", f"echo cancellation needs a microphone, and {self.mic!r} is not one")
             return None
         desc = mic.description or mic.name
+        server = p.server_info().server_name or ""
+        weak = ""
+        if "pipewire" in server.casefold():
+            version = pipewire_version(server)
+            if version is not None and version >= MONITOR_MODE_SINCE and shutil.which("pipewire"):
+                return self._start_pipewire(sink, desc)
+            weak = (f"; echo cancellation on this PipeWire ({version_text(version)}) is weak: update "
+                    f"PipeWire to {version_text(MONITOR_MODE_SINCE)} or later, or use headphones")
         args = (f"source_master={self.mic} sink_master={self.master} aec_method=webrtc "
                 f"source_name={self.source_name} sink_name={self.sink_name} use_master_format=1 "
                 f"{self._aec_args(p)}"
@@ -188,7 +204,29 @@ class EchoCanceller:
         self._thread.start()
         log.info("echo cancellation on: %s referenced to %s (%s)", self.mic, self.master, self.reference)
         self._say("echo on", f"echo cancellation on: the microphone without what "
-                  f"{sink.description!r} plays ({self.reference_text()})")
+                  f"{sink.description!r} plays ({self.reference_text()}){weak}")
+        return self.source_name
+
+    def _start_pipewire(self, sink, mic_desc: str) -> str | None:
+        """PipeWire's canceller in its monitor form (``pw_echo``): the reference is all that
+        ``sink`` plays."""
+        p = self._pulse
+        proc = PipeWireEchoProcess(self.mic, self.master, self.source_name,
+                                   f"{_q(mic_desc)} (echo cancelled by voxcap)")
+        try:
+            proc.start(lambda: any(s.name == self.source_name for s in p.source_list()))
+        except RuntimeError as exc:
+            log.warning("PipeWire's echo canceller did not start", exc_info=True)
+            proc.stop()
+            self._say("echo unavailable",
+                      f"this sound server has no echo canceller ({exc}); the microphone is "
+                      "captured as it is, so on speakers it may repeat the other side")
+            return None
+        self._pw = proc
+        atexit.register(self.stop)
+        log.info("echo cancellation on (PipeWire, monitor form): %s referenced to %s", self.mic, self.master)
+        self._say("echo on", f"echo cancellation on: the microphone without what "
+                  f"{sink.description!r} plays (all of it, {self.reference_text()} included)")
         return self.source_name
 
     @staticmethod
@@ -211,7 +249,12 @@ class EchoCanceller:
         with self._lock:
             p, self._pulse = self._pulse, None
             module, self.module = self.module, None
+            pw, self._pw = self._pw, None
+        if pw is not None:
+            pw.stop()
+            log.info("PipeWire's echo canceller stopped")
         if p is None:
+            atexit.unregister(self.stop)
             return
         try:
             if module is not None:
