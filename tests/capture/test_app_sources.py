@@ -171,3 +171,46 @@ def test_no_recorder_program_is_one_clear_error(sound_server, monkeypatch, tmp_p
         Capture("app:PlayerA", lambda b: None, lambda e: None).start()
     assert "`parec` program is missing" in err.value.message
     assert "pulseaudio-utils" in err.value.fix
+
+
+def test_an_app_that_cannot_be_recorded_is_one_notice_then_recovers(sound_server, clips, monkeypatch,
+                                                                      tmp_path):
+    """The server refuses to record the app's stream (here: the recorder is pointed at a server
+    that is not there, as a sandbox without the permission to record refuses it): one notice
+    naming the app, the error and what to do; silence keeps the stream going; once recording
+    works again, still during the same stream, the notice is replaced and the app's sound is
+    captured."""
+    good = sound_server.server
+    long_clip = tmp_path / "long.wav"  # one stream that outlasts the failures and the recovery
+    subprocess.run(["sox", str(clips["b"][0]), str(clips["b"][0]), str(long_clip)], check=True, timeout=60)
+    rec = Recorder()
+    cap = Capture("app:PlayerA", rec.on_block, rec.on_event).start()  # its own connection is made
+    try:
+        monkeypatch.setenv("PULSE_SERVER", "unix:/nonexistent/voxcap-test/native")  # parec's only
+        player = play(sound_server, long_clip, "PlayerA")
+        rec.wait_event(CaptureDeviceChanged, timeout=10, reason="failing")
+        failing = notices(rec, "failing")
+        assert len(failing) == 1, [e.message for e in rec.events_of(CaptureDeviceChanged)]
+        assert "cannot record PlayerA's sound" in failing[0].message
+        assert "restart PlayerA" in failing[0].message and "system audio" in failing[0].message
+        start = rec.mark()
+        rec.wait_audio(0.3, since=start)  # the stream goes on (silence) while it cannot record
+        monkeypatch.setenv("PULSE_SERVER", good)
+        wait_for(lambda: _after(rec, "failing") == ["playing"], 6.0)  # same stream: no "waiting"
+        assert player.poll() is None  # recovered while the app still played
+        player.wait(30)
+        start = rec.mark()
+        chosen = play(sound_server, clips["a1"][0], "PlayerA")
+        chosen.wait(30)
+        time.sleep(0.5)
+    finally:
+        cap.stop()
+    m = match(clips["a1"][1][int(0.7 * 16000):], rec.audio(start))  # its speech (the pad is silence)
+    assert m.r >= MIN_R, m
+    assert len(notices(rec, "failing")) == 1
+
+
+def _after(rec, reason: str) -> list[str]:
+    """The reasons of the notices after the first ``reason`` one."""
+    changes = [e.reason for e in rec.events_of(CaptureDeviceChanged)]
+    return changes[changes.index(reason) + 1:] if reason in changes else []

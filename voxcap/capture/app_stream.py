@@ -267,6 +267,8 @@ class AppRawStream:
             self._say("playing", f"capturing {app.title!r} (only this application's sound)")
         if self._parec is not None and self._parec.got_data:
             self._fails = 0
+            if self._state == "failing":  # recorded again: say so, or "cannot record" stays up
+                self._say("playing", f"capturing {app.title!r} again (only this application's sound)")
 
     def _failed(self, p: _Parec) -> None:
         self._fails += 1
@@ -274,8 +276,8 @@ class AppRawStream:
         if self._fails == 3:
             err = p.error() or f"parec exited with {p.proc.returncode}"
             log.warning("%s: cannot record stream %d: %s", self.app, p.stream_index, err)
-            self._say("failing", f"cannot record {self.app}'s sound ({err}); still trying",
-                      force=True)
+            self._say("failing", f"cannot record {self.app}'s sound ({err}); still trying (if this "
+                      f"lasts: restart {self.app}, or caption system audio instead)", force=True)
 
     def _say(self, state: str, message: str, force: bool = False) -> None:
         if state != self._state or force:
