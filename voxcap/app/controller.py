@@ -357,28 +357,51 @@ class SessionController:
             self._emit(AppProblem(exc.message, exc.fix, "capture"))
             self._set_state("off", exc.message)
             return
-        self._open_journal()
         with self._lock:
             self._held_warned.clear()
             for spec, _ in self._sources:
                 self._routes[spec.label] = None
                 self._held[spec.label] = deque()
                 self._held_samples[spec.label] = 0
+        failed = []
         for spec, _desc in self._sources:
             try:
                 self._captures[spec.label] = self.audio.open(
                     spec, lambda block, label=spec.label: self._on_block(label, block),
                     self._on_capture_event)
             except VoxcapError as exc:
-                self._emit(AppProblem(exc.message, exc.fix, "capture"))
-                self._stop_captures()
-                self._close_journal()
-                self._set_state("off", exc.message)
-                return
+                log.warning("%s could not start: %s", spec.label, exc.message, exc_info=True)
+                failed.append((spec, exc))
+        if failed and len(failed) == len(self._sources):
+            for spec, exc in failed:
+                self._emit(AppProblem(exc.message if len(failed) == 1 else f"{spec.label}: {exc.message}",
+                                      exc.fix, "capture"))
+            self._stop_captures()
+            self.session_id = ""  # no session was opened for it
+            self._set_state("off", failed[0][1].message)
+            return
+        if failed:
+            self._drop_failed_halves(failed)
+        self._open_journal()  # with the sources that really capture
         if self.engine is not None and self.engine.is_ready:
             self._open_streams()
         else:
             self._set_state("waiting", "waiting for the engine; the audio meanwhile is kept")
+
+    def _drop_failed_halves(self, failed: list) -> None:
+        """A pair of which one half could not start goes on with the other: one notice per
+        failed half, naming it, the problem and its fix."""
+        gone = {spec.label for spec, _ in failed}
+        self._sources = [(spec, desc) for spec, desc in self._sources if spec.label not in gone]
+        left = " and ".join(f'"{spec.label}"' for spec, _ in self._sources)
+        with self._lock:
+            for label in gone:
+                self._routes.pop(label, None)
+                self._held.pop(label, None)
+                self._held_samples.pop(label, None)
+        for spec, exc in failed:
+            self._emit(AppProblem(f"{spec.label}: {exc.message.rstrip('.')}. Captioning goes on with "
+                                  f"{left} only.", exc.fix, "capture"))
 
     def _open_streams(self) -> None:
         eng = self.engine

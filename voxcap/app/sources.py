@@ -32,10 +32,22 @@ class AudioSources:
         """[(SourceSpec pinned to a device, device description)]; raises CaptureError."""
         from ..capture.devices import server_state
         from ..capture.sources import parse_sources, resolve_initial
+        from ..errors import CaptureError
 
         specs = parse_sources(source, echo=self.echo_cancel)
         state = server_state()
-        return [(spec, dev.description) for spec, dev in (resolve_initial(s, state) for s in specs)]
+        if len(specs) == 1:
+            spec, dev = resolve_initial(specs[0], state)
+            return [(spec, dev.description)]
+        out = []
+        for spec in specs:  # in a pair, a half that cannot be had must not cost the other one:
+            try:  # it stays unresolved, and opening it raises the same error for that half alone
+                pinned, dev = resolve_initial(spec, state)
+                out.append((pinned, dev.description))
+            except CaptureError:
+                log.warning("%s cannot be resolved now", spec.label, exc_info=True)
+                out.append((spec, str(spec)))
+        return out
 
     def open(self, spec, on_block: Callable, on_event: Callable):
         """A started capture (has ``stop()``); raises CaptureError."""
