@@ -159,6 +159,40 @@ def test_no_echo_canceller_one_notice_and_the_mic_goes_on(sound_server, voices, 
     assert match(load_16k(voices["near"]), rec.audio(start)).r > 0.9
 
 
+@pytest.mark.parametrize("why", ["old PipeWire", "its canceller fails"])
+def test_pipewire_without_the_monitor_form_uses_the_sink_form_and_says_it_is_weak(pipewire_server, why,
+                                                                                   monkeypatch):
+    """PipeWire older than 0.3.60 (no monitor form), or PipeWire's own canceller not starting:
+    the sink form pipewire-pulse loads, with one notice that says it is weak and what to do."""
+    pipewire_server.reset()
+    pipewire_server.apply_env()
+    try:
+        if why == "old PipeWire":
+            monkeypatch.setattr(echo_mod, "MONITOR_MODE_SINCE", (99, 0, 0))
+        else:
+            monkeypatch.setattr(pw_echo, "PW_MODULE", "libpipewire-module-echo-cancel-not-installed")
+        rec = Recorder()
+        cap = Capture(SourceSpec(MIC, label="You", echo_ref="system", echo="on"), rec.on_block,
+                      rec.on_event).start()
+        try:
+            assert cap.device.name.startswith("voxcap_ec_mic_") and ec_modules(pipewire_server)
+        finally:
+            cap.stop()
+        assert not ec_modules(pipewire_server)
+        (on,) = notices(rec, "echo on")
+        assert not notices(rec, "echo unavailable")
+        if why == "old PipeWire":
+            assert "this PipeWire (0.3." in on.message and "update PipeWire to 99.0.0" in on.message
+        else:
+            assert "weak here" in on.message and "not-installed" in on.message, on.message
+            assert "headphones" in on.message
+    finally:
+        pipewire_server.restore_env()
+        from support.pulse import reinit_portaudio
+
+        reinit_portaudio()
+
+
 def test_auto_is_off_on_headphones(sound_server):
     sound_server.pactl("load-module", "module-null-sink", "sink_name=phones", "norewinds=1",
                        "sink_properties=device.form_factor=headphone")

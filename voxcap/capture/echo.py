@@ -169,9 +169,16 @@ class EchoCanceller:
         if "pipewire" in server.casefold():
             version = pipewire_version(server)
             if version is not None and version >= MONITOR_MODE_SINCE and shutil.which("pipewire"):
-                return self._start_pipewire(sink, desc)
-            weak = (f"; echo cancellation on this PipeWire ({version_text(version)}) is weak: update "
-                    f"PipeWire to {version_text(MONITOR_MODE_SINCE)} or later, or use headphones")
+                try:
+                    return self._start_pipewire(sink, desc)
+                except RuntimeError as exc:  # then the sink form, weak but better than none
+                    log.warning("PipeWire's echo canceller did not start", exc_info=True)
+                    weak = (f"; it is weak here, because PipeWire's own echo canceller did not start "
+                            f"({exc}): use headphones if the other side is captioned twice")
+            else:
+                weak = (f"; echo cancellation on this PipeWire ({version_text(version)}) is weak: "
+                        f"update PipeWire to {version_text(MONITOR_MODE_SINCE)} or later, or use "
+                        "headphones")
         args = (f"source_master={self.mic} sink_master={self.master} aec_method=webrtc "
                 f"source_name={self.source_name} sink_name={self.sink_name} use_master_format=1 "
                 f"{self._aec_args(p)}"
@@ -207,21 +214,17 @@ class EchoCanceller:
                   f"{sink.description!r} plays ({self.reference_text()}){weak}")
         return self.source_name
 
-    def _start_pipewire(self, sink, mic_desc: str) -> str | None:
+    def _start_pipewire(self, sink, mic_desc: str) -> str:
         """PipeWire's canceller in its monitor form (``pw_echo``): the reference is all that
-        ``sink`` plays."""
+        ``sink`` plays. Raises RuntimeError if it does not start."""
         p = self._pulse
         proc = PipeWireEchoProcess(self.mic, self.master, self.source_name,
-                                   f"{_q(mic_desc)} (echo cancelled by voxcap)")
+                                   f"{mic_desc} (echo cancelled by voxcap)")
         try:
             proc.start(lambda: any(s.name == self.source_name for s in p.source_list()))
-        except RuntimeError as exc:
-            log.warning("PipeWire's echo canceller did not start", exc_info=True)
+        except RuntimeError:
             proc.stop()
-            self._say("echo unavailable",
-                      f"this sound server has no echo canceller ({exc}); the microphone is "
-                      "captured as it is, so on speakers it may repeat the other side")
-            return None
+            raise
         self._pw = proc
         atexit.register(self.stop)
         log.info("echo cancellation on (PipeWire, monitor form): %s referenced to %s", self.mic, self.master)
