@@ -9,7 +9,10 @@ after --warmup sentences of "Them" to let the canceller adapt. It prints:
 
 - echo reduction: level of "You" while only "Them" speaks, off minus on (dB; target >= 20);
 - near-talker change: level of "You" while only the near talker speaks, on minus off (dB;
-  target within +-3).
+  target within +-3);
+- double talk (no target, for information): the near talker's level in "You" while "Them"
+  speaks too, on minus off (dB; a canceller that ducks the microphone while the speakers play
+  loses the user's words then).
 
     .venv/bin/python benchmarks/echo_cancel_bench.py [--server pulseaudio|pipewire|both]
         [--repeats 3] [--json]
@@ -49,17 +52,19 @@ def run_server(kind: str, repeats: int, warmup: int, tmp: Path) -> dict:
         far = speech_wav(tmp / "far.wav", FAR)
         near = speech_wav(tmp / "near.wav", NEAR, rate=44100)
         path = AcousticPath(server).start()
-        reductions, changes = [], []
+        reductions, changes, doubles = [], [], []
         try:
             for _ in range(repeats):
-                off = measure(server, "off", warm, far, near)
-                on = measure(server, "on", warm, far, near)
+                off = measure(server, "off", warm, far, near, double_talk=True)
+                on = measure(server, "on", warm, far, near, double_talk=True)
                 if not on.echo_active:
                     raise RuntimeError("the echo canceller did not load")
                 reductions.append(off.db(off.echo_rms) - on.db(on.echo_rms))
                 changes.append(on.db(on.near_rms) - off.db(off.near_rms))
+                doubles.append(on.db(on.double_gain) - off.db(off.double_gain))
                 print(f"  {kind}: echo {off.db(off.echo_rms):.1f} -> {on.db(on.echo_rms):.1f} dBFS, "
-                      f"near {off.db(off.near_rms):.1f} -> {on.db(on.near_rms):.1f} dBFS", flush=True)
+                      f"near {off.db(off.near_rms):.1f} -> {on.db(on.near_rms):.1f} dBFS, "
+                      f"near while both talk {doubles[-1]:+.1f} dB", flush=True)
         finally:
             path.stop()
         info = server.pactl("info")
@@ -69,7 +74,9 @@ def run_server(kind: str, repeats: int, warmup: int, tmp: Path) -> dict:
                 "echo_reduction_db": reductions, "near_change_db": changes,
                 "echo_reduction_db_median": statistics.median(reductions),
                 "echo_reduction_db_min": min(reductions),
-                "near_change_db_worst": max(changes, key=abs)}
+                "near_change_db_worst": max(changes, key=abs),
+                "double_talk_near_change_db": doubles,
+                "double_talk_near_change_db_median": statistics.median(doubles)}
     finally:
         server.stop()
 
@@ -95,7 +102,8 @@ def main() -> int:
         ok = "meets" if r["echo_reduction_db_min"] >= 20 and abs(r["near_change_db_worst"]) <= 3 else "MISSES"
         print(f"  {r['server']}: echo reduction median {r['echo_reduction_db_median']:.1f} dB "
               f"(min {r['echo_reduction_db_min']:.1f}), near-talker change worst "
-              f"{r['near_change_db_worst']:+.1f} dB over {r['repeats']} runs: {ok} the targets")
+              f"{r['near_change_db_worst']:+.1f} dB over {r['repeats']} runs: {ok} the targets; "
+              f"near talker while both talk {r['double_talk_near_change_db_median']:+.1f} dB (median)")
     return 0
 
 

@@ -7,8 +7,9 @@ by a laptop's microphone, and a separate "near" talker speaks into the microphon
     path.stop()
 
 The echo is measured in the "You" stream while "Them" speech plays and nobody speaks near the
-microphone; the near talker while only it speaks. Comparing ``measure(..., "on")`` with
-``measure(..., "off")`` gives the echo reduction and the near talker's change, in dB.
+microphone; the near talker while only it speaks (and, with ``double_talk``, while both
+speak). Comparing ``measure(..., "on")`` with ``measure(..., "off")`` gives the echo reduction and
+the near talker's change, in dB.
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ class EchoLevels:
     echo_rms: float  # "You" while only "Them" speaks
     near_rms: float  # "You" while only the near talker speaks
     echo_active: bool  # the canceller was really in the path
+    double_gain: float | None = None  # the near talker's amplitude in "You" while both talk
 
     def db(self, value: float) -> float:
         return 20 * math.log10(max(value, 1e-9))
@@ -76,8 +78,23 @@ def _segment(server, rec: Recorder, wav, sink: str) -> np.ndarray:
     return rec.audio(start)
 
 
-def measure(server, mode: str, warmup_wavs, far_wav, near_wav) -> EchoLevels:
-    """Levels in "You" with echo cancellation ``mode`` ("on"/"off"), through a ``Capture``."""
+def _double_talk(server, rec: Recorder, far_wav, near_wav) -> float:
+    """The near talker's gain in "You" while "Them" talks too (by correlation with what the
+    near talker said: the echo left over does not correlate with it)."""
+    from .xcorr import load_16k, match
+
+    start = rec.mark()
+    far = server.play(far_wav, sink="vspeaker", wait=False)
+    time.sleep(0.3)
+    server.play(near_wav, sink="micfeed")
+    far.wait(60)
+    time.sleep(0.4)
+    return match(load_16k(near_wav), rec.audio(start)).gain
+
+
+def measure(server, mode: str, warmup_wavs, far_wav, near_wav, double_talk: bool = False) -> EchoLevels:
+    """Levels in "You" with echo cancellation ``mode`` ("on"/"off"), through a ``Capture``;
+    ``double_talk``: also the near talker's gain while both talk."""
     from voxcap.capture import Capture
     from voxcap.capture.sources import MIC, SourceSpec
 
@@ -91,6 +108,7 @@ def measure(server, mode: str, warmup_wavs, far_wav, near_wav) -> EchoLevels:
             server.play(wav, sink="vspeaker")
         echo = _segment(server, rec, far_wav, "vspeaker")
         near = _segment(server, rec, near_wav, "micfeed")
+        both = _double_talk(server, rec, far_wav, near_wav) if double_talk else None
     finally:
         cap.stop()
-    return EchoLevels(mode, rms(echo), rms(near), active)
+    return EchoLevels(mode, rms(echo), rms(near), active, both)
