@@ -249,6 +249,8 @@ def test_both_with_an_app_keeps_its_sound_and_cancels_its_echo(sound_server, voi
     m = match(load_16k(voices["far"]), them.audio())
     assert m.r >= 0.9, m
     assert not ec_modules(sound_server)
+    (on,) = notices(you, "echo on")  # says what it removes: the app's sound (on PipeWire: all)
+    assert "Far" in on.message and ("all of it" in on.message) == pipewire, on.message
 
 
 def _sink_of(server, app: str) -> str:

@@ -228,8 +228,10 @@ class EchoCanceller:
         self._pw = proc
         atexit.register(self.stop)
         log.info("echo cancellation on (PipeWire, monitor form): %s referenced to %s", self.mic, self.master)
+        what = "all system audio" if self.reference == "system" else \
+            f"all of it, {self.reference_text()} included"
         self._say("echo on", f"echo cancellation on: the microphone without what "
-                  f"{sink.description!r} plays (all of it, {self.reference_text()} included)")
+                  f"{sink.description!r} plays ({what})")
         return self.source_name
 
     @staticmethod
