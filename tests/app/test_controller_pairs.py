@@ -103,3 +103,22 @@ def test_an_app_that_cannot_be_recorded_leaves_the_microphone_captioning(sound_s
         assert m.r >= 0.9, m
     finally:
         assert ctl.shutdown().wait(30)
+
+
+def test_both_halves_failing_stop_with_a_notice_for_each(sound_server, tmp_path, monkeypatch):
+    sound_server.unload_sink("virtmic")
+    q = Events()
+    ctl = _controller(tmp_path, q)
+    try:
+        monkeypatch.setenv("PATH", str(tmp_path))
+        ctl.start_captioning("both:PlayerA")
+        state, _ = _wait(q, lambda e: isinstance(e, CaptioningState) and e.state == "off", timeout=15)
+        assert state.session_id == ""  # no empty session is left in the history
+        problems = sorted(p.message for p in _problems(q))
+        assert len(problems) == 2, problems
+        assert problems[0].startswith("Them: Cannot record an application's sound")
+        assert problems[1].startswith("You: There is no microphone")
+        assert not any("goes on" in p for p in problems)
+        assert not [e for e in q.all if isinstance(e, StreamOpened)]
+    finally:
+        assert ctl.shutdown().wait(30)

@@ -39,14 +39,17 @@ class AudioSources:
         if len(specs) == 1:
             spec, dev = resolve_initial(specs[0], state)
             return [(spec, dev.description)]
-        out = []
+        out, errors = [], []
         for spec in specs:  # in a pair, a half that cannot be had must not cost the other one:
             try:  # it stays unresolved, and opening it raises the same error for that half alone
                 pinned, dev = resolve_initial(spec, state)
                 out.append((pinned, dev.description))
-            except CaptureError:
+            except CaptureError as exc:
                 log.warning("%s cannot be resolved now", spec.label, exc_info=True)
-                out.append((spec, str(spec)))
+                errors.append(exc)
+                out.append((spec, f"{spec} (not available now)"))
+        if len(errors) == len(specs):
+            raise errors[0]
         return out
 
     def open(self, spec, on_block: Callable, on_event: Callable):
