@@ -437,7 +437,8 @@ def test_server_killed_mid_stream_and_restarted(server):
     assert fin.audio_seconds == pytest.approx(audio_s)
     # what it held: the bound, less up to the 2 s it drops at once past it (hysteresis)
     assert bound_s - 2.1 <= resumed.replayed_s <= bound_s
-    assert resumed.outage_s > 30 and resumed_after > 30
+    # the restart takes a vLLM start (25-50 s here): the outage outlasts the 10 s buffer
+    assert resumed.outage_s > bound_s + 5 and resumed_after > bound_s + 5
     # the outage was longer than the buffer: the excess is reported, as "disconnected" (a
     # fresh server catching up may also fall behind briefly: "server behind")
     outage_lost = sum(g.lost_seconds for g in gaps if g.reason == "disconnected")
