@@ -39,3 +39,34 @@ def test_echo_setting_round_trip(qtbot, make_app, tmp_path, monkeypatch):
     dlg.buttons.accepted.emit()
     assert app.settings.echo_cancel == "on"
     assert load_settings()[0].echo_cancel == "on"
+
+
+def test_a_half_of_both_that_cannot_start_is_named_next_to_the_state(qtbot, make_app, fake_audio,
+                                                                    monkeypatch):
+    """The controller goes on with "Them" (tests/app/test_controller_pairs.py, real servers);
+    the window keeps saying so after later notices replace the problem's."""
+    from voxcap.errors import CaptureError
+    from voxcap.events import CaptureDeviceChanged
+
+    real_open = fake_audio.open
+
+    def open_(spec, on_block, on_event):
+        if spec.label == "You":
+            raise CaptureError("There is no microphone or other input device.",
+                               "connect or enable a microphone")
+        return real_open(spec, on_block, on_event)
+
+    monkeypatch.setattr(fake_audio, "open", open_)
+    app = make_app(AppSettings(model_dir="/tmp/fake-model"))
+    w = app.window
+    qtbot.waitUntil(lambda: w.engine_status.state == "ready", timeout=10000)
+    app.choose_source("both")
+    app.toggle_captioning()
+    qtbot.waitUntil(lambda: app.state == "on", timeout=5000)
+    assert w.state_label.text() == "Captioning (Them only)"
+    assert w.notice.text().startswith("You: There is no microphone")
+    app.on_event(CaptureDeviceChanged("Them", "a", "b", "moved", "Them: now capturing b"))
+    assert w.state_label.text() == "Captioning (Them only)"  # still said after the notice changed
+    app.toggle_captioning()
+    qtbot.waitUntil(lambda: app.state == "off", timeout=10000)
+    assert w.state_label.text() == "Not captioning"

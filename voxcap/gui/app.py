@@ -109,6 +109,7 @@ class VoxcapApp(QObject):
         self.start_times = StartTimes(persist=persist)
         self.state = "off"
         self.session_id = ""
+        self._captioning_source = ""  # what the running (or last) captioning was started with
         self.labels: dict[str, str] = {}
         self.deltas_seen = 0
         self._quitting = False
@@ -318,7 +319,9 @@ class VoxcapApp(QObject):
         self.state = ev.state
         if ev.session_id:
             self.session_id = ev.session_id
-        self.window.set_state(ev.state, ev.message)
+        pair = self._captioning_source.casefold().startswith("both")
+        detail = f"{ev.sources[0]} only" if pair and len(ev.sources) == 1 and ev.state != "off" else ""
+        self.window.set_state(ev.state, ev.message, detail)
         if ev.state == "off":
             # "You: capturing", "...resumed": about captures that are gone now
             self.window.clear_notice("CaptureStarted", "CaptureRecovered", "StreamResumed")
@@ -336,6 +339,7 @@ class VoxcapApp(QObject):
             self._start_captioning(self.settings.source)
 
     def _start_captioning(self, source: str) -> None:
+        self._captioning_source = source
         self.controller.audio.echo_cancel = self.settings.echo_cancel  # read when "both" starts
         self.controller.start_captioning(source)
 

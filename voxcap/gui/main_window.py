@@ -199,9 +199,11 @@ class MainWindow(QMainWindow):
         self.sessions.refresh()
         self.sessions.list.setFocus()
 
-    def set_state(self, state: str, message: str = "") -> None:
+    def set_state(self, state: str, message: str = "", detail: str = "") -> None:
+        """``detail``: stays next to the state while it lasts (e.g. "Them only" when a half of
+        "Both" could not start), unlike notices, which the next one replaces."""
         active = state in ("starting", "waiting", "on", "restarting")
-        text = STATE_TEXT.get(state, state)
+        text = STATE_TEXT.get(state, state) + (f" ({detail})" if detail else "")
         changed = text != self.state_label.text()
         self.state_label.setText(text)
         label = "Stop captioning (F5)" if active else "Start captioning (F5)"
