@@ -263,3 +263,30 @@ def _sink_of(server, app: str) -> str:
                 if line.strip().startswith("Sink:"):
                     return sinks.get(line.split(":", 1)[1].strip(), "")
     return ""
+
+
+def test_output_unplugged_the_microphone_goes_on_without_the_canceller(sound_server, voices):
+    """The output the canceller listens to goes away: the canceller goes with it (the server
+    unloads it; PipeWire's stops when its reference stream loses its target), one notice, and
+    the microphone is captured as it is."""
+    rec = Recorder()
+    cap = Capture(SourceSpec(MIC, label="You", echo_ref="system", echo="on"), rec.on_block,
+                  rec.on_event).start()
+    try:
+        source = cap.device.name
+        assert source.startswith("voxcap_ec_mic_")
+        rec.wait_audio(0.3)
+        sound_server.unload_sink("vspeaker")
+        assert _wait(lambda: source not in sound_server.sources()), sound_server.sources()
+        rec.wait_event(CaptureDeviceChanged, timeout=10, reason="echo off")
+        assert _wait(lambda: cap.device is not None and cap.device.name == "virtmic", 10.0), cap.device
+        start = rec.mark()
+        sound_server.play(voices["near"], sink="micfeed")
+        time.sleep(0.4)
+    finally:
+        cap.stop()
+    off = notices(rec, "echo off")
+    assert len(off) == 1 and "output went away" in off[0].message, [e.message for e in off]
+    from support.xcorr import load_16k
+
+    assert match(load_16k(voices["near"]), rec.audio(start)).r > 0.9

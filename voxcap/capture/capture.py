@@ -217,8 +217,9 @@ class Capture:
             dev = state.device(self._echo_source)
             if dev is not None:
                 return Resolution(dev)
-            self._echo_source = ""  # the server unloaded it (its microphone went away)
-            self._notice("echo off", "echo cancellation stopped: its microphone went away")
+            self._echo_source = ""  # the server unloaded it (its microphone or output went away)
+            self._notice("echo off", "echo cancellation stopped: its microphone or its output went "
+                         "away; the microphone is captured as it is")
         return resolve(self.spec, state, self._kind_hint)
 
     def _open(self, dev: DeviceInfo) -> None:
