@@ -125,20 +125,14 @@ def _spawn_and_kill_parent(tmp_path, env, method="spawn", setup="") -> psutil.Pr
         raise
 
 
-def test_a_spawned_child_dies_with_its_parent_before_vllm_is_even_imported(tmp_path):
-    """The early hook (engine/early_hook/sitecustomize.py, on the PYTHONPATH the engine gives
-    vLLM's children) ties a spawned child to its parent at interpreter start; without it the
-    child outlives its parent (checked too, so the test can fail)."""
-    from voxcap.engine.vllm_plugin import EARLY_HOOK_DIR
-
-    bare_env = {k: v for k, v in os.environ.items()
-                if k not in ("PYTHONPATH", "VOXCAP_APP_PID", "VOXCAP_VLLM_PARENT_PID")}
-    hooked = dict(bare_env, PYTHONPATH=str(EARLY_HOOK_DIR))
+def _hooked_dies_bare_survives(tmp_path, hooked_env, bare_env, method="spawn", setup="") -> None:
+    """The child of a SIGKILLed parent dies within 5 s when tied to it (``hooked_env``,
+    ``setup``), and outlives it without (checked too, so the test can fail)."""
     for d in ("hooked", "bare"):
         (tmp_path / d).mkdir()
-    child = _spawn_and_kill_parent(tmp_path / "hooked", hooked)
+    child = _spawn_and_kill_parent(tmp_path / "hooked", hooked_env, method, setup)
     child.wait(5)  # raises TimeoutExpired if it outlives its parent
-    bare = _spawn_and_kill_parent(tmp_path / "bare", bare_env)
+    bare = _spawn_and_kill_parent(tmp_path / "bare", bare_env, method)
     try:
         with pytest.raises(psutil.TimeoutExpired):
             bare.wait(2)
@@ -147,29 +141,30 @@ def test_a_spawned_child_dies_with_its_parent_before_vllm_is_even_imported(tmp_p
             bare.kill()
         except psutil.NoSuchProcess:
             pass
+
+
+def _env_without_voxcap() -> dict:
+    return {k: v for k, v in os.environ.items()
+            if k not in ("PYTHONPATH", "VOXCAP_APP_PID", "VOXCAP_VLLM_PARENT_PID")}
+
+
+def test_a_spawned_child_dies_with_its_parent_before_vllm_is_even_imported(tmp_path):
+    """The early hook (engine/early_hook/sitecustomize.py, on the PYTHONPATH the engine gives
+    vLLM's children) ties a spawned child to its parent at interpreter start."""
+    from voxcap.engine.vllm_plugin import EARLY_HOOK_DIR
+
+    bare_env = _env_without_voxcap()
+    _hooked_dies_bare_survives(tmp_path, dict(bare_env, PYTHONPATH=str(EARLY_HOOK_DIR)), bare_env)
 
 
 def test_a_forked_engine_core_dies_with_the_app(tmp_path):
     """vLLM forks its engine core from the app (engine/local.py); the at-fork hook the engine
     registers (tie_forked_children) ties the child to the app at once, since a forked child
-    runs neither the early hook nor the plugin; without it the child outlives the app."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "VOXCAP_APP_PID", "VOXCAP_VLLM_PARENT_PID")}
-    for d in ("hooked", "bare"):
-        (tmp_path / d).mkdir()
-    child = _spawn_and_kill_parent(
-        tmp_path / "hooked", env, "fork",
+    runs neither the early hook nor the plugin."""
+    env = _env_without_voxcap()
+    _hooked_dies_bare_survives(
+        tmp_path, env, env, "fork",
         "from voxcap.engine.vllm_plugin import tie_forked_children; tie_forked_children()")
-    child.wait(5)  # raises TimeoutExpired if it outlives its parent
-    bare = _spawn_and_kill_parent(tmp_path / "bare", env, "fork")
-    try:
-        with pytest.raises(psutil.TimeoutExpired):
-            bare.wait(2)
-    finally:
-        try:
-            bare.kill()
-        except psutil.NoSuchProcess:
-            pass
 
 
 def test_sigkill_reaches_a_vllm_child_when_its_parent_dies(tmp_path):
