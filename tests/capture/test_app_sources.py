@@ -173,6 +173,7 @@ def test_no_recorder_program_is_one_clear_error(sound_server, monkeypatch, tmp_p
     assert "pulseaudio-utils" in err.value.fix
 
 
+@pytest.mark.slow
 def test_an_app_that_cannot_be_recorded_is_one_notice_then_recovers(sound_server, clips, monkeypatch,
                                                                       tmp_path):
     """The server refuses to record the app's stream (here: the recorder is pointed at a server
@@ -198,7 +199,9 @@ def test_an_app_that_cannot_be_recorded_is_one_notice_then_recovers(sound_server
         monkeypatch.setenv("PULSE_SERVER", good)
         wait_for(lambda: _after(rec, "failing") == ["playing"], 6.0)  # same stream: no "waiting"
         assert player.poll() is None  # recovered while the app still played
+        player.kill()
         player.wait(30)
+        wait_for(lambda: _after(rec, "failing")[-1:] == ["waiting"], 5.0)
         start = rec.mark()
         chosen = play(sound_server, clips["a1"][0], "PlayerA")
         chosen.wait(30)
