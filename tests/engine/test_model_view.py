@@ -40,9 +40,14 @@ def test_view_adds_the_default_and_links_the_rest(tmp_path):
     assert not (view / "consolidated.safetensors").is_symlink()
 
 
-def test_model_that_says_its_length_is_used_as_is(tmp_path):
+def test_a_model_that_says_its_length_keeps_it_and_the_dtype_is_written(tmp_path):
     model = write_tiny_model(tmp_path / "model")
-    assert model_dir_for_vllm(inspect_model_dir(model, True), tmp_path / "cache") == model
+    params = json.loads((model / "params.json").read_text())
+    view = model_dir_for_vllm(inspect_model_dir(model, True), tmp_path / "cache", "bfloat16")
+    assert json.loads((view / "params.json").read_text()) == {**params, "dtype": "bfloat16"}
+    # another dtype later (another build): the same view, its params.json rewritten
+    assert model_dir_for_vllm(inspect_model_dir(model, True), tmp_path / "cache", "float32") == view
+    assert json.loads((view / "params.json").read_text())["dtype"] == "float32"
 
 
 def test_vllm_reads_the_same_config_without_the_failing_retries(tmp_path):

@@ -33,6 +33,7 @@ COMMAND_MODULES = (
     "voxcap.commands.devices",
     "voxcap.commands.live",
     "voxcap.commands.doctor",
+    "voxcap.commands.prepare",
     "voxcap.commands.gui",
 )
 

@@ -169,9 +169,19 @@ class LocalEngine(EngineBase):
         from vllm.engine.arg_utils import AsyncEngineArgs
         from vllm.v1.engine.async_llm import AsyncLLM
 
+        args = self.engine_args(build)
+        self._progress("starting engine process")
+        # No local holds the engine: vLLM keeps a traceback of this frame from an exception it
+        # handles during start-up, and a live local would keep AsyncLLM alive until exit.
+        return AsyncLLM.from_engine_args(AsyncEngineArgs(**args),
+                                         stat_loggers=[_stat_logger_factory(self.stats)])
+
+    def engine_args(self, build: str) -> dict:
+        """vLLM's engine arguments for these settings (the model folder checked first)."""
+        if self.model_info is None:
+            self._prepare()
         s = self.settings
         info = self.model_info
-        tokenizer = tokenizer_dir_for_delay(info, s.transcription_delay_ms, paths.cache_dir())
         dtype = s.dtype
         if dtype == "auto":
             dtype = "float32" if build == "cpu" else "bfloat16"
@@ -194,10 +204,14 @@ class LocalEngine(EngineBase):
                         "close programs that use the GPU (`nvidia-smi` lists them), or lower "
                         "the number of streams (a single source needs one)")
                 utilization = memory.gpu_memory_utilization_for(need, total)
+        model = model_dir_for_vllm(info, paths.cache_dir(), dtype)
+        tokenizer = tokenizer_dir_for_delay(info, s.transcription_delay_ms, paths.cache_dir())
+        if tokenizer == info.path:  # the model folder itself costs 2 s of failing config
+            tokenizer = model  # retries per start once the weights are there (not the view)
         compilation = {"cudagraph_mode": s.graph_mode,
                        "cudagraph_capture_sizes": list(s.capture_sizes)}
         args = dict(
-            model=str(model_dir_for_vllm(info, paths.cache_dir())), tokenizer=str(tokenizer),
+            model=str(model), tokenizer=str(tokenizer),
             tokenizer_mode="mistral",
             config_format="mistral", load_format="dummy" if s.dummy_weights else "mistral",
             max_model_len=s.max_model_len, max_num_seqs=s.max_streams,
@@ -212,11 +226,7 @@ class LocalEngine(EngineBase):
             mm_processor_cache_gb=0,
         )
         args.update(s.extra_engine_args)  # settings' own engine args win (benchmarks, experts)
-        self._progress("starting engine process")
-        # No local holds the engine: vLLM keeps a traceback of this frame from an exception it
-        # handles during start-up, and a live local would keep AsyncLLM alive until exit.
-        return AsyncLLM.from_engine_args(AsyncEngineArgs(**args),
-                                         stat_loggers=[_stat_logger_factory(self.stats)])
+        return args
 
     async def _serve(self, engine) -> None:
         from vllm.model_executor.model_loader import get_model_cls

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -114,22 +115,31 @@ def tokenizer_dir_for_delay(info: ModelInfo, delay_ms: int | None, cache_dir: Pa
     return out
 
 
-def model_dir_for_vllm(info: ModelInfo, cache_dir: Path) -> Path:
-    """Directory vLLM should load: the model's own, or a view of it whose params.json says
-    max_position_embeddings (vLLM's own fallback value, so the config is the same) and whose
-    other entries are links to the model's files."""
-    if "max_position_embeddings" in info.params:
-        return info.path
+def model_dir_for_vllm(info: ModelInfo, cache_dir: Path, dtype: str = "") -> Path:
+    """Directory vLLM should load: a view of the model folder whose entries are links to the
+    model's files but for params.json, which says
+
+    * max_position_embeddings (vLLM's own fallback value, so the config is the same) where the
+      model's does not: vLLM's way of finding it costs 4 s of failing retries per start;
+    * ``dtype`` (the weights' type, which vLLM otherwise reads from the weights file's header):
+      the config, and so the compile cache's key, is then the same before the weights are
+      there, when the engine is prepared during the download (engine/prepare.py).
+
+    The view's path depends on the model folder's path and params.json only, so the compile
+    cache found at one start is found at the next."""
     source = (info.path / "params.json").read_bytes()
     params = json.loads(source)
-    params["max_position_embeddings"] = VLLM_DEFAULT_MAX_POSITIONS
+    params.setdefault("max_position_embeddings", VLLM_DEFAULT_MAX_POSITIONS)
+    if dtype:
+        params["dtype"] = dtype
     digest = hashlib.sha256(source + str(info.path.resolve()).encode()).hexdigest()[:16]
     out = cache_dir / "model-views" / digest
     out.mkdir(parents=True, exist_ok=True)
     target = out / "params.json"
-    if not target.exists():
-        tmp = out / "params.json.tmp"
-        tmp.write_text(json.dumps(params, indent=2), encoding="utf-8")
+    text = json.dumps(params, indent=2)
+    if not target.exists() or target.read_text(encoding="utf-8") != text:
+        tmp = out / f"params.json.{os.getpid()}.tmp"
+        tmp.write_text(text, encoding="utf-8")
         tmp.replace(target)
     # links follow the model folder as it is now (files added or removed since the last start)
     wanted = {p.name for p in info.path.iterdir() if p.name != "params.json"}

@@ -1,0 +1,159 @@
+"""Preparing the engine before its first start (engine/prepare.py, app/engine_prep.py,
+``voxcap prepare``), on the CPU build of vLLM: the stand-in engine compiles under the key the
+real start looks up, the model-info cache is filled, and the preparation's child process ends
+as it should (done, cancelled, or with the app that started it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+import torch
+from safetensors.torch import save_file
+
+from voxcap.app.engine_prep import EnginePreparation
+from voxcap.engine.prepare import MODEL_ARCH, prepared_settings, vllm_config_hash
+from voxcap.engine.settings import EngineSettings
+from voxcap.engine.tiny_model import write_tiny_model
+
+pytestmark = pytest.mark.engine
+
+
+def _model_without_max_positions(path):
+    """The tiny model with a params.json like the real model's (no max_position_embeddings)."""
+    model = write_tiny_model(path)
+    params = json.loads((model / "params.json").read_text())
+    del params["max_position_embeddings"]
+    (model / "params.json").write_text(json.dumps(params))
+    return model
+
+
+def test_the_prepared_engine_compiles_under_the_real_starts_key(tmp_path):
+    """vLLM reads the weights file's header for the config's dtype: before the download ends
+    there is none, so without voxcap's view saying the dtype the keys would differ."""
+    model = _model_without_max_positions(tmp_path / "model")
+    weights = model / "consolidated.safetensors"
+    save_file({"tok_embeddings.weight": torch.zeros(4, 4, dtype=torch.bfloat16)}, str(weights))
+    real = EngineSettings(str(model), max_streams=2).validated()
+    errors: list[str] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record):
+            if record.levelno >= logging.ERROR:
+                errors.append(record.getMessage())
+
+    handler = Collect()
+    logging.getLogger("vllm").addHandler(handler)  # vLLM's loggers do not propagate
+    try:
+        real_key = vllm_config_hash(real, "cpu")
+    finally:
+        logging.getLogger("vllm").removeHandler(handler)
+    # with the weights there, a tokenizer path of the model folder itself cost 2 s of retries
+    assert errors == []
+
+    weights.rename(weights.with_name(weights.name + ".part"))  # mid-download
+    assert vllm_config_hash(prepared_settings(real), "cpu") == real_key
+    # the key does follow what shapes the graphs (a shorter session compiles something else)
+    other = dataclasses.replace(prepared_settings(real), max_model_len=1024)
+    assert vllm_config_hash(other, "cpu") != real_key
+
+
+@pytest.mark.slow
+def test_prepare_without_a_model_fills_the_model_info_cache(tmp_path):
+    env = {**os.environ, "VLLM_CACHE_ROOT": str(tmp_path / "vllm")}
+    out = subprocess.run([sys.executable, "-c", "import sys; from voxcap.cli import main; "
+                          "sys.exit(main(['prepare']))"], env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    cached = json.loads(next((tmp_path / "vllm" / "modelinfos").glob("*.json")).read_text())
+    assert cached["modelinfo"]["architecture"] == MODEL_ARCH
+    assert "is cached" in out.stdout
+
+
+@pytest.mark.slow
+def test_preparation_compiles_and_reports_done(tmp_path, monkeypatch):
+    monkeypatch.setenv("VLLM_CACHE_ROOT", str(tmp_path / "vllm"))
+    model = _model_without_max_positions(tmp_path / "model")
+    settings = EngineSettings(str(model), max_streams=2, max_model_len=1024)
+    seen = []
+    prep = EnginePreparation(model, settings, on_done=lambda *a: seen.append(a),
+                             log_path=tmp_path / "prepare.log").start()
+    assert prep.running
+    assert prep.wait(600), (tmp_path / "prepare.log").read_text()[-2000:]
+    assert prep.state == "done", (prep.message, (tmp_path / "prepare.log").read_text()[-2000:])
+    assert seen == [("done", prep.message)] and "engine prepared" in prep.message
+    compiled = list((tmp_path / "vllm" / "torch_compile_cache").rglob("inductor_cache"))
+    assert compiled, "nothing was compiled into the prepared cache"
+
+
+def test_a_preparation_that_fails_says_why(tmp_path):
+    missing = tmp_path / "no-model"
+    prep = EnginePreparation(missing, EngineSettings(str(missing)), log_path=tmp_path / "p.log")
+    assert prep.start().wait(300)
+    assert prep.state == "failed"
+    assert "does not exist" in prep.message and str(missing) in prep.message, prep.message
+
+
+def _tree(pid: int) -> set[int]:
+    out = subprocess.run(["ps", "-e", "-o", "pid=,ppid="], capture_output=True, text=True).stdout
+    children: dict[int, list[int]] = {}
+    for line in out.split("\n"):
+        if line.strip():
+            p, pp = map(int, line.split())
+            children.setdefault(pp, []).append(p)
+    found, todo = set(), [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            found.add(c)
+            todo.append(c)
+    return found
+
+
+def _alive(pids) -> set[int]:
+    alive = set()
+    for p in pids:
+        try:
+            os.kill(p, 0)
+        except ProcessLookupError:
+            continue
+        with open(f"/proc/{p}/stat") as f:
+            if f.read().split(")")[-1].split()[0] != "Z":
+                alive.add(p)
+    return alive
+
+
+@pytest.mark.slow
+def test_the_preparation_dies_with_the_app(tmp_path):
+    """The app is SIGKILLed while its preparation runs an engine: the child and the engine's
+    processes are gone soon after (nothing holds the GPU after the app)."""
+    model = _model_without_max_positions(tmp_path / "model")
+    app = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import time
+        from voxcap.app.engine_prep import EnginePreparation
+        from voxcap.engine.settings import EngineSettings
+        EnginePreparation({str(model)!r}, EngineSettings({str(model)!r}, max_streams=1),
+                          log_path=__import__('pathlib').Path({str(tmp_path / 'p.log')!r})).start()
+        time.sleep(600)
+        """)], env={**os.environ, "VLLM_CACHE_ROOT": str(tmp_path / "vllm")})
+    try:
+        deadline = time.monotonic() + 300
+        while len(_tree(app.pid)) < 2:  # the preparation and its engine core (or worker)
+            assert time.monotonic() < deadline, (tmp_path / "p.log").read_text()[-2000:]
+            assert app.poll() is None
+            time.sleep(0.5)
+        started = _tree(app.pid)
+    finally:
+        app.kill()
+        app.wait(10)
+    deadline = time.monotonic() + 15
+    while _alive(started) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _alive(started), f"outlived the app: {_alive(started)}"

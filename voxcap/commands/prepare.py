@@ -1,0 +1,73 @@
+"""``voxcap prepare``: fill vLLM's caches so that the app's first engine start is a warm one.
+
+Without ``--model`` (the installer runs this): vLLM's model-class inspection is cached. With
+``--model DIR`` (the app runs this while the weights download; a person may run it after putting
+a model in place): an engine with the app's settings and stand-in weights is started on DIR and
+stopped, which leaves its compiled code and kernels in the caches the real start reads
+(``engine.prepare``). DIR needs params.json and tekken.json; the weights need not be there yet.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+
+from ..errors import ConfigError
+
+
+def add_parser(sub) -> list[str]:
+    p = sub.add_parser("prepare", help="fill vLLM's caches now so the app's first start is quick",
+                       description="Without --model: cache vLLM's inspection of the model class "
+                                   "(the installer runs this). With --model DIR: also start and stop "
+                                   "an engine with the app's settings and random weights on DIR, "
+                                   "which compiles what the app's first start would (about a "
+                                   "minute on a GPU). DIR needs params.json and tekken.json only.")
+    p.add_argument("--model", metavar="DIR", help="the model folder the app will use")
+    p.add_argument("--engine-settings", metavar="JSON",
+                   help="the engine settings as JSON (default: the app's saved settings, with "
+                        "--model as the model folder)")
+    p.add_argument("--timeout", type=float, default=900.0, metavar="S",
+                   help="give up on the engine after this many seconds (default 900)")
+    return ["prepare"]
+
+
+def _settings(args):
+    from ..app.settings import load_settings
+    from ..engine.settings import EngineSettings
+
+    if args.engine_settings:
+        try:
+            fields = json.loads(args.engine_settings)
+            return EngineSettings(**{**fields, "model_dir": args.model}).validated()
+        except (ValueError, TypeError) as exc:
+            raise ConfigError(f"--engine-settings is not valid: {exc}",
+                              "give the JSON of an EngineSettings") from None
+    app_settings, _problem = load_settings()  # a problem is the app's to show; defaults are fine
+    return dataclasses.replace(app_settings, engine="local", model_dir=args.model,
+                               dummy_weights=False).engine_settings()
+
+
+def run(args) -> int:
+    from ..engine.prepare import fill_model_info_cache, prepared_settings
+
+    t0 = time.monotonic()
+    path = fill_model_info_cache()
+    print(f"vLLM's model-class inspection is cached ({path}) in {time.monotonic() - t0:.1f} s",
+          flush=True)
+    if not args.model:
+        return 0
+    from ..engine.local import LocalEngine
+
+    settings = prepared_settings(_settings(args))
+    t1 = time.monotonic()
+    engine = LocalEngine(settings)
+    try:
+        engine.start()
+        ready = engine.wait_ready(timeout=args.timeout)
+    finally:
+        engine.shutdown()
+    print(f"engine prepared for {args.model} on {ready.device} ({ready.resolved_graph_mode}) in "
+          f"{time.monotonic() - t1:.1f} s: the app's next start with these settings is a warm one",
+          flush=True)
+    return 0
