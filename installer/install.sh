@@ -350,6 +350,14 @@ VERSION=$("$NEW/bin/voxcap" --version 2>/dev/null | awk '{print $2}') \
   || die "the new install does not run (\`voxcap --version\` failed)" "run the installer again; if it fails again, report it"
 "$NEW/bin/voxcap-gui" --version >/dev/null 2>&1 \
   || die "the new install's launcher does not run" "run the installer again; if it fails again, report it"
+# vLLM's inspection of the model class (11.5 s of a first start on the H200) is cached now; the
+# compiled code is prepared by the app while the model downloads (`voxcap prepare --model`).
+case ",$EXTRAS," in
+  *,gpu,*|*,cpu,*)
+    say "Preparing vLLM's caches (once)"
+    "$NEW/bin/voxcap" prepare >/dev/null 2>&1 \
+      || note "note: vLLM's caches could not be prepared now (the first start does it, a few seconds slower; \`voxcap prepare -v\` shows why)" ;;
+esac
 RESOURCES=$("$NEW/bin/python" -c 'import pathlib, voxcap; print(pathlib.Path(voxcap.__file__).parent / "resources")')
 [ -f "$RESOURCES/voxcap.svg" ] || die "the installed package has no icons ($RESOURCES)" "report this: the package was built without its resources"
 printf 'voxcap %s\nextras %s\nsource %s\ninstalled %s\n' "$VERSION" "$EXTRAS" "$SOURCE" \

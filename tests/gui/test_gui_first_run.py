@@ -184,3 +184,100 @@ def test_app_opens_first_run_when_unconfigured(qtbot, make_app):
     assert app.first_run_dialog is not None and app.first_run_dialog.isVisible()
     app._first_run_done({"engine": "local", "model_dir": "/tmp/fake-model"})
     qtbot.waitUntil(lambda: app.window.engine_status.state == "ready", timeout=10000)
+
+
+class FakePreparation:
+    """Stands in for EnginePreparation (whose own tests run the real child on the CPU build):
+    the test decides when it ends."""
+
+    made: list[FakePreparation] = []
+
+    def __init__(self, model_dir, settings, on_done):
+        self.model_dir, self.settings, self.on_done = model_dir, settings, on_done
+        self.running = self.cancelled = False
+        FakePreparation.made.append(self)
+
+    def start(self):
+        self.running = True
+        return self
+
+    def finish(self, state, message):  # from another thread, as the real one's watcher does
+        self.running = False
+        threading.Thread(target=self.on_done, args=(state, message)).start()
+
+    def cancel(self):
+        self.running, self.cancelled = False, True
+
+
+GPU = [GpuReading(0, "NVIDIA GeForce RTX 4090", 2 * 2**30, 24 * 2**30, 3)]
+
+
+def _download_dialog(qtbot, hub, tmp_path, settings=None):
+    FakePreparation.made = []
+
+    def downloader(repo, target, on_progress):
+        return ModelDownload(repo, target, endpoint=hub.url, on_progress=on_progress)
+    dlg = FirstRunDialog(downloader=downloader, gpus=GPU, preparer=FakePreparation,
+                         settings=settings)
+    qtbot.addWidget(dlg)
+    dlg.target.setText(str(tmp_path / "m"))
+    return dlg
+
+
+def test_the_engine_is_prepared_while_the_weights_download(qtbot, hub, tmp_path):
+    hub.delay = 0.01
+    settings = AppSettings(graph_mode="PIECEWISE", delay_ms=960)
+    dlg = _download_dialog(qtbot, hub, tmp_path, settings)
+    ok = dlg.buttons.button(dlg.buttons.StandardButton.Ok)
+    dlg.start_dl.click()
+    qtbot.waitUntil(lambda: bool(FakePreparation.made), timeout=10000)
+    (prep,) = FakePreparation.made
+    # once params.json and tekken.json are there, for the folder and settings the app will use
+    assert (tmp_path / "m" / "params.json").exists() and (tmp_path / "m" / "tekken.json").exists()
+    assert prep.model_dir == str(tmp_path / "m") and prep.settings.model_dir == str(tmp_path / "m")
+    assert (prep.settings.graph_mode, prep.settings.transcription_delay_ms) == ("PIECEWISE", 960)
+    assert not prep.settings.dummy_weights  # the command itself swaps in stand-in weights
+    assert "being prepared" in dlg.prep_status.text() and dlg.prep_status.isVisibleTo(dlg)
+    hub.delay = 0.0
+    qtbot.waitUntil(lambda: "Downloaded" in dlg.dl_status.text(), timeout=10000)
+    # downloaded, still preparing: its GPU memory is in use, so the app must not start yet
+    assert not ok.isEnabled() and "Finishing" in dlg.prep_status.text()
+    prep.finish("done", "engine prepared in 61 s")
+    qtbot.waitUntil(ok.isEnabled, timeout=5000)
+    assert dlg.prep_status.text().startswith("✓ Engine prepared")
+    ok.click()
+    assert dlg.result_choice == {"engine": "local", "model_dir": str(tmp_path / "m")}
+    assert not prep.cancelled
+
+
+def test_a_failed_preparation_is_said_and_does_not_block(qtbot, hub, tmp_path):
+    dlg = _download_dialog(qtbot, hub, tmp_path)
+    dlg.start_dl.click()
+    qtbot.waitUntil(lambda: bool(FakePreparation.made), timeout=10000)
+    FakePreparation.made[0].finish("failed", "The GPU has 1.0 GiB free")
+    qtbot.waitUntil(lambda: "could not be prepared" in dlg.prep_status.text(), timeout=5000)
+    assert "1.0 GiB free" in dlg.prep_status.text()
+    qtbot.waitUntil(lambda: "Downloaded" in dlg.dl_status.text(), timeout=10000)
+    assert dlg.buttons.button(dlg.buttons.StandardButton.Ok).isEnabled()
+
+
+def test_closing_the_dialog_stops_the_preparation(qtbot, hub, tmp_path):
+    hub.delay = 0.01
+    dlg = _download_dialog(qtbot, hub, tmp_path)
+    dlg.start_dl.click()
+    qtbot.waitUntil(lambda: bool(FakePreparation.made), timeout=10000)
+    dlg.reject()
+    assert FakePreparation.made[0].cancelled
+
+
+def test_no_gpu_no_preparation(qtbot, hub, tmp_path):
+    FakePreparation.made = []
+
+    def downloader(repo, target, on_progress):
+        return ModelDownload(repo, target, endpoint=hub.url, on_progress=on_progress)
+    dlg = FirstRunDialog(downloader=downloader, gpus=[], preparer=FakePreparation)
+    qtbot.addWidget(dlg)
+    dlg.target.setText(str(tmp_path / "m"))
+    dlg.start_dl.click()
+    qtbot.waitUntil(lambda: "Downloaded" in dlg.dl_status.text(), timeout=10000)
+    assert FakePreparation.made == [] and not dlg.prep_status.isVisibleTo(dlg)

@@ -49,6 +49,11 @@ def _settings(args):
 
 
 def run(args) -> int:
+    from ..engine import platform as engine_platform
+
+    if engine_platform.installed_build()[0] is None:
+        raise ConfigError("vLLM is not installed: there is nothing to prepare.",
+                          engine_platform.NO_VLLM_FIX)
     from ..engine.prepare import fill_model_info_cache, prepared_settings
 
     t0 = time.monotonic()

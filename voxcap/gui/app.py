@@ -498,7 +498,7 @@ class VoxcapApp(QObject):
         self.save()
 
     def open_first_run(self) -> None:
-        dlg = FirstRunDialog(self.window)
+        dlg = FirstRunDialog(self.window, settings=self.settings)
         self.first_run_dialog = dlg
         dlg.accepted.connect(lambda: self._first_run_done(dlg.result_choice))
         dlg.rejected.connect(lambda: self.window.engine_status.message(

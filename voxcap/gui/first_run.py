@@ -3,6 +3,7 @@ machine's GPU means for it."""
 
 from __future__ import annotations
 
+import logging
 import threading
 from pathlib import Path
 
@@ -25,10 +26,14 @@ from PySide6.QtWidgets import (
 
 from .. import gpu, paths
 from ..app.download import MODEL_REPO, DownloadCancelled, ModelDownload
+from ..app.engine_prep import EnginePreparation
+from ..app.settings import AppSettings
 from ..engine import memory
 from ..errors import VoxcapError
 from .a11y import announce, status_label
 from .settings_dialog import check_model_dir
+
+log = logging.getLogger(__name__)
 
 NO_GPU = ("<b>No NVIDIA GPU was found</b> ({reason}). voxcap's local engine needs an NVIDIA GPU "
           "(16 GB or more) to caption in real time; on this machine it would run far slower than "
@@ -52,15 +57,23 @@ class FirstRunDialog(QDialog):
     _progress = Signal(object)
     _finished = Signal(str, str, str, bool)  # path, error, fix, cancelled
     _checked = Signal(str, str, str, bool)  # path, problem, fix, only the weights missing
+    _prep_done = Signal(str, str)  # state, message
 
-    def __init__(self, parent=None, downloader=ModelDownload, gpus=None) -> None:
+    def __init__(self, parent=None, downloader=ModelDownload, gpus=None,
+                 preparer=EnginePreparation, settings: AppSettings | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Welcome")  # Qt appends " — voxcap"
         self.setMinimumWidth(700)
         self._downloader_cls = downloader
         self.download = None
+        # While the weights download, an engine with stand-in weights compiles what the first
+        # start needs (engine/prepare.py): a GPU only, since that is where it takes a minute.
+        self._preparer_cls = preparer
+        self._settings = settings or AppSettings()
+        self.prep: EnginePreparation | None = None
         self.result_choice: dict | None = None
         gpus = gpu.list_gpus() if gpus is None else gpus
+        self._has_gpu = bool(gpus)
         if gpus:
             best = max(gpus, key=lambda g: g.memory_total_bytes)
             verdict, words = memory.gpu_verdict(best.memory_total_bytes, best.memory_free_bytes)
@@ -103,6 +116,9 @@ class FirstRunDialog(QDialog):
         self.dl_status = QLabel("A cancelled or broken download resumes where it stopped.", self)
         self.dl_status.setWordWrap(True)
         status_label(self.dl_status, "Download status")
+        self.prep_status = status_label(QLabel("", self), "Engine preparation")
+        self.prep_status.setWordWrap(True)
+        self.prep_status.hide()
         self.server = QLineEdit(self)
         self.server.setPlaceholderText("ws://gpu-box:8000")
         self.server.setAccessibleName("vLLM server address")
@@ -121,8 +137,9 @@ class FirstRunDialog(QDialog):
         grid.addLayout(dl_row, 5, 2)
         grid.addWidget(self.bar, 6, 1, 1, 2)
         grid.addWidget(self.dl_status, 7, 1, 1, 2)
-        grid.addWidget(self.opt_server, 8, 0, 1, 3)
-        grid.addWidget(self.server, 9, 1, 1, 2)
+        grid.addWidget(self.prep_status, 8, 1, 1, 2)
+        grid.addWidget(self.opt_server, 9, 0, 1, 3)
+        grid.addWidget(self.server, 10, 1, 1, 2)
         grid.setColumnMinimumWidth(0, 20)
         grid.setColumnStretch(1, 1)
 
@@ -148,6 +165,7 @@ class FirstRunDialog(QDialog):
         self._progress.connect(self._show_progress)
         self._finished.connect(self._download_done)
         self._checked.connect(self._show_check)
+        self._prep_done.connect(self._show_prep_done)
         self._check_timer = QTimer(self, singleShot=True, interval=300)
         self._check_timer.timeout.connect(self._check_folder)
         self._folder_ok = False
@@ -161,7 +179,11 @@ class FirstRunDialog(QDialog):
             ok.setEnabled(self._folder_ok or (self.self_check.isVisible()
                                               and self.self_check.isChecked()))
         elif self.opt_download.isChecked():
-            ok.setEnabled(self._downloaded is not None)
+            preparing = self.prep is not None and self.prep.running
+            ok.setEnabled(self._downloaded is not None and not preparing)
+            if self._downloaded is not None and preparing:  # it holds GPU memory: let it end
+                self._say_prep("Finishing the engine's preparation; “Use this” is available when "
+                               "it ends (a minute at most).")
         else:
             ok.setEnabled(bool(self.server.text().strip()))
 
@@ -230,6 +252,8 @@ class FirstRunDialog(QDialog):
             self.dl_status.setText("Cancelling…")
 
     def _show_progress(self, p) -> None:
+        if p.stage == "downloading" and p.file == "consolidated.safetensors":
+            self._start_prep()  # params.json and tekken.json are in place: all it needs
         if p.total_bytes:
             self.bar.setValue(int(p.fraction * 1000))
             self.bar.setFormat(f"{p.fraction:.0%}")
@@ -257,8 +281,45 @@ class FirstRunDialog(QDialog):
                                    + (f" ({fix})" if fix and not cancelled else ""))
         self._update()
 
+    # ------------------------------------------------------------------ preparation ----
+    def _start_prep(self) -> None:
+        if self.prep is not None or not self._has_gpu:
+            return
+        target = self.target.text().strip()
+        choice = self._settings.copy()
+        choice.engine, choice.model_dir, choice.dummy_weights = "local", target, False
+        try:
+            settings = choice.engine_settings()
+        except VoxcapError:  # the settings are the app's to report; the start is just slower
+            log.warning("the engine is not prepared during the download", exc_info=True)
+            return
+        self.prep = self._preparer_cls(target, settings, on_done=self._prep_done.emit).start()
+        if self.prep.running:
+            self._say_prep("Meanwhile the engine is being prepared for this GPU (once, about a "
+                           "minute), so that the first start is quick.")
+
+    def _show_prep_done(self, state: str, message: str) -> None:
+        if state == "done":
+            self._say_prep("✓ Engine prepared: the first start will be quick.")
+        elif state == "failed":
+            self._say_prep(f"⚠ The engine could not be prepared ahead ({message}); the first start "
+                           "will take about a minute longer.")
+        self._update()
+
+    def _say_prep(self, text: str) -> None:
+        if self.prep_status.text() != text:
+            self.prep_status.setText(text)
+            self.prep_status.show()
+            announce(self.prep_status, text)
+
+    def _cancel_prep(self) -> None:
+        if self.prep is not None and self.prep.running:
+            self.prep.cancel()
+
     # ----------------------------------------------------------------------------------
     def _accept(self) -> None:
+        if not self.opt_download.isChecked():
+            self._cancel_prep()  # another choice: its GPU memory is needed now
         if self.opt_folder.isChecked():
             self.result_choice = {"engine": "local", "model_dir": self.folder.text().strip(),
                                   "dummy_weights": not self._folder_ok}
@@ -270,4 +331,5 @@ class FirstRunDialog(QDialog):
 
     def reject(self) -> None:
         self.cancel_download()
+        self._cancel_prep()
         super().reject()
