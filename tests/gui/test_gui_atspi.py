@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from support.atspi import AtspiBus, pyatspi_available, walk
+from support.fake_hub import FakeHub
 from support.xvfb import Xvfb
 
 from voxcap.engine.tiny_model import write_tiny_model
@@ -169,3 +170,40 @@ def test_screen_reader_reads_every_status_and_hears_ready_and_errors(tmp_path):
 
 def _overlay(tree: dict) -> dict:
     return next(n for n in walk(tree) if n.get("name") == "Live captions")
+
+
+def test_screen_reader_follows_the_engine_preparation_during_the_download(tmp_path):
+    """First run on a GPU machine: the preparation that runs while the weights download is
+    announced when it starts and ends, and "Use this" is unavailable while it still runs."""
+    hub = FakeHub()
+    hub.delay = 0.05  # ~1 s for the weights: the preparation is announced before they are in
+    with Xvfb(1400, 900), AtspiBus() as bus:
+        listener = bus.listen()
+        app = AppProcess(tmp_path)
+        try:
+            app.send(f"first-run-download {hub.url} {tmp_path / 'model'}")
+            started = listener.wait_for(lambda ev: ev["type"] == "object:announcement"
+                                        and "being prepared" in ev["data"], 30)
+            assert started is not None, listener.events
+            tree = _until(lambda: bus.dump(app.pid), lambda t: _labels(t).get(
+                "Download status", "").startswith("✓ Downloaded"))
+            labels = _labels(tree)
+            assert labels["Download status"].startswith("✓ Downloaded"), labels
+            assert labels["Engine preparation"].startswith("Finishing the engine's preparation")
+            use = next(n for n in walk(tree) if n.get("role") == "push button"
+                       and n["name"] == "Use this")
+            assert "enabled" not in use["states"], use  # the GPU is still busy with it
+
+            app.send("prep-done")
+            done = listener.wait_for(lambda ev: ev["type"] == "object:announcement"
+                                     and "Engine prepared" in ev["data"], 20)
+            assert done is not None, listener.events
+            tree = _until(lambda: bus.dump(app.pid), lambda t: "enabled" in next(
+                n for n in walk(t) if n.get("name") == "Use this")["states"])
+            assert _labels(tree)["Engine preparation"].startswith("✓ Engine prepared")
+            assert "enabled" in next(n for n in walk(tree) if n.get("name") == "Use this")["states"]
+        finally:
+            app.close()
+            listener.stop()
+            hub.shutdown()
+            hub.server_close()

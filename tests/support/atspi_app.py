@@ -11,6 +11,9 @@ Commands (one a line; each answered "done CMD" on stdout once handled):
     problem        ask to start captioning (refused while the engine has failed: a notice)
     settings       open the settings dialog
     first-run PATH open the first-run dialog with PATH typed as the model folder
+    first-run-download URL DIR   the first-run dialog on a machine with a GPU, downloading from
+                   the (fake) Hub at URL into DIR, the engine's preparation stood in for
+    prep-done      that preparation ends
     cancel-first-run  cancel it (Escape)
     quit           quit the app (as Ctrl+Q does)
 """
@@ -33,6 +36,27 @@ from voxcap.app.controller import SessionController  # noqa: E402
 from voxcap.app.settings import AppSettings  # noqa: E402
 
 FAIL = {"message": ""}
+
+
+class HeldPreparation:
+    """The engine's preparation, ended by the "prep-done" command (the real one: its own tests)."""
+
+    last: HeldPreparation | None = None
+
+    def __init__(self, model_dir, settings, on_done):
+        self.on_done, self.running = on_done, False
+        HeldPreparation.last = self
+
+    def start(self):
+        self.running = True
+        return self
+
+    def finish(self):
+        self.running = False
+        threading.Thread(target=self.on_done, args=("done", "engine prepared")).start()
+
+    def cancel(self):
+        self.running = False
 
 
 class Commands(QObject):
@@ -83,6 +107,23 @@ def main() -> int:
             app.open_first_run()
             app.first_run_dialog.opt_folder.setChecked(True)
             app.first_run_dialog.folder.setText(arg)
+        elif cmd == "first-run-download":
+            from voxcap.app.download import ModelDownload
+            from voxcap.gpu import GpuReading
+            from voxcap.gui.first_run import FirstRunDialog
+
+            url, target = arg.split(" ", 1)
+            dlg = FirstRunDialog(
+                app.window, gpus=[GpuReading(0, "NVIDIA GeForce RTX 4090", 2 * 2**30, 24 * 2**30, 3)],
+                downloader=lambda repo, tgt, on_progress: ModelDownload(
+                    repo, tgt, endpoint=url, on_progress=on_progress),
+                preparer=HeldPreparation)
+            app.first_run_dialog = dlg
+            dlg.target.setText(target)
+            dlg.open()
+            dlg.start_download()
+        elif cmd == "prep-done":
+            HeldPreparation.last.finish()
         elif cmd == "cancel-first-run":
             app.first_run_dialog.reject()
         elif cmd == "quit":
