@@ -106,7 +106,15 @@ async def stream(a) -> dict:
             break
     stream_s = time.perf_counter() - t1
     engine.shutdown()
+    # Whether the fix is in this process's Scheduler: a forked engine core inherits it from here
+    # (its own log line is never printed then), a spawned one loads the same plugin itself.
+    from vllm.v1.core.sched.scheduler import Scheduler
+
+    from voxcap.engine.vllm_patches import _PATCHED_FLAG
+
+    patched = bool(getattr(Scheduler._update_request_as_session, _PATCHED_FLAG, False))
     return {"start_s": round(start_s, 2), "stream_s": round(stream_s, 2), "tokens": ids,
+            "scheduler_patched": patched,
             "logprobs": logprobs,
             "times": times, "engine_core_rss_mib": rss, "device": "cuda" if cuda else "cpu",
             "resolved_graph_mode": str(engine.vllm_config.compilation_config.cudagraph_mode)}
@@ -158,7 +166,8 @@ def run_variant(a, variant: str) -> dict:
         return {"variant": variant, "failure": f"exit {proc.returncode}",
                 "stderr_tail": proc.stderr[-4000:]}
     res["variant"] = variant
-    res["fix_applied"] = "voxcap session fix applied" in proc.stdout + proc.stderr
+    res["fix_applied"] = (res.pop("scheduler_patched", False)
+                          or "voxcap session fix applied" in proc.stdout + proc.stderr)
     # what a wrongly dropped audio item would cause: vLLM substitutes zeros and warns
     res["empty_embedding_warnings"] = (proc.stdout + proc.stderr).count("empty multimodal embeddings")
     if a.trace_encoder:  # content hashes of the audio items, in the order the encoder ran them

@@ -182,8 +182,8 @@ class FirstRunDialog(QDialog):
             preparing = self.prep is not None and self.prep.running
             ok.setEnabled(self._downloaded is not None and not preparing)
             if self._downloaded is not None and preparing:  # it holds GPU memory: let it end
-                self._say_prep("Finishing the engine's preparation; “Use this” is available when "
-                               "it ends (a minute at most).")
+                self._say_prep("Finishing the engine's preparation (about a minute at most); "
+                               "“Use this” is available when it ends.")
         else:
             ok.setEnabled(bool(self.server.text().strip()))
 
