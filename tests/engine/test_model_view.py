@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-import logging
+
+from support.vllm_logs import vllm_errors
 
 from voxcap.engine.model_dir import (
     VLLM_DEFAULT_MAX_POSITIONS,
@@ -55,22 +56,10 @@ def test_vllm_reads_the_same_config_without_the_failing_retries(tmp_path):
 
     model, _ = _model_like_the_real_one(tmp_path)
     view = model_dir_for_vllm(inspect_model_dir(model, dummy_weights=True), tmp_path / "cache")
-    errors: list[str] = []
-
-    class Collect(logging.Handler):
-        def emit(self, record):
-            if record.levelno >= logging.ERROR:
-                errors.append(record.getMessage())
-
-    handler = Collect()
-    vllm_logger = logging.getLogger("vllm")  # vLLM's loggers do not propagate to the root
-    vllm_logger.addHandler(handler)
-    try:
+    with vllm_errors() as errors:
         original = get_config(model, trust_remote_code=False, config_format="mistral")
         assert any("Error parsing config" in e for e in errors)  # what the view avoids
         errors.clear()
         viewed = get_config(view, trust_remote_code=False, config_format="mistral")
         assert errors == []
-    finally:
-        vllm_logger.removeHandler(handler)
     assert viewed.to_dict() == original.to_dict()

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import logging
 import os
 import subprocess
 import sys
@@ -18,6 +17,7 @@ import time
 import pytest
 import torch
 from safetensors.torch import save_file
+from support.vllm_logs import vllm_errors
 
 from voxcap.app.engine_prep import EnginePreparation
 from voxcap.engine.prepare import MODEL_ARCH, prepared_settings, vllm_config_hash
@@ -43,19 +43,8 @@ def test_the_prepared_engine_compiles_under_the_real_starts_key(tmp_path):
     weights = model / "consolidated.safetensors"
     save_file({"tok_embeddings.weight": torch.zeros(4, 4, dtype=torch.bfloat16)}, str(weights))
     real = EngineSettings(str(model), max_streams=2).validated()
-    errors: list[str] = []
-
-    class Collect(logging.Handler):
-        def emit(self, record):
-            if record.levelno >= logging.ERROR:
-                errors.append(record.getMessage())
-
-    handler = Collect()
-    logging.getLogger("vllm").addHandler(handler)  # vLLM's loggers do not propagate
-    try:
+    with vllm_errors() as errors:
         real_key = vllm_config_hash(real, "cpu")
-    finally:
-        logging.getLogger("vllm").removeHandler(handler)
     # with the weights there, a tokenizer path of the model folder itself cost 2 s of retries
     assert errors == []
 

@@ -1,0 +1,37 @@
+#!/bin/bash
+# GPU machine, detached (issue 12, third round): the preparation before the first start.
+cd "$(dirname "$0")/../.."
+. .gpu/kit/env.sh
+P=$PWD/benchmarks W=$VOXCAP_GPU_WORK R=$VOXCAP_GPU_WORK/res M=$VOXCAP_GPU_WORK/rsmodel
+export CUDA_VISIBLE_DEVICES=0 CUDA_DEVICE_ORDER=PCI_BUS_ID
+step() { local name=$1 limit=$2; shift 2; ( date +%s.%N; timeout "$limit" "$@"; echo "EXIT $?"; date +%s.%N ) > "$R/$name.log" 2>&1; }
+CR=$W/cc  # the caches a user's install would have: VLLM_CACHE_ROOT, inductor, triton
+export VLLM_CACHE_ROOT=$CR/vllm TORCHINDUCTOR_CACHE_DIR=$CR/inductor TRITON_CACHE_DIR=$CR/triton
+# 1. what the installer runs (model-class inspection cached)
+step info 200 voxcap prepare
+# 2. the key on the CUDA build: real settings with a weights file (bf16 header) == prepared, no file
+python3 - "$M" > "$R/key.log" 2>&1 <<'PY'
+import json, struct, sys
+from pathlib import Path
+from voxcap.engine.settings import EngineSettings
+from voxcap.engine.prepare import vllm_config_hash, prepared_settings
+m = Path(sys.argv[1]); w = m / "consolidated.safetensors"
+s = EngineSettings(str(m), max_streams=2).validated()
+prep = vllm_config_hash(prepared_settings(s), "cuda")
+header = json.dumps({"tok_embeddings.weight": {"dtype": "BF16", "shape": [2, 2], "data_offsets": [0, 8]}}).encode()
+w.write_bytes(struct.pack("<Q", len(header)) + header + bytes(8))
+real = vllm_config_hash(s, "cuda")
+w.unlink()
+print("RESULT key prepared", prep, "real", real, "same", prep == real)
+PY
+echo "EXIT $?" >> "$R/key.log"
+# 3. preparing the engine (what runs during the download): its wall time is a cold start's
+#    with the inspection cached
+step prepare 600 voxcap prepare --model "$M"
+# 4. the first real start after it (warm?), stage by stage
+step warm 400 python3 "$P/startup_profile.py" --model "$M" --dummy-weights --graph-mode FULL_DECODE_ONLY --runs warm --cache-root "$CR" --out "$R/startup_after_prepare.json"
+# 5. graph-mode switches in one app process (the settings panel)
+step restart 900 python3 "$P/engine_restart.py" --model "$M" --dummy-weights --modes FULL_DECODE_ONLY,PIECEWISE,FULL_DECODE_ONLY --out "$R/restart.json"
+# 6. a cold start with nothing cached, same lease (the comparison)
+step cold 600 python3 "$P/startup_profile.py" --model "$M" --dummy-weights --graph-mode FULL_DECODE_ONLY --runs cold --cache-root "$W/cc-cold" --out "$R/startup_cold.json"
+echo done > "$R/all.done"
