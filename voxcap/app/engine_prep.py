@@ -58,6 +58,8 @@ class EnginePreparation:
                 "--engine-settings", json.dumps(fields)]
 
     def start(self) -> EnginePreparation:
+        """Call it from a thread that lives as long as the app (the GUI thread): the kernel's
+        parent-death signal follows the thread that started the child, not the process."""
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         out = open(self.log_path, "wb")  # noqa: SIM115 - the child writes it; closed when it ends
         try:
