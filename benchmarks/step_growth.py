@@ -8,6 +8,12 @@ with its own engine: "off" is vLLM 0.32.0 as installed, "on" enables voxcap's se
 (``VOXCAP_VLLM_SESSION_FIX=1``, applied by voxcap's vLLM plugin in vLLM's engine processes).
 The token ids of both variants are compared: the fix must not change what the model produces.
 
+Two more variants test voxcap's token carry (``VOXCAP_VLLM_TOKEN_CARRY=1``): "carry" sends each
+chunk ahead of the previous token with a placeholder the engine core replaces
+(voxcap/engine/realtime_feed.py), "blind" sends the same placeholders with the carry off (the
+control: the model then sees the placeholder, so its tokens must differ). Both have
+the session fix on; compare them with "on".
+
 usage:
   python benchmarks/step_growth.py --model DIR [--dummy-weights] [--graph-mode FULL_DECODE_ONLY]
       [--duration 160] [--variants off,on] [--max-model-len 8192] [--kv-cache-gib G]
@@ -29,6 +35,8 @@ from pathlib import Path
 import numpy as np
 
 FIX_ENV = "VOXCAP_VLLM_SESSION_FIX"
+CARRY_ENV = "VOXCAP_VLLM_TOKEN_CARRY"
+FEED_ENV = "VOXCAP_GROWTH_FEED"  # child: "carry" feeds placeholders ahead, else the echo
 
 
 def rss_mib(pid: int) -> float | None:
@@ -69,7 +77,9 @@ async def stream(a) -> dict:
     manager = getattr(getattr(engine.engine_core, "resources", None), "engine_manager", None)
     core_pids = [p.pid for p in getattr(manager, "processes", []) if p.pid]
     model_cls = get_model_cls(engine.model_config)
-    feedback: asyncio.Queue = asyncio.Queue()
+    from voxcap.engine.realtime_feed import TokenFeed
+
+    feed = TokenFeed(carry=os.environ.get(FEED_ENV) == "carry")
     audio = speech_like(a.duration, seed=11)
 
     async def chunks():
@@ -77,7 +87,7 @@ async def stream(a) -> dict:
             yield audio[i:i + 1280]
 
     async def inputs():
-        async for p in model_cls.buffer_realtime_audio(chunks(), feedback, engine.model_config):
+        async for p in model_cls.buffer_realtime_audio(chunks(), feed.queue, engine.model_config):
             (ei,) = await engine.renderer.render_cmpl_async([parse_model_prompt(engine.model_config, p)])
             yield StreamingInput(prompt=ei)
 
@@ -85,7 +95,8 @@ async def stream(a) -> dict:
     # its step, so comparing it across variants catches a changed model input even when the
     # dummy-weight model keeps choosing the same few token ids
     params = SamplingParams(temperature=0.0, max_tokens=model_cls.realtime_max_tokens,
-                            output_kind=RequestOutputKind.DELTA, logprobs=1)
+                            output_kind=RequestOutputKind.DELTA, logprobs=1,
+                            extra_args=feed.sampling_extra_args())
     ids: list[int] = []
     logprobs: list[float] = []
     times: list[float] = []
@@ -93,7 +104,7 @@ async def stream(a) -> dict:
     t1 = time.perf_counter()
     async for out in engine.generate(prompt=inputs(), sampling_params=params, request_id="growth"):
         new = list(out.outputs[0].token_ids) if out.outputs else []
-        feedback.put_nowait(new)
+        feed.output(new)
         for tok, lp in zip(new, (out.outputs[0].logprobs or []) if out.outputs else [], strict=False):
             logprobs.append(float(lp[tok].logprob) if lp and tok in lp else float("nan"))
         now = time.perf_counter()
@@ -108,12 +119,12 @@ async def stream(a) -> dict:
     engine.shutdown()
     # Whether the fix is in this process's Scheduler: a forked engine core inherits it from here
     # (its own log line is never printed then), a spawned one loads the same plugin itself.
-    from vllm.v1.core.sched.scheduler import Scheduler
+    from voxcap.engine import vllm_patches
 
-    from voxcap.engine.vllm_patches import _PATCHED_FLAG
-
-    patched = bool(getattr(Scheduler._update_request_as_session, _PATCHED_FLAG, False))
-    return {"start_s": round(start_s, 2), "stream_s": round(stream_s, 2), "tokens": ids,
+    patched = vllm_patches.session_fix_applied()
+    return {"token_carry_applied": vllm_patches.token_carry_applied(),
+            "feed": "carry" if feed.carry else "echo", "start_s": round(start_s, 2),
+            "stream_s": round(stream_s, 2), "tokens": ids,
             "scheduler_patched": patched,
             "logprobs": logprobs,
             "times": times, "engine_core_rss_mib": rss, "device": "cuda" if cuda else "cpu",
@@ -153,7 +164,9 @@ DROPPED = re.compile(r"voxcap session fix: \S+ dropped (\d+) consumed audio item
 
 def run_variant(a, variant: str) -> dict:
     env = dict(os.environ)
-    env[FIX_ENV] = "1" if variant == "on" else "0"
+    env[FIX_ENV] = "0" if variant == "off" else "1"
+    env[CARRY_ENV] = "1" if variant == "carry" else "0"
+    env[FEED_ENV] = "carry" if variant in ("carry", "blind") else "echo"
     if a.trace_encoder:
         env["VLLM_LOGGING_LEVEL"] = "DEBUG"  # the worker then logs each audio item it encodes
     cmd = [sys.executable, __file__, "--child", *a.child_args]
@@ -222,7 +235,8 @@ def main() -> int:
         if "failure" in res:
             print(f"[{variant}] FAILED: {res['failure']}\n{res['stderr_tail']}", flush=True)
             continue
-        print(f"\n[{variant}] fix applied: {res['fix_applied']}; start {res['start_s']} s; "
+        print(f"\n[{variant}] fix applied: {res['fix_applied']}; token carry: "
+              f"{res['token_carry_applied']} ({res['feed']} feed); start {res['start_s']} s; "
               f"{len(res['tokens'])} tokens in {res['stream_s']} s; mode {res['resolved_graph_mode']}; "
               f"slope {res['slope_ms_per_1k_tokens']} ms per 1,000 tokens", flush=True)
         print(f"{'tokens':>13s} {'mean ms':>9s} {'p50 ms':>9s} {'p95 ms':>9s}")
@@ -231,7 +245,8 @@ def main() -> int:
                   f"{b['p50_ms']:9.2f} {b['p95_ms']:9.2f}")
         if res["engine_core_rss_mib"]:
             print("engine-core RSS MiB per bucket:", res["engine_core_rss_mib"])
-    ok = [r for r in results if "tokens" in r]
+    done = [r for r in results if "tokens" in r]
+    ok = [r for r in done if r["variant"] != "blind"]  # the control is meant to differ
     same = lp_diff = None
     if len(ok) >= 2:
         n = min(len(r["tokens"]) for r in ok)
@@ -243,6 +258,14 @@ def main() -> int:
             lp_diff = max(float(np.nanmax(np.abs(lp - lps[0]))) if n else 0.0 for lp in lps)
             print(f"largest difference of the sampled tokens' log-probabilities: {lp_diff:.3g} "
                   f"({len(set(np.round(lps[0], 6)))} distinct values in {n} steps)")
+    for r in done:  # each variant against the first, the control included
+        if done and r is not done[0]:
+            n = min(len(r["logprobs"]), len(done[0]["logprobs"]))
+            d = np.abs(np.asarray(r["logprobs"][:n]) - np.asarray(done[0]["logprobs"][:n]))
+            r["vs_first"] = {"variant": done[0]["variant"], "steps": n,
+                             "tokens_identical": r["tokens"][:n] == done[0]["tokens"][:n],
+                             "logprob_max_diff": float(np.nanmax(d)) if n else None}
+            print(f"[{r['variant']}] vs [{done[0]['variant']}]: {r['vs_first']}")
     if a.out:
         Path(a.out).write_text(json.dumps({"args": {k: v for k, v in vars(a).items()
                                                     if k != "child_args"},

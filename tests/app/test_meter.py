@@ -59,3 +59,25 @@ def test_figures_come_from_the_measurements():
     assert r.lag_p50_s == pytest.approx(0.7) and r.paint_p50_ms == pytest.approx(7.0)
     assert r.streams == 1
     assert s.series("lag_p50_s") == [(r.at, pytest.approx(0.7))]
+
+
+def test_a_prompt_sent_ahead_counts_from_the_previous_token():
+    """With token carry a chunk leaves before the previous token is back and waits its turn in
+    the engine: its step starts when that token came back, not when it was sent (else a
+    pipeline two deep would read as steps twice as long)."""
+    stats = EngineStats()
+    stats.open("s1", 9000, 1280)
+    steps = []
+    for _ in range(3):
+        stats.prompt_sent("s1")  # three chunks in flight at once
+    time.sleep(0.03)
+    steps.append(stats.token_back("s1", 1))  # the first: sent 30 ms ago, nothing before it
+    for _ in range(2):
+        time.sleep(0.005)
+        steps.append(stats.token_back("s1", 1))
+    assert steps[0] >= 30.0
+    assert all(5.0 <= s < 25.0 for s in steps[1:]), steps
+    time.sleep(0.02)  # the engine idles; a prompt sent now starts its own step
+    stats.prompt_sent("s1")
+    time.sleep(0.004)
+    assert 4.0 <= stats.token_back("s1", 1) < 18.0

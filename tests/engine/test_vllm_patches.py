@@ -1,4 +1,5 @@
-"""voxcap's session fix for vLLM 0.32.0 (voxcap/engine/vllm_patches.py).
+"""voxcap's fixes for vLLM 0.32.0 (voxcap/engine/vllm_patches.py): the session fix and the
+token carry.
 
 The end-to-end test streams the same audio through a bare vLLM realtime loop twice, each in its
 own process and engine, with the fix off and on (benchmarks/step_growth.py), and requires the
@@ -103,6 +104,33 @@ def test_newest_item_always_kept():
     assert vllm_patches.drop_consumed_mm_features(sched, req) == 0
 
 
+def _update(prompt_ids, carry: bool):
+    from vllm.sampling_params import SamplingParams
+    from vllm.v1.request import StreamingUpdate
+
+    extra = {vllm_patches.CARRY_KEY: True} if carry else None
+    return StreamingUpdate(mm_features=None, prompt_token_ids=list(prompt_ids), max_tokens=1,
+                           arrival_time=0.0,
+                           sampling_params=SamplingParams(max_tokens=1, extra_args=extra))
+
+
+def test_carry_puts_the_last_sampled_token_first():
+    req = _session(n_items=3, computed=41)
+    req.append_output_token_ids(7777)  # sampled, not yet computed: what vLLM discards
+    update = vllm_patches.carry_last_token(req, _update([0], carry=True))
+    assert update.prompt_token_ids == [7777]
+    # not asked for: left alone (vLLM's realtime server, the echo)
+    assert vllm_patches.carry_last_token(req, _update([123], carry=False)).prompt_token_ids == [123]
+
+
+def test_carry_without_a_sampled_token_keeps_the_placeholder_and_says_so(caplog):
+    req = _session(n_items=3, computed=42)  # every token computed, none pending
+    with caplog.at_level(logging.WARNING, logger="vllm.voxcap_patches"):
+        update = vllm_patches.carry_last_token(req, _update([0], carry=True))
+    assert update.prompt_token_ids == [0]
+    assert any("no sampled token to carry" in r.getMessage() for r in caplog.records)
+
+
 def test_other_vllm_version_is_left_alone(monkeypatch, caplog):
     import vllm
     from vllm.v1.core.sched.scheduler import Scheduler
@@ -111,12 +139,14 @@ def test_other_vllm_version_is_left_alone(monkeypatch, caplog):
     monkeypatch.setattr(vllm, "__version__", "0.33.0")
     with caplog.at_level(logging.WARNING, logger="vllm.voxcap_patches"):
         assert vllm_patches.apply_session_fix() is False
+        assert vllm_patches.apply_token_carry() is False
     assert Scheduler._update_request_as_session is before
     assert any("written for vLLM 0.32.0, this is 0.33.0" in r.getMessage() for r in caplog.records)
 
 
 def test_flag_off_applies_nothing(monkeypatch):
     monkeypatch.delenv(vllm_patches.SESSION_FIX_ENV, raising=False)
+    monkeypatch.delenv(vllm_patches.TOKEN_CARRY_ENV, raising=False)
     assert vllm_patches.apply_enabled() == []
 
 
@@ -162,6 +192,36 @@ def test_same_tokens_with_and_without_fix(tmp_path):
 
 
 @pytest.mark.engine
+@pytest.mark.slow
+def test_carried_tokens_give_the_echo_s_results(tmp_path):
+    """Chunks sent ahead with a placeholder the engine core replaces ("carry") give the same
+    tokens and the same log-probabilities, step for step, as chunks that wait for the echoed
+    token ("on"). The control ("blind": the same placeholders, the carry off) shows the
+    comparison can fail: the model then sees the placeholder and other tokens come out (the
+    dummy model's log-probabilities hardly vary, its token ids do)."""
+    from voxcap.engine.tiny_model import write_tiny_model
+
+    model = write_tiny_model(tmp_path / "tiny")
+    out = tmp_path / "carry.json"
+    env = dict(os.environ, OMP_NUM_THREADS="1", VLLM_CPU_OMP_THREADS_BIND="nobind")
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "step_growth.py"), "--model", str(model),
+         "--dummy-weights", "--enforce-eager", "--duration", "12", "--bucket", "50",
+         "--variants", "on,carry,blind", "--out", str(out)],
+        env=env, capture_output=True, text=True, timeout=900)
+    assert out.exists(), proc.stdout[-3000:] + proc.stderr[-3000:]
+    on, carry, blind = json.loads(out.read_text())["runs"]
+    for run in (on, carry, blind):
+        assert "failure" not in run, f"{run['variant']}: {run['failure']}\n{run['stderr_tail']}"
+    assert (on["feed"], carry["feed"], blind["feed"]) == ("echo", "carry", "carry")
+    assert carry["token_carry_applied"] and not on["token_carry_applied"]
+    assert not blind["token_carry_applied"]
+    assert len(on["tokens"]) >= 140 and carry["tokens"] == on["tokens"]
+    assert carry["vs_first"]["logprob_max_diff"] == 0.0
+    assert blind["vs_first"]["tokens_identical"] is False
+
+
+@pytest.mark.engine
 def test_local_engine_runs_vllm_with_the_session_fix_on(engine):
     """voxcap's engine switches the fix on in the environment its vLLM processes are spawned
     with (VOXCAP_VLLM_SESSION_FIX=0 turns it off); the plugin then applies it there (the tests
@@ -169,4 +229,6 @@ def test_local_engine_runs_vllm_with_the_session_fix_on(engine):
     own environment is put back once they run (nothing else it starts inherits the switch)."""
     assert engine.is_ready and engine.engine_pids()
     assert engine.vllm_env[vllm_patches.SESSION_FIX_ENV] == "1"
+    # and the token carry: chunks go ahead of their tokens in every engine test's streams
+    assert engine.vllm_env[vllm_patches.TOKEN_CARRY_ENV] == "1" and engine.token_carry
     assert "VOXCAP_APP_PID" not in os.environ and "VOXCAP_STAGE_FILE" not in os.environ

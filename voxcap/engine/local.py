@@ -24,14 +24,15 @@ import numpy as np
 from .. import paths
 from ..errors import EngineError
 from ..events import EngineReady, EngineStopped, StreamFinished, TextDelta
-from . import memory
+from . import memory, vllm_patches
 from . import platform as engine_platform
 from .base import EngineBase, EventSink
 from .model_dir import inspect_model_dir, model_dir_for_vllm, tokenizer_dir_for_delay
 from .progress import STAGE_ENV, StageTail, kv_cache_capacity, write_logging_config
+from .realtime_feed import TokenFeed
 from .settings import EngineSettings
 from .stats import SAMPLE_RATE, EngineStats
-from .vllm_patches import SESSION_FIX_ENV
+from .vllm_patches import SESSION_FIX_ENV, TOKEN_CARRY_ENV
 from .vllm_plugin import APP_PID_ENV, EARLY_HOOK_DIR, tie_forked_children
 
 log = logging.getLogger(__name__)
@@ -72,6 +73,7 @@ class LocalEngine(EngineBase):
         self.kv_plan_dtype_bytes = 2
         self.vllm_env: dict[str, str] = {}
         self.start_method = ""  # how vLLM started its engine core: "fork" or "spawn"
+        self.token_carry = False  # chunks go ahead of their tokens (vllm_patches.py), once ready
         self._workdir = Path(tempfile.mkdtemp(prefix="voxcap-engine-"))
 
     def _prepare(self) -> None:
@@ -127,6 +129,10 @@ class LocalEngine(EngineBase):
                # (vllm_patches.py) keeps it flat: on the H200 +5.7 ms per 1,000 tokens without,
                # none with, identical tokens (docs/gpu-results.md). VOXCAP_VLLM_SESSION_FIX=0: off
                SESSION_FIX_ENV: os.environ.get(SESSION_FIX_ENV, "1"),
+               # the next chunk goes before the last token is back: the engine core fills it in
+               # (vllm_patches.py; ~40 % of a 1-stream step on the H200 was that round trip).
+               # VOXCAP_VLLM_TOKEN_CARRY=0: off, chunks wait for their token as in vLLM's server
+               TOKEN_CARRY_ENV: os.environ.get(TOKEN_CARRY_ENV, "1"),
                "VLLM_LOGGING_CONFIG_PATH": str(write_logging_config(
                    self._workdir / "logging.json", "INFO" if self._verbose else "ERROR"))}
         self.vllm_env = env  # what vLLM's processes were started with (for tests and diagnostics)
@@ -235,6 +241,8 @@ class LocalEngine(EngineBase):
         s = self.settings
         self._model_config = engine.model_config
         self._model_cls = get_model_cls(engine.model_config)
+        # the plugin ran in this process with the environment the engine core got
+        self.token_carry = vllm_patches.token_carry_applied()
         tok = cached_tokenizer_from_config(engine.model_config)
         encoder = tok.instruct.audio_encoder
         ac = encoder.audio_config
@@ -346,14 +354,14 @@ class LocalEngine(EngineBase):
         from vllm.sampling_params import RequestOutputKind, SamplingParams
 
         engine, model_config = self._engine, self._model_config
-        token_feedback: asyncio.Queue = asyncio.Queue()
+        feed = TokenFeed(self.token_carry)
 
         async def audio():
             while (chunk := await st.audio.get()) is not None:
                 yield chunk
 
         async def inputs():
-            prompts = self._model_cls.buffer_realtime_audio(audio(), token_feedback, model_config)
+            prompts = self._model_cls.buffer_realtime_audio(audio(), feed.queue, model_config)
             async for prompt in prompts:
                 self.stats.prompt_sent(st.stream_id)
                 (engine_input,) = await engine.renderer.render_cmpl_async(
@@ -361,7 +369,8 @@ class LocalEngine(EngineBase):
                 yield StreamingInput(prompt=engine_input)
 
         params = SamplingParams(temperature=0.0, max_tokens=self._model_cls.realtime_max_tokens,
-                                output_kind=RequestOutputKind.DELTA)
+                                output_kind=RequestOutputKind.DELTA,
+                                extra_args=feed.sampling_extra_args())
         reason, message = "flushed", ""
         try:
             async for out in engine.generate(prompt=inputs(), sampling_params=params,
@@ -370,7 +379,7 @@ class LocalEngine(EngineBase):
                     continue
                 o = out.outputs[0]
                 ids = tuple(o.token_ids)
-                token_feedback.put_nowait(list(ids))
+                feed.output(ids)
                 if not st.prompt_len and out.prompt_token_ids:
                     st.prompt_len = len(out.prompt_token_ids)
                 if ids:

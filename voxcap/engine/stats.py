@@ -67,6 +67,7 @@ class _StreamStats:
         self.sent: deque[float] = deque()  # perf_counter of prompts handed to vLLM, FIFO
         self.latencies: deque[float] = deque(maxlen=_LATENCY_WINDOW)
         self.token_times: deque[float] = deque()
+        self.last_token_at: float | None = None
         self.finished = False
 
     def samples_done(self) -> int:
@@ -115,9 +116,13 @@ class EngineStats:
             s.token_times.append(now)
             while s.token_times and now - s.token_times[0] > _WINDOW_S:
                 s.token_times.popleft()
+            previous, s.last_token_at = s.last_token_at, now
             if not s.sent:
                 return None
-            latency = (now - s.sent.popleft()) * 1000.0
+            # The step's own time: from its prompt, or from the previous token when the prompt
+            # was sent ahead and waited its turn (token carry). Without carry a prompt always
+            # leaves after the previous token, so this is prompt -> token.
+            latency = (now - max(s.sent.popleft(), previous or 0.0)) * 1000.0
             s.latencies.append(latency)
         if self.latency_observer is not None:
             self.latency_observer(stream_id, latency)

@@ -18,6 +18,17 @@ the next chunk arrives, keeping the scheduler's encoder-cache bookkeeping (indic
 ``mm_features``) consistent: the list stays within one hash block (``hash_block_size`` tokens,
 e.g. 128) plus the newest items, or two items with prefix caching off. Produced tokens are
 unchanged (tests/engine/test_vllm_patches.py).
+
+Token carry (``VOXCAP_VLLM_TOKEN_CARRY=1``; off unless set): each realtime chunk's prompt is the
+token the session sampled last, so vLLM's realtime buffer cannot send chunk n+1 before chunk n's
+token made the round trip engine core → front end → engine core; on the H200 the engine core
+waited ~40 % of each 1-stream step for it (docs/perf/upstream-realtime-roundtrip.md). With
+the fix, a chunk whose sampling params carry ``extra_args[CARRY_KEY]`` has its first prompt
+token replaced, in the engine core, by the token the session sampled last — the one vLLM
+discards from the session when the chunk is applied, and the one the front end would have
+echoed. The front end may then send chunks ahead of their tokens (voxcap/engine/realtime_feed.py)
+and the next chunk is already queued when a step ends. Same tokens and log-probabilities as the
+echo (tests/engine/test_vllm_patches.py).
 """
 
 from __future__ import annotations
@@ -30,12 +41,23 @@ import os
 logger = logging.getLogger("vllm.voxcap_patches")
 
 SESSION_FIX_ENV = "VOXCAP_VLLM_SESSION_FIX"
+TOKEN_CARRY_ENV = "VOXCAP_VLLM_TOKEN_CARRY"
+CARRY_KEY = "voxcap_carry_token"  # SamplingParams.extra_args key: "fill my first prompt token"
 PINNED_VLLM = "0.32.0"
 _PATCHED_FLAG = "_voxcap_session_fix"
+_CARRY_FLAG = "_voxcap_token_carry"
+
+
+def _env_on(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def session_fix_enabled() -> bool:
-    return os.environ.get(SESSION_FIX_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+    return _env_on(SESSION_FIX_ENV)
+
+
+def token_carry_enabled() -> bool:
+    return _env_on(TOKEN_CARRY_ENV)
 
 
 def apply_enabled() -> list[str]:
@@ -43,46 +65,120 @@ def apply_enabled() -> list[str]:
     applied = []
     if session_fix_enabled() and apply_session_fix():
         applied.append("session")
+    if token_carry_enabled() and apply_token_carry():
+        applied.append("token_carry")
     return applied
 
 
-def apply_session_fix() -> bool:
-    """Wrap Scheduler._update_request_as_session so consumed audio items leave the session."""
+def _wrap_session_update(fix: str, flag: str, make_wrapper, effect: str) -> bool:
+    """Replace Scheduler._update_request_as_session by ``make_wrapper(current method)``, marked
+    with ``flag``, when on the pinned vLLM and not done yet in this process; log it as ``fix``."""
     try:
         import vllm
         from vllm.v1.core.sched.scheduler import Scheduler
     except Exception:  # vLLM missing or broken: nothing to patch
-        logger.warning("voxcap session fix not applied: vLLM could not be imported", exc_info=True)
+        logger.warning("voxcap %s not applied: vLLM could not be imported", fix, exc_info=True)
         return False
     version = getattr(vllm, "__version__", "?")
     if version != PINNED_VLLM:
-        logger.warning("voxcap session fix not applied: written for vLLM %s, this is %s "
-                       "(check whether upstream fixed issue #58324, then update or remove "
-                       "voxcap/engine/vllm_patches.py)", PINNED_VLLM, version)
+        logger.warning("voxcap %s not applied: written for vLLM %s, this is %s "
+                       "(check whether upstream fixed it, then update or remove "
+                       "voxcap/engine/vllm_patches.py)", fix, PINNED_VLLM, version)
         return False
     original = getattr(Scheduler, "_update_request_as_session", None)
     if original is None:
-        logger.warning("voxcap session fix not applied: Scheduler._update_request_as_session "
-                       "is missing in this vLLM build")
+        logger.warning("voxcap %s not applied: Scheduler._update_request_as_session "
+                       "is missing in this vLLM build", fix)
         return False
-    if getattr(original, _PATCHED_FLAG, False):
+    if _is_wrapped(original, flag):
         return True  # a second plugin load in the same process
-
-    def _update_request_as_session(self, session, update):
-        original(self, session, update)
-        try:
-            drop_consumed_mm_features(self, session)
-        except Exception:  # never take the engine down for an optimisation
-            logger.warning("voxcap session fix failed for request %s; left as it was",
-                           getattr(session, "request_id", "?"), exc_info=True)
-
-    setattr(_update_request_as_session, _PATCHED_FLAG, True)
-    _update_request_as_session.__wrapped__ = original
-    _update_request_as_session.__doc__ = original.__doc__
-    Scheduler._update_request_as_session = _update_request_as_session
-    logger.info("voxcap session fix applied (vLLM %s, pid %d): consumed audio items leave "
-                "realtime sessions", version, os.getpid())
+    wrapper = make_wrapper(original)
+    setattr(wrapper, flag, True)
+    wrapper.__wrapped__ = original
+    wrapper.__doc__ = original.__doc__
+    Scheduler._update_request_as_session = wrapper
+    logger.info("voxcap %s applied (vLLM %s, pid %d): %s", fix, version, os.getpid(), effect)
     return True
+
+
+def _is_wrapped(method, flag: str) -> bool:
+    while method is not None:
+        if getattr(method, flag, False):
+            return True
+        method = getattr(method, "__wrapped__", None)
+    return False
+
+
+def _applied(flag: str) -> bool:
+    try:
+        from vllm.v1.core.sched.scheduler import Scheduler
+    except Exception:
+        logger.warning("vLLM's scheduler could not be imported", exc_info=True)
+        return False
+    return _is_wrapped(getattr(Scheduler, "_update_request_as_session", None), flag)
+
+
+def token_carry_applied() -> bool:
+    """Whether this process's scheduler carries tokens (a forked or spawned engine core of the
+    same vLLM and environment then does too: the plugin runs in every vLLM process)."""
+    return _applied(_CARRY_FLAG)
+
+
+def session_fix_applied() -> bool:
+    return _applied(_PATCHED_FLAG)
+
+
+def apply_token_carry() -> bool:
+    """Wrap Scheduler._update_request_as_session so a flagged chunk gets the session's last token."""
+
+    def make_wrapper(original):
+        def _update_request_as_session(self, session, update):
+            return original(self, session, carry_last_token(session, update))
+        return _update_request_as_session
+
+    return _wrap_session_update("token carry", _CARRY_FLAG, make_wrapper,
+                                "realtime chunks may be sent ahead of their tokens")
+
+
+def carry_last_token(session, update):
+    """``update`` with its first prompt token set to the token ``session`` sampled last, when
+    its sampling params ask for it; otherwise ``update`` unchanged.
+
+    The token is the last of ``session._all_token_ids[num_computed_tokens:]``: what
+    ``_update_request_as_session`` discards ("the last sampled output token") and what vLLM's
+    realtime buffer would have echoed (``all_outputs[-1:]``)."""
+    params = getattr(update, "sampling_params", None)
+    extra = getattr(params, "extra_args", None) or {}
+    if not extra.get(CARRY_KEY) or not update.prompt_token_ids:
+        return update
+    pending = session._all_token_ids[session.num_computed_tokens:]
+    if not pending:
+        # nothing sampled since the last chunk (cannot happen with one token a chunk): the
+        # placeholder would reach the model, so say so loudly
+        logger.warning("voxcap token carry: %s has no sampled token to carry; its chunk keeps "
+                       "the placeholder", session.request_id)
+        return update
+    ids = list(update.prompt_token_ids)
+    ids[0] = pending[-1]
+    update.prompt_token_ids = ids
+    return update
+
+
+def apply_session_fix() -> bool:
+    """Wrap Scheduler._update_request_as_session so consumed audio items leave the session."""
+
+    def make_wrapper(original):
+        def _update_request_as_session(self, session, update):
+            original(self, session, update)
+            try:
+                drop_consumed_mm_features(self, session)
+            except Exception:  # never take the engine down for an optimisation
+                logger.warning("voxcap session fix failed for request %s; left as it was",
+                               getattr(session, "request_id", "?"), exc_info=True)
+        return _update_request_as_session
+
+    return _wrap_session_update("session fix", _PATCHED_FLAG, make_wrapper,
+                                "consumed audio items leave realtime sessions")
 
 
 def drop_consumed_mm_features(scheduler, session) -> int:
