@@ -34,10 +34,10 @@ step warm 400 python3 "$P/startup_profile.py" --model "$M" --dummy-weights --gra
 # 4b. step time with the token carry (voxcap's default now) and without: engine for 4 streams
 step stepcarry 420 python3 "$P/step_profile.py" --model "$M" --dummy-weights --seconds 30 --label carry --out "$R/step_carry.json"
 VOXCAP_VLLM_TOKEN_CARRY=0 step stepecho 300 python3 "$P/step_profile.py" --model "$M" --dummy-weights --seconds 30 --label echo --out "$R/step_echo.json"
+# 4c. the carry's tokens against the echo's on the real shape (bare vLLM loop, one stream)
+step growth 560 python3 "$P/step_growth.py" --model "$M" --dummy-weights --duration 40 --bucket 100 --variants on,carry --out "$R/growth_carry.json"
 # 5. graph-mode switches in one app process (the settings panel)
 step restart 900 python3 "$P/engine_restart.py" --model "$M" --dummy-weights --modes FULL_DECODE_ONLY,PIECEWISE,FULL_DECODE_ONLY --out "$R/restart.json"
 # 6. a cold start with nothing cached, same lease (the comparison)
 step cold 600 python3 "$P/startup_profile.py" --model "$M" --dummy-weights --graph-mode FULL_DECODE_ONLY --runs cold --cache-root "$W/cc-cold" --out "$R/startup_cold.json"
-# 7. the carry's tokens against the echo's on the real shape (bare vLLM loop, one stream)
-step growth 560 python3 "$P/step_growth.py" --model "$M" --dummy-weights --duration 40 --bucket 100 --variants on,carry --out "$R/growth_carry.json"
 echo done > "$R/all.done"
