@@ -1,6 +1,7 @@
 #!/bin/bash
 # GPU machine, last call of a lease (after the kit's pieces are stashed; docs/perf/README.md): install,
-# bytecode (as pip leaves it), the real-shape model, then chain_prepare.sh detached. Then poll:
+# bytecode (as pip leaves it), the real-shape model, then the chain ($1, default chain_prepare.sh;
+# chain_carry.sh for the token carry's round) detached. Then poll:
 #   OUT=$OUT bash benchmarks/gpu/poll_prepare.sh 500      (results as $OUT/res.tgz)
 cd "$(dirname "$0")/../.."
 bash .gpu/kit/install.sh 2>&1 | tail -3 || exit
@@ -11,5 +12,5 @@ SP=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 python3 -m compileall -q -j 16 "$SP" > /dev/null 2>&1; echo "pyc: $(find $SP/vllm -name '*.pyc' | wc -l)"
 python3 -c "import voxcap.engine.prepare as p, voxcap.commands.prepare; print('voxcap', p.__file__)" || exit 4
 nvidia-smi -L
-setsid nohup bash benchmarks/gpu/chain_prepare.sh > /dev/null 2>&1 < /dev/null &
+setsid nohup bash benchmarks/gpu/${1:-chain_prepare.sh} > /dev/null 2>&1 < /dev/null &
 sleep 1; echo launched
