@@ -96,13 +96,13 @@ def main() -> int:
     os.environ.setdefault("VOXCAP_CACHE_DIR", str(tmp / "cache"))
     model = write_tiny_model(tmp / "tiny")
     results = {}
-    server = VllmServer(model, max_model_len=MAX_MODEL_LEN, log_path=tmp / "server.log")
+    server = VllmServer(model, max_model_len=MAX_MODEL_LEN, log_path=tmp / "server.log")  # voxcap serve
     t0 = time.perf_counter()
     server.start()
     print(f"server up in {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
     try:
-        settings = RemoteSettings(server.url, server.served_name, max_streams=2,
-                                  max_buffer_s=None)
+        settings = RemoteSettings(server.url, server.served_name, api_key=server.api_key,
+                                  max_streams=2, max_buffer_s=None)
         results["remote"] = run(RemoteEngine(settings), args.seconds, args.live_seconds)
     finally:
         server.stop()

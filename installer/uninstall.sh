@@ -9,7 +9,7 @@ set -euo pipefail
 usage() {
   cat <<EOF
 Usage: uninstall.sh [options]
-  --purge          also delete the saved transcripts (sessions)
+  --purge          also delete the saved transcripts (sessions) and the logs
   --keep-model     keep the downloaded model (about 9 GB) for a later install
   --keep-settings  keep the settings (and the remote server's API key)
   --prefix DIR     voxcap's folder, as given to install.sh (default: \${XDG_DATA_HOME:-~/.local/share}/voxcap)
@@ -36,7 +36,8 @@ while (($#)); do
 done
 say() { ((QUIET)) || printf '%s\n' "$*"; }
 CONFIG_DIR=${VOXCAP_CONFIG_DIR:-${XDG_CONFIG_HOME:-$HOME/.config}/voxcap}
-CACHE_DIR=${VOXCAP_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/voxcap}
+CACHE_DIR=${VOXCAP_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/voxcap}  # vLLM's caches too (vllm/)
+STATE_DIR=${VOXCAP_STATE_DIR:-${XDG_STATE_HOME:-$HOME/.local/state}/voxcap}  # the logs
 APPS_DIR="$DATA_HOME/applications"
 ICON_DIR="$DATA_HOME/icons/hicolor"
 
@@ -102,6 +103,7 @@ APP_DATA=${VOXCAP_DATA_DIR:-$DATA_HOME/voxcap}  # the app's (differs when instal
 [ "$APP_DATA" = "$PREFIX" ] || clean_dir "$APP_DATA"
 ((KEEP_SETTINGS)) || remove "$CONFIG_DIR"
 remove "$CACHE_DIR"
+((PURGE)) && remove "$STATE_DIR"
 
 say "voxcap is uninstalled."
 ((${#removed[@]})) && ! ((QUIET)) && printf '  removed %s\n' "${removed[@]}"
@@ -110,4 +112,5 @@ for dir in "${dirs[@]}"; do
   [ -d "$dir/sessions" ] && say "  Your transcripts are kept in $dir/sessions (uninstall.sh --purge deletes them)."
   [ -d "$dir/models" ] && say "  The model is kept in $dir/models."
 done
+[ -d "$STATE_DIR" ] && say "  The logs are kept in $STATE_DIR for a bug report (uninstall.sh --purge deletes them)."
 exit 0

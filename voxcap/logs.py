@@ -10,7 +10,11 @@ called once by each front end (every command, the GUI) from ``-v``/``--log-level
   ``-vv`` DEBUG, ``--log-level LEVEL``; without, the commands' own lines (an error and its fix)
   stay the only ones there, and a traceback only ever shows with ``-vv``/``debug``;
 - vLLM's own log (in the engine's processes) is shown when the level is INFO or lower
-  (``engine_verbose``).
+  (``engine_verbose``); otherwise what libraries write to stderr while vLLM starts (torch's
+  "Triton not available", C++ warnings such as "NUMA binding", Python warnings, and all
+  that vLLM's processes write later) goes to ``vllm.log`` next to the log
+  (``library_output_to_log``), and voxcap's own lines reach the terminal through ``terminal()``;
+  Python warnings of voxcap's process go to the log file too.
 
 Privacy: no audio and no caption text is ever logged, unless VOXCAP_LOG_TEXT=1 is set (a person
 debugging wrong text, on purpose): ``caption_text(text)`` is what a log call must use.
@@ -18,16 +22,20 @@ debugging wrong text, on purpose): ``caption_text(text)`` is what a log call mus
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import logging.handlers
 import os
 import sys
+import threading
 from collections import deque
 from pathlib import Path
 
 from . import paths
 
 LOG_NAME = "voxcap.log"
+LIBRARY_LOG_NAME = "vllm.log"  # what vLLM's processes and the libraries write to stderr
+LIBRARY_LOG_MAX = 5_000_000  # moved to vllm.log.1 at the next engine start past this size
 LEVELS = ("debug", "info", "warning", "error")
 MAX_BYTES = 1_000_000
 BACKUPS = 3
@@ -64,6 +72,9 @@ def setup(level: int | None = None, *, file: bool | None = None) -> Path | None:
     be opened (then one line says so on the terminal and the app runs on without it). ``file``:
     default on, off with VOXCAP_LOG_FILE=0."""
     root = logging.getLogger(_ROOT)
+    for h in _warning_handlers:
+        logging.getLogger("py.warnings").removeHandler(h)
+    _warning_handlers.clear()
     for h in _handlers:
         root.removeHandler(h)
         h.close()
@@ -92,7 +103,75 @@ def setup(level: int | None = None, *, file: bool | None = None) -> Path | None:
     fh.setLevel(file_level)
     fh.setFormatter(logging.Formatter(FORMAT))
     _add(root, fh)
+    warnings_logger = logging.getLogger("py.warnings")
+    if level is None:  # a library's DeprecationWarning is not the command's output
+        logging.captureWarnings(True)
+        warnings_logger.propagate = False
+        warnings_logger.addHandler(fh)
+        _warning_handlers.append(fh)
     return path
+
+
+_warning_handlers: list[logging.Handler] = []
+_terminal_stream = None  # voxcap's own stderr while library_output_to_log() is active
+_redirect_lock = threading.Lock()
+
+
+def terminal():
+    """Where voxcap's own lines for a person go (progress, notices): stderr, also while
+    ``library_output_to_log`` sends the file descriptor 2 to the library log."""
+    return _terminal_stream or sys.stderr
+
+
+def library_log_path() -> Path:
+    return paths.state_dir() / LIBRARY_LOG_NAME
+
+
+@contextlib.contextmanager
+def library_output_to_log(enabled: bool = True):
+    """Inside: this process's file descriptor 2 is ``vllm.log`` (appended), so the processes vLLM
+    starts meanwhile write their stderr there for as long as they run, and so do C code and
+    Python's ``sys.stderr`` here; ``terminal()`` is the real stderr. Put back on leaving. A
+    no-op when not ``enabled`` (-v: the person asked for vLLM's log), when another one is
+    active, or when stderr has no file descriptor (a test's capture)."""
+    global _terminal_stream
+    if not enabled or not _redirect_lock.acquire(blocking=False):
+        yield None
+        return
+    saved = target = None
+    try:
+        try:
+            sys.stderr.flush()
+            fd = sys.stderr.fileno()
+            if fd != 2:
+                raise ValueError("sys.stderr is not file descriptor 2")
+            path = library_log_path()
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if path.exists() and path.stat().st_size > LIBRARY_LOG_MAX:
+                path.replace(path.with_name(path.name + ".1"))
+            target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            saved = os.dup(2)
+            _terminal_stream = os.fdopen(os.dup(saved), "w", buffering=1,
+                                         encoding=getattr(sys.stderr, "encoding", None) or "utf-8",
+                                         errors="replace")
+            os.dup2(target, 2)
+        except (OSError, ValueError, AttributeError):  # no fd to redirect: leave it as it is
+            logging.getLogger(__name__).info("library output stays on stderr", exc_info=True)
+            yield None
+            return
+        yield path
+    finally:
+        if saved is not None:
+            with contextlib.suppress(OSError, ValueError):
+                sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            stream, _terminal_stream = _terminal_stream, None
+            if stream is not None:
+                stream.close()
+        if target is not None:
+            os.close(target)
+        _redirect_lock.release()
 
 
 class _Terminal(logging.Formatter):

@@ -52,3 +52,18 @@ def cache_dir() -> Path:
 
 def state_dir() -> Path:
     return _dir("VOXCAP_STATE_DIR", user_state_dir(APP))
+
+
+def shipped_command(name: str) -> str:
+    """How a person runs ``name`` (pip, hf) from voxcap's own environment: the bare name when
+    that is what PATH finds, else the full path (the installer puts only `voxcap` on PATH)."""
+    import shutil
+    import sys
+
+    here = Path(sys.executable).parent / name
+    if not here.exists():
+        return name
+    found = shutil.which(name)
+    if found and Path(found).resolve() == here.resolve():
+        return name
+    return str(here)

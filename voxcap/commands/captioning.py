@@ -17,6 +17,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
+from .. import logs
 from ..app.controller import SessionController
 from ..app.lag import Window
 from ..captions.export import check_export_path, export
@@ -86,7 +87,7 @@ class Terminal:
         if self.quiet:
             return
         self.end_line()
-        print(msg, file=sys.stderr, flush=True)
+        print(msg, file=logs.terminal(), flush=True)  # stderr, also while vLLM starts
 
     def end_line(self) -> None:
         if self.mid_line:

@@ -80,6 +80,15 @@ class Context:
     model_info: object | None = None  # ModelInfo once the model check passed
     gpu: object | None = None  # the GpuReading vLLM would use
     build: str | None = None  # installed vLLM build
+    gpus: list | None = None  # NVML's GPUs (read once)
+
+    def no_gpu(self) -> bool:
+        """No NVIDIA GPU here (NVML finds none): captions can only come from a vLLM server."""
+        if self.gpus is None:
+            from .. import gpu as gpu_mod
+
+            self.gpus = gpu_mod.list_gpus() or []
+        return not self.gpus
 
 
 # ---------------------------------------------------------------------------- helpers ----
@@ -202,6 +211,9 @@ def check_vllm(ctx: Context, args) -> Check:
         what = f"vLLM {version} ({build} build) installed" if build else "not installed"
         return Check("vllm", "vLLM engine", SKIP, f"not needed: captions come from a vLLM server "
                      f"({what})", "", details)
+    if build is None and ctx.no_gpu():
+        return Check("vllm", "vLLM engine", SKIP, "not installed, and not needed: without an "
+                     "NVIDIA GPU captions come from a vLLM server (see the GPU check)", "", details)
     if build is None:
         return Check("vllm", "vLLM engine", FAIL, "vLLM is not installed, so the local engine "
                      "cannot run", engine_platform.NO_VLLM_FIX, details)
@@ -250,17 +262,23 @@ def _cuda_tuple(text: str | None) -> tuple[int, ...] | None:
 
 def check_gpu(ctx: Context, args) -> Check:
     from .. import gpu as gpu_mod
-    from ..engine.platform import NO_GPU_FIX
+    from ..engine.platform import NO_GPU_FIX, SERVER_HINT
 
-    gpus = gpu_mod.list_gpus()
+    gpus = [] if ctx.no_gpu() else ctx.gpus
     if not gpus:
         reason = gpu_mod.nvml_unavailable_reason()
         details = {"gpus": [], "reason": reason}
         if ctx.engine == "remote":
             return Check("gpu", "NVIDIA GPU", SKIP, "not needed: captions come from a vLLM "
                          f"server (none found here: {reason})", "", details)
-        return Check("gpu", "NVIDIA GPU", FAIL, f"No NVIDIA GPU found: {reason}", NO_GPU_FIX,
-                     details)
+        if ctx.build == "cuda":  # installed for a GPU that is not usable now: a driver problem?
+            return Check("gpu", "NVIDIA GPU", FAIL, f"No NVIDIA GPU found ({reason}): vLLM's "
+                         "CUDA build installed here cannot run", NO_GPU_FIX, details)
+        details["server_only"] = True
+        cpu = (": the vLLM installed is its CPU build, for self-checks (far slower than real "
+               "time with the real model)" if ctx.build == "cpu" else "")
+        return Check("gpu", "NVIDIA GPU", WARN, f"No NVIDIA GPU here ({reason}){cpu}; captions "
+                     "come from a vLLM server", SERVER_HINT, details)
     driver = gpu_mod.driver_versions()
     index = _visible_gpu_index()
     gpu = next((g for g in gpus if g.index == index), gpus[0])
@@ -343,8 +361,8 @@ def check_gpu_memory(ctx: Context, args) -> Check:
              f"{_gib(fp['overhead_bytes'])} CUDA context, activations and graphs)")
     gpu = ctx.gpu
     if gpu is None:
-        return Check("gpu_memory", title, SKIP, f"no usable GPU to check against; the model {needs}",
-                     "", details)
+        return Check("gpu_memory", title, SKIP, f"no usable GPU to check against; on a GPU the "
+                     f"model {needs}", "", details)
     total, free = gpu.memory_total_bytes, gpu.memory_free_bytes
     if free is None:
         free = total - gpu.memory_used_bytes - gpu.memory_reserved_bytes
@@ -399,6 +417,9 @@ def check_model(ctx: Context, args) -> Check:
     title = "Model"
     if ctx.engine == "remote":
         return Check("model", title, SKIP, "not needed here: the vLLM server has the model")
+    if not ctx.model_dir and ctx.no_gpu():
+        return Check("model", title, SKIP, "not needed without an NVIDIA GPU: the vLLM server "
+                     "has the model")
     if not ctx.model_dir:
         return Check("model", title, FAIL, "no model directory is set",
                      "choose or download the model in the app (first-run dialog or Settings), "
@@ -427,6 +448,9 @@ def check_model(ctx: Context, args) -> Check:
 
 def check_server(ctx: Context, args) -> Check:
     title = "vLLM server"
+    if ctx.engine != "remote" and ctx.no_gpu():
+        return Check("server", title, SKIP, "none chosen yet: start `voxcap serve` on a computer "
+                     "with an NVIDIA GPU and give its address to the app (\"Use a vLLM server\")")
     if ctx.engine != "remote":
         return Check("server", title, SKIP, "not used: the local engine runs the model")
     import urllib.error
@@ -730,16 +754,29 @@ def render(checks: list[Check], width: int | None = None) -> str:
         if c.fix and c.verdict in (WARN, FAIL):
             lines += textwrap.wrap(f"fix: {c.fix}", wrap, initial_indent=indent,
                                    subsequent_indent=indent + "     ", break_on_hyphens=False)
-    failed = [c.title for c in checks if c.verdict == FAIL]
-    warned = [c.title for c in checks if c.verdict == WARN]
-    lines.append("")
-    if failed:
-        lines.append(f"Result: {len(failed)} problem{'s' if len(failed) > 1 else ''} "
-                     f"block{'' if len(failed) > 1 else 's'} captioning: {', '.join(failed)}.")
-    else:
-        lines.append("Result: ready for captions" + (f" (see the warnings: {', '.join(warned)})"
-                                                     if warned else "") + ".")
+    lines += ["", result_line(checks)]
     return "\n".join(lines) + "\n"
+
+
+def result_line(checks: list[Check]) -> str:
+    """The verdict of the whole: what blocks captions, or what they are ready for."""
+    failed = [c.title for c in checks if c.verdict == FAIL]
+    if failed:
+        return (f"Result: {len(failed)} problem{'s' if len(failed) > 1 else ''} "
+                f"block{'' if len(failed) > 1 else 's'} captioning: {', '.join(failed)}.")
+    by_id = {c.id: c for c in checks}
+    server_only = by_id.get("gpu") is not None and by_id["gpu"].details.get("server_only")
+    warned = [c.title for c in checks if c.verdict == WARN and not (server_only and c.id == "gpu")]
+    selftest = by_id.get("selftest")
+    text = "Result: ready for a vLLM server" if server_only else "Result: ready for captions"
+    if selftest is not None and selftest.verdict == OK:
+        text += ", self-check passed"
+    if server_only:
+        text += (" (no NVIDIA GPU here: start `voxcap serve` on a computer with one, then choose "
+                 "\"Use a vLLM server\" in the app)")
+    if warned:
+        text += f"; see the warnings: {', '.join(warned)}"
+    return text + "."
 
 
 def run(args) -> int:
@@ -747,7 +784,8 @@ def run(args) -> int:
     failed = [c.id for c in checks if c.verdict == FAIL]
     if args.json:
         json.dump({"voxcap": __version__, "ok": not failed, "blocking": failed,
-                   "checks": [asdict(c) for c in checks]}, sys.stdout, indent=2, default=str)
+                   "result": result_line(checks), "checks": [asdict(c) for c in checks]},
+                  sys.stdout, indent=2, default=str)
         sys.stdout.write("\n")
     else:
         sys.stdout.write(render(checks))

@@ -19,14 +19,17 @@ ENGINES = ("local", "remote")
 _KEEP = object()
 
 
-def add_engine_options(p: argparse.ArgumentParser, model_required: bool = True) -> None:
+def add_engine_options(p: argparse.ArgumentParser, model_required: bool = True,
+                       remote: bool = True) -> None:
     """Engine options. ``model_required``: the local engine needs --model (checked when the
-    settings are built, since --engine remote does not)."""
+    settings are built, since --engine remote does not). ``remote``: also --engine and the
+    remote engine's options (not for ``voxcap serve``, which runs the engine itself)."""
     p.set_defaults(model_required=model_required)
     g = p.add_argument_group("engine")
-    g.add_argument("--engine", choices=ENGINES, default="local",
-                   help="local: vLLM in this process (needs a GPU for real time); remote: a "
-                        "vLLM server's realtime endpoint (--server)")
+    if remote:
+        g.add_argument("--engine", choices=ENGINES, default="local",
+                       help="local: vLLM in this process (needs a GPU for real time); remote: a "
+                            "vLLM server's realtime endpoint (--server)")
     g.add_argument("--model", metavar="DIR",
                    help="Voxtral Realtime model directory (params.json, tekken.json, weights); "
                         "with --engine remote: the name the server serves, like --server-model")
@@ -44,6 +47,8 @@ def add_engine_options(p: argparse.ArgumentParser, model_required: bool = True) 
     g.add_argument("--dtype", default="auto", help="auto (bfloat16 on GPU, float32 on CPU), ...")
     g.add_argument("--eager", action="store_true",
                    help="no torch.compile and no graphs: faster start, slower steps")
+    if not remote:
+        return
     r = p.add_argument_group("remote engine (--engine remote)")
     r.add_argument("--server", metavar="URL",
                    help="the vLLM server, e.g. ws://gpu-box:8000 or wss://... (its /v1/realtime)")

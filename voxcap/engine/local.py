@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import paths
+from .. import logs, paths
 from ..errors import EngineError
 from ..events import EngineReady, EngineStopped, StreamFinished, TextDelta
 from . import memory, vllm_patches
@@ -32,6 +32,7 @@ from .progress import STAGE_ENV, StageTail, kv_cache_capacity, write_logging_con
 from .realtime_feed import TokenFeed
 from .settings import EngineSettings
 from .stats import SAMPLE_RATE, EngineStats
+from .vllm_env import use_voxcap_caches
 from .vllm_patches import SESSION_FIX_ENV, TOKEN_CARRY_ENV
 from .vllm_plugin import APP_PID_ENV, EARLY_HOOK_DIR, tie_forked_children
 
@@ -110,6 +111,7 @@ class LocalEngine(EngineBase):
 
     async def _run(self) -> None:
         self._progress("importing", "vLLM and PyTorch")
+        use_voxcap_caches()  # vLLM's caches in voxcap's folder, as for `voxcap prepare`
         build = engine_platform.check_platform()
         stage_file = self._workdir / "stages.jsonl"
         # vLLM reads these from the environment in this process and in the children it spawns.
@@ -172,15 +174,18 @@ class LocalEngine(EngineBase):
             self._emit(EngineStopped())
 
     async def _create_engine(self, build: str):
-        from vllm.engine.arg_utils import AsyncEngineArgs
-        from vllm.v1.engine.async_llm import AsyncLLM
+        # torch's and vLLM's import warnings, and all that vLLM's processes write to stderr,
+        # go to the library log unless -v asked for vLLM's log (logs.py)
+        with logs.library_output_to_log(enabled=not self._verbose):
+            from vllm.engine.arg_utils import AsyncEngineArgs
+            from vllm.v1.engine.async_llm import AsyncLLM
 
-        args = self.engine_args(build)
-        self._progress("starting engine process")
-        # No local holds the engine: vLLM keeps a traceback of this frame from an exception it
-        # handles during start-up, and a live local would keep AsyncLLM alive until exit.
-        return AsyncLLM.from_engine_args(AsyncEngineArgs(**args),
-                                         stat_loggers=[_stat_logger_factory(self.stats)])
+            args = self.engine_args(build)
+            self._progress("starting engine process")
+            # No local holds the engine: vLLM keeps a traceback of this frame from an exception
+            # it handles during start-up, and a live local would keep AsyncLLM alive until exit.
+            return AsyncLLM.from_engine_args(AsyncEngineArgs(**args),
+                                             stat_loggers=[_stat_logger_factory(self.stats)])
 
     def engine_args(self, build: str) -> dict:
         """vLLM's engine arguments for these settings (the model folder checked first)."""

@@ -21,8 +21,8 @@ MODEL_ID = "mistralai/Voxtral-Mini-4B-Realtime-2602"
 # config parse, twice per engine start (docs/perf/startup.md).
 VLLM_DEFAULT_MAX_POSITIONS = 128_000
 GET_MODEL = (
-    f"download {MODEL_ID} (e.g. `hf download {MODEL_ID} --local-dir DIR`), or run "
-    "`voxcap make-tiny-model DIR` and use --dummy-weights for a self-check"
+    f"download {MODEL_ID} with `voxcap download` (about 9 GB; --dir DIR picks the folder), or "
+    "run `voxcap make-tiny-model DIR` and use --dummy-weights for a self-check"
 )
 WEIGHT_FILES = ("consolidated.safetensors",)
 

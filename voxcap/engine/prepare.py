@@ -30,6 +30,9 @@ MODEL_ARCH = "VoxtralRealtimeGeneration"  # what vLLM resolves Voxtral Realtime'
 def fill_model_info_cache() -> Path:
     """Have vLLM inspect the model class now (a subprocess of its own) and cache what it learns;
     returns the cache file. A no-op but for the file check when the cache is already filled."""
+    from .vllm_env import use_voxcap_caches
+
+    use_voxcap_caches()  # the cache the engine's start reads (engine/vllm_env.py)
     from vllm.model_executor.models.registry import ModelRegistry
 
     registered = ModelRegistry.models.get(MODEL_ARCH)

@@ -1,0 +1,184 @@
+"""``voxcap serve``: vLLM's own OpenAI-compatible server for Voxtral Realtime, set up as voxcap's
+in-process engine would be, for an app on another computer (``--engine remote``).
+
+What it starts is vLLM's server (``python -m vllm.entrypoints.openai.api_server``), with the
+in-process engine's vLLM arguments (``LocalEngine.engine_args``: KV cache sized for
+``--max-streams`` sessions on this GPU and the gpu_memory_utilization that lets it start beside
+other programs, FULL_DECODE_ONLY, the step token budget, the multimodal cache off, and any
+setting added there later) as flags (engine/server_args.py), voxcap's vLLM plugin with the
+session fix on, an API key, and loopback unless ``--host`` says otherwise. It prints the
+address and the key file to give the app, and stops the server on Ctrl-C; the server dies with
+voxcap however voxcap dies (engine/server_process.py).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shlex
+import signal
+import socket
+
+from .. import paths
+from ..errors import ConfigError
+from .options import add_engine_options, engine_settings
+
+log = logging.getLogger(__name__)
+DEFAULT_PORT = 8000
+
+
+def add_parser(sub) -> list[str]:
+    p = sub.add_parser(
+        "serve", help="start vLLM's server for Voxtral Realtime on this GPU, for the app elsewhere",
+        description="Starts vLLM's own OpenAI-compatible server (its /v1/realtime endpoint) with "
+                    "the settings voxcap's in-process engine would use on this machine, and prints "
+                    "the address and API key file to give the app on another computer "
+                    "(voxcap gui: \"Use a vLLM server\"; or --engine remote --server ws://...). "
+                    "Ctrl-C stops it.")
+    add_engine_options(p, remote=False)
+    s = p.add_argument_group("server")
+    s.add_argument("--max-streams", type=int, default=2, metavar="N",
+                   help="caption streams served at once; the KV cache is sized for them (default 2: "
+                        "one app captioning \"Both\")")
+    s.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1: this computer only; 0.0.0.0 for "
+                        "every network interface)")
+    s.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"TCP port (default {DEFAULT_PORT})")
+    s.add_argument("--served-model-name", metavar="NAME",
+                   help="the model's name for clients (default: the model folder's name)")
+    s.add_argument("--api-key-env", metavar="VAR",
+                   help="environment variable holding the API key to require (default: a key "
+                        "generated once and kept in --api-key-file)")
+    s.add_argument("--api-key-file", metavar="PATH",
+                   help="the key file, created readable by you only if missing (default: "
+                        "voxcap's config folder, serve-api-key)")
+    s.add_argument("--vllm-args", default="", metavar="\"FLAGS\"",
+                   help="more flags for vLLM's server, after voxcap's (they win), e.g. "
+                        "--vllm-args=\"--enable-log-requests\"")
+    s.add_argument("--start-timeout", type=float, default=1800.0, metavar="S",
+                   help="give up when the server is not up after this long (default 1800)")
+    s.add_argument("--print-command", action="store_true",
+                   help="print vLLM's command line (without the key) and exit")
+    return ["serve"]
+
+
+def run(args) -> int:
+    from pathlib import Path
+
+    from ..engine import platform as engine_platform
+    from ..engine import server_key
+    from ..engine.remote_settings import api_key_from_env
+    from ..engine.server_args import engine_args_for, server_command
+    from ..engine.vllm_env import cache_env
+    from ..engine.vllm_patches import SESSION_FIX_ENV
+
+    settings = engine_settings(args, max_streams=args.max_streams)
+    if not 1 <= args.port <= 65535:
+        raise ConfigError(f"Port {args.port} is not a TCP port.", "use 1-65535, e.g. --port 8000")
+    build = engine_platform.check_platform()
+    engine_args, info = engine_args_for(settings, build)
+    served = args.served_model_name or info.path.name
+    try:
+        extra = shlex.split(args.vllm_args)
+    except ValueError as exc:
+        raise ConfigError(f"--vllm-args cannot be read: {exc}.",
+                          "quote it as one string, e.g. --vllm-args=\"--enable-log-requests\"") from None
+    command = server_command(engine_args, host=args.host, port=args.port, served_name=served,
+                             extra=extra)
+    if args.print_command:
+        print(shlex.join(command))
+        return 0
+    _check_port_free(args.host, args.port)
+    if args.api_key_env:
+        key, key_file, created = api_key_from_env(args.api_key_env), None, False
+    else:
+        key_file = Path(args.api_key_file).expanduser() if args.api_key_file else \
+            server_key.default_key_path()
+        key, created = server_key.ensure_key(key_file)
+    session_fix = os.environ.get(SESSION_FIX_ENV, "1")
+    env = {"VLLM_API_KEY": key, SESSION_FIX_ENV: session_fix, "VLLM_NO_USAGE_STATS": "1",
+           "DO_NOT_TRACK": "1", **cache_env()}
+    return _serve(args, command, env, key_file, created, served, settings, session_fix != "0")
+
+
+def _serve(args, command, extra_env, key_file, created, served, settings, session_fix) -> int:
+    from ..engine.server_process import ServerProcess, child_env
+
+    log_path = paths.state_dir() / "vllm-server.log"
+    server = ServerProcess(command, child_env(extra_env), log_path)
+    print(f"Starting vLLM's server for {served} on {args.host}:{args.port} (its log: {log_path}); "
+          "the first start on a GPU takes a few minutes.", flush=True)
+    stop = _StopOnSignals()
+    server.start()
+    try:
+        server.wait_healthy(args.host, args.port, args.start_timeout)
+        _print_ready(args, served, settings, key_file, created, session_fix)
+        code = server.wait()
+        raise ConfigError(f"vLLM's server stopped by itself (exit code {code}): {server.last_error()}",
+                          f"see its log {log_path}")
+    except KeyboardInterrupt:
+        print("Stopping vLLM's server… (Ctrl-C again stops it at once)", flush=True)
+        try:
+            code = server.stop()
+        except KeyboardInterrupt:
+            code = server.kill()
+        print(f"vLLM's server stopped (exit code {code}).", flush=True)
+        return 0
+    finally:
+        if server.exited() is None:
+            server.kill()
+        stop.restore()
+
+
+def _print_ready(args, served, settings, key_file, created, session_fix) -> None:
+    host = args.host
+    public = host not in ("127.0.0.1", "localhost", "::1")
+    shown = socket.gethostname() if host in ("0.0.0.0", "::", "") else host
+    url = f"ws://{shown}:{args.port}"
+    key_line = (f"the API key is in {key_file} ({'new, ' if created else ''}readable by you only)"
+                if key_file else f"the API key is the one in ${args.api_key_env}")
+    print(f"\nReady: {url} — model {served}, up to {settings.max_streams} streams, session fix "
+          f"{'on' if session_fix else 'off'}; {key_line}.", flush=True)
+    copy = (f"copy {key_file} there as ~/.config/voxcap/remote-api-key (chmod 600)" if key_file
+            else f"put the key from ${args.api_key_env} in ~/.config/voxcap/remote-api-key there "
+                 "(chmod 600)")
+    print(f"On the computer that shows the captions: {copy}, then\n"
+          f"  voxcap gui → \"Use a vLLM server\", address {url}, the key from that file; or\n"
+          f"  voxcap live --source system --engine remote --server {url}", flush=True)
+    if not public:
+        print(f"It listens on {host} only: this computer can connect, others cannot. For another "
+              f"computer: `ssh -N -L {args.port}:127.0.0.1:{args.port} {socket.gethostname()}` "
+              f"there (then ws://127.0.0.1:{args.port}), or --host 0.0.0.0 on a trusted network.",
+              flush=True)
+    print("Ctrl-C stops the server.", flush=True)
+
+
+def _check_port_free(host: str, port: int) -> None:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError as exc:
+            log.info("port %d on %s is not free", port, host, exc_info=True)
+            raise ConfigError(f"Cannot listen on {host}:{port}: {exc.strerror or exc}.",
+                              "stop what uses that port (`ss -ltnp` names it) or pick another "
+                              "with --port; --host must be an address of this computer") from None
+
+
+class _StopOnSignals:
+    """Ctrl-C, SIGTERM and SIGHUP (a closed terminal, a logout) stop the server. SIGINT too is
+    set here: a process started in the background of a script inherits it ignored."""
+
+    def __init__(self) -> None:
+        self._saved = {}
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            self._saved[sig] = signal.signal(sig, self._raise)
+
+    @staticmethod
+    def _raise(signum, frame):
+        raise KeyboardInterrupt
+
+    def restore(self) -> None:
+        for sig, handler in self._saved.items():
+            signal.signal(sig, handler)

@@ -1,0 +1,162 @@
+"""vLLM's OpenAI-compatible server as a child process that lives and dies with voxcap.
+
+    server = ServerProcess(command, env, log_path).start()   # its output goes to log_path
+    server.wait_healthy("127.0.0.1", 8000, timeout=900)      # EngineError if it stopped
+    server.wait()                                            # until it exits
+    server.stop()                                            # SIGTERM, SIGKILL after a while
+
+How it is tied to voxcap: the child's first act, before Python imports anything else, is to ask
+the kernel for SIGKILL when voxcap goes (``PR_SET_PDEATHSIG``, kept across the ``exec`` into
+vLLM's server), so a ``kill -9`` of voxcap takes the server with it. It then names itself the
+"app" for voxcap's vLLM plugin (``VOXCAP_APP_PID``) and puts the early hook on PYTHONPATH: vLLM's
+engine core and workers die with the server the same way (engine/vllm_plugin.py). The server
+runs in a session of its own, so a Ctrl-C typed in voxcap's terminal reaches voxcap only, which
+then stops the server (SIGTERM: vLLM shuts its engine down) and waits for it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from ..errors import EngineError
+from .vllm_plugin import APP_PID_ENV, EARLY_HOOK_DIR, PARENT_PID_ENV
+
+log = logging.getLogger(__name__)
+
+# argv: [-c, voxcap's pid, program, args...]. PR_SET_PDEATHSIG = 1, SIGKILL = 9.
+_LAUNCHER = ("import ctypes, os, sys\n"
+             "ctypes.CDLL(None).prctl(1, 9, 0, 0, 0)\n"
+             "if os.getppid() != int(sys.argv[1]): os._exit(1)\n"
+             f"os.environ[{APP_PID_ENV!r}] = str(os.getpid())\n"
+             "os.execv(sys.argv[2], sys.argv[2:])\n")
+# Set by a voxcap engine for its own vLLM children: the server must not inherit them.
+_NOT_INHERITED = ("VLLM_LOGGING_CONFIG_PATH", "VOXCAP_STAGE_FILE", PARENT_PID_ENV, APP_PID_ENV)
+STOP_TIMEOUT_S = 30.0
+
+
+def child_env(extra: dict[str, str]) -> dict[str, str]:
+    """voxcap's environment for the server: ``extra`` on top, the early hook first on
+    PYTHONPATH, nothing of an in-process engine's own variables."""
+    env = {k: v for k, v in os.environ.items() if k not in _NOT_INHERITED}
+    env.update(extra)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(EARLY_HOOK_DIR)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    return env
+
+
+class ServerProcess:
+    def __init__(self, command: list[str], env: dict[str, str], log_path: Path) -> None:
+        self.command = list(command)
+        self.env = env
+        self.log_path = Path(log_path)
+        self.proc: subprocess.Popen | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc else None
+
+    def start(self) -> ServerProcess:
+        """Start it from a thread that lives as long as voxcap (the main thread): the kernel's
+        parent-death signal follows the thread that started the child."""
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.log_path, "ab") as out:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-c", _LAUNCHER, str(os.getpid()), *self.command],
+                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=self.env,
+                start_new_session=True)
+        log.info("vLLM's server started (pid %d, log %s)", self.proc.pid, self.log_path)
+        return self
+
+    def exited(self) -> int | None:
+        return self.proc.poll() if self.proc else None
+
+    def wait_healthy(self, host: str, port: int, timeout: float, poll_s: float = 0.5) -> None:
+        """Return once ``/health`` answers 200; EngineError (with vLLM's last error line) if the
+        server stops first or ``timeout`` passes."""
+        url = f"http://{_connect_host(host)}:{port}/health"
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            code = self.exited()
+            if code is not None:
+                raise EngineError(
+                    f"vLLM's server stopped while starting (exit code {code}): {self.last_error()}",
+                    f"its whole log is {self.log_path}; `voxcap doctor` checks the set-up")
+            try:
+                with urllib.request.urlopen(url, timeout=2) as reply:
+                    if reply.status == 200:
+                        return
+            except (urllib.error.URLError, OSError) as exc:  # not listening yet
+                log.debug("vLLM's server not answering yet: %s", exc)
+            time.sleep(poll_s)
+        raise EngineError(f"vLLM's server did not answer at {url} within {timeout:.0f} s.",
+                          f"see its log {self.log_path}; --start-timeout gives it longer")
+
+    def last_error(self) -> str:
+        """vLLM's last error line in the log (what a person needs to act on), or its last line."""
+        try:
+            lines = self.log_path.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            log.warning("cannot read the server's log %s", self.log_path, exc_info=True)
+            return "no log"
+        lines = [line.strip() for line in lines if line.strip()]
+        for line in reversed(lines):
+            if "Error" in line and not line.startswith(("File ", "Traceback", "raise ")):
+                return line[-300:]
+        return lines[-1][-300:] if lines else "no output"
+
+    def wait(self) -> int:
+        return self.proc.wait() if self.proc else 0
+
+    def stop(self, timeout: float = STOP_TIMEOUT_S) -> int | None:
+        """SIGTERM (vLLM shuts its engine down), SIGKILL after ``timeout``; its engine core dies
+        with it either way. Returns the exit code."""
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            self._signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                log.warning("vLLM's server did not stop within %.0f s: killing it", timeout)
+                self._signal(signal.SIGKILL)
+                self.proc.wait(timeout=30)
+        self._signal_group(signal.SIGKILL)  # anything left in its session's group
+        return self.proc.returncode
+
+    def kill(self) -> int | None:
+        """SIGKILL now (its engine core follows: PR_SET_PDEATHSIG)."""
+        if self.proc is None:
+            return None
+        self._signal(signal.SIGKILL)
+        self.proc.wait(timeout=30)
+        self._signal_group(signal.SIGKILL)
+        return self.proc.returncode
+
+    def _signal(self, sig: int) -> None:
+        try:
+            os.kill(self.proc.pid, sig)
+        except ProcessLookupError:  # already gone
+            log.debug("vLLM's server (pid %d) had already exited", self.proc.pid)
+
+    def _signal_group(self, sig: int) -> None:
+        try:
+            os.killpg(self.proc.pid, sig)
+        except (ProcessLookupError, PermissionError):  # nothing left in it
+            log.debug("nothing left in the server's process group")
+
+
+def _connect_host(host: str) -> str:
+    """Where to reach a server bound to ``host`` from this machine."""
+    if host in ("", "0.0.0.0"):
+        return "127.0.0.1"
+    if host == "::":
+        return "[::1]"
+    return f"[{host}]" if ":" in host else host
