@@ -57,7 +57,13 @@ def test_the_prepared_engine_compiles_under_the_real_starts_key(tmp_path):
 
 @pytest.mark.slow
 def test_preparation_compiles_and_reports_done(tmp_path, monkeypatch):
-    monkeypatch.setenv("VLLM_CACHE_ROOT", str(tmp_path / "vllm"))
+    """...into vLLM's caches under voxcap's own cache folder (uninstall removes it), the folder
+    every start of vLLM by voxcap points VLLM_CACHE_ROOT at (engine/vllm_env.py)."""
+    from voxcap.engine.vllm_env import cache_env
+
+    monkeypatch.delenv("VLLM_CACHE_ROOT", raising=False)  # the session engine set it here
+    monkeypatch.setenv("VOXCAP_CACHE_DIR", str(tmp_path))
+    assert cache_env() == {"VLLM_CACHE_ROOT": str(tmp_path / "vllm")}  # what a real start gets
     model = _model_without_max_positions(tmp_path / "model")
     settings = EngineSettings(str(model), max_streams=2, max_model_len=1024)
     seen = []

@@ -67,6 +67,9 @@ from .remote_settings import RemoteSettings, display_url, models_url
 from .stats import SAMPLE_RATE
 
 log = logging.getLogger(__name__)
+KEY_FIX = ("give the key the server was started with: `voxcap serve` printed its file; copy it to "
+           "~/.config/voxcap/remote-api-key (chmod 600), or use --api-key-file PATH or "
+           "--api-key-env VAR (in the app: Settings, the server's API key)")
 
 STEP_SAMPLES = 1280  # one token per 80 ms at 16 kHz
 LOOK_AHEAD_SAMPLES = 40
@@ -111,7 +114,7 @@ def explain_connect_error(exc: BaseException, url: str, timeout: float) -> _Fata
         if code == 401:
             return _Fatal(f"The server at {url} refused the connection (HTTP 401): a missing "
                           "or wrong API key.",
-                          "give the key the server was started with (--api-key-env VAR)")
+                          KEY_FIX)
         if code in (403, 404):  # vLLM (Starlette) answers 403 to a websocket on an unknown path
             return _Fatal(f"No realtime endpoint at {url} (HTTP {code}).",
                           "give the server's base address, e.g. ws://gpu-box:8000 (voxcap adds "
@@ -302,7 +305,7 @@ class RemoteEngine(EngineBase):
             raise _Fatal(f"The server at {self._url} refused the API key (HTTP {status})"
                          if s.api_key else
                          f"The server at {self._url} requires an API key (HTTP {status}).",
-                         "give the key the server was started with (--api-key-env VAR)")
+                         KEY_FIX)
         models: dict = {}
         if status == 200:
             try:
