@@ -8,10 +8,22 @@ def _ready(qtbot, app, timeout=10000):
     qtbot.waitUntil(lambda: app.window.engine_status.state == "ready", timeout=timeout)
 
 
+def test_ready_with_random_weights_says_the_words_will_be_gibberish(qtbot, make_app):
+    from voxcap.app.settings import AppSettings
+
+    app = make_app(AppSettings(model_dir="/tmp/fake-model", dummy_weights=True))
+    _ready(qtbot, app)
+    text = app.window.engine_status.label.text()
+    assert "Press Start captioning (F5). Random weights (self-check): the captions will be " \
+           "gibberish, not your speech." in text
+
+
 def test_captions_reach_overlay_and_history(qtbot, make_app, fake_audio):
     app = make_app()
     _ready(qtbot, app)
-    assert "FULL_DECODE_ONLY" in app.window.engine_status.label.text()
+    ready = app.window.engine_status.label.text()
+    assert "FULL_DECODE_ONLY" in ready
+    assert "Press Start captioning (F5)." in ready and "gibberish" not in ready  # the next step
     app.window.act_start.trigger()
     qtbot.waitUntil(lambda: app.state == "on", timeout=5000)
     assert "Stop" in app.window.start_button.text()
@@ -70,6 +82,7 @@ def test_graph_mode_switch_restarts_engine_and_keeps_captions(qtbot, make_app, f
     qtbot.waitUntil(lambda: app.window.engine_status.state == "ready", timeout=10000)
     assert "EngineProgress" in seen[seen.index("EngineRestarting"):]  # visible progress
     assert "PIECEWISE" in app.window.engine_status.label.text()
+    assert "Press Start" not in app.window.engine_status.label.text()  # it is on already
     qtbot.waitUntil(lambda: app.state == "on", timeout=5000)
     qtbot.waitUntil(lambda: app.window.history.toPlainText().count("scripted") >= 2, timeout=5000)
     assert app.window.history.toPlainText().startswith(before)  # nothing shown was lost

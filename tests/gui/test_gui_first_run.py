@@ -59,6 +59,19 @@ def test_download_cancel_and_resume(hub, tmp_path):
     assert progress[-1].stage == "done" and progress[-1].fraction == 1.0
 
 
+def test_a_download_that_fetched_nothing_offers_a_retry_not_a_resume(qtbot, tmp_path):
+    def downloader(repo, target, on_progress):  # the Hub cannot be reached
+        return ModelDownload(repo, target, endpoint="http://127.0.0.1:9", timeout_s=2,
+                             on_progress=on_progress)
+    dlg = FirstRunDialog(downloader=downloader, gpus=[])
+    qtbot.addWidget(dlg)
+    assert dlg.target.cursorPosition() == 0  # the folder shows from its start
+    dlg.target.setText(str(tmp_path / "m"))
+    dlg.start_dl.click()
+    qtbot.waitUntil(lambda: "Cannot reach" in dlg.dl_status.text(), timeout=20000)
+    assert dlg.start_dl.text().replace("&", "") == "Try the download again"
+
+
 def test_download_reports_corruption_and_unreachable_hub(hub, tmp_path):
     target = tmp_path / "model"
     target.mkdir()
@@ -78,8 +91,12 @@ def test_first_run_dialog_download_with_progress(qtbot, hub, tmp_path):
         return ModelDownload(repo, target, endpoint=hub.url, on_progress=on_progress)
     dlg = FirstRunDialog(downloader=downloader, gpus=[])
     qtbot.addWidget(dlg)
-    assert "No NVIDIA GPU was found" in dlg.gpu_label.text()
+    # plain words and the way forward, the driver's technical reason only in the tooltip
+    assert "This computer has no NVIDIA graphics card" in dlg.gpu_label.text()
+    assert "voxcap serve" in dlg.gpu_label.text() and "NVML" not in dlg.gpu_label.text()
     assert dlg.opt_server.isChecked()  # no GPU: the server is the sensible default
+    assert "voxcap serve --model FOLDER" in dlg.server_hint.text()
+    assert "remote-api-key" in dlg.server_hint.text()  # where the printed key file goes
     dlg.target.setText(str(tmp_path / "m"))
     dlg.start_dl.click()
     qtbot.waitUntil(lambda: 0 < dlg.bar.value() < 1000, timeout=10000)
@@ -108,6 +125,13 @@ def test_first_run_with_gpu_and_existing_folder(qtbot, tiny_model_dir):
     # the tiny model has no weights file: the dialog says so (a real model folder passes)
     dlg.folder.setText(str(tiny_model_dir))
     qtbot.waitUntil(lambda: "consolidated.safetensors" in dlg.folder_check.text(), timeout=5000)
+    # ...and offers the self-check; ticked, the "✗" gives way to what the choice means
+    assert dlg.self_check.isVisibleTo(dlg) and not ok.isEnabled()
+    dlg.self_check.setChecked(True)
+    assert dlg.folder_check.text().startswith("✓ Self-check") and "gibberish" in \
+        dlg.folder_check.text() and ok.isEnabled()
+    dlg.self_check.setChecked(False)
+    qtbot.waitUntil(lambda: dlg.folder_check.text().startswith("✗"), timeout=5000)
     dlg.opt_server.setChecked(True)
     dlg.server.setText("ws://gpu-box:8000")
     assert ok.isEnabled()

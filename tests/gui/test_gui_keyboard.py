@@ -149,3 +149,9 @@ def test_cancelled_first_run_leaves_no_dialog(qtbot, make_app):
     QTest.qWait(50)
     assert not [d for d in app.window.findChildren(QDialog) if d.isVisible()]
     assert "No model configured" in app.window.engine_status.label.text()
+    assert "press Start captioning (F5) to choose again" in app.window.engine_status.fix.text()
+    # ...and Start leads there: the choice opens again (not "fix the engine's problem")
+    app.window.act_start.trigger()  # F5's action
+    qtbot.waitUntil(lambda: app.first_run_dialog is not None, timeout=5000)
+    assert app.state == "off"
+    app.first_run_dialog.reject()

@@ -26,7 +26,8 @@ def test_real_engine_behind_the_gui(qtbot, make_app, fake_audio, tiny_model_dir)
     app = make_app(settings, engine_factory=default_engine_factory())
     _wait_ready(qtbot, app)
     status = app.window.engine_status.label.text()
-    assert "graph mode NONE" in status and "requested FULL_DECODE_ONLY" in status  # CPU: resolved
+    assert "Graph mode NONE (asked for FULL_DECODE_ONLY)" in status  # CPU: resolved
+    assert "Press Start captioning (F5)" in status and "gibberish" in status  # dummy weights
 
     app.toggle_captioning()
     qtbot.waitUntil(lambda: app.state == "on", timeout=30_000)
@@ -52,7 +53,7 @@ def test_real_engine_behind_the_gui(qtbot, make_app, fake_audio, tiny_model_dir)
     qtbot.waitUntil(lambda: app.window.engine_status.state == "loading", timeout=60_000)
     fake_audio.captures["Them"].feed_samples(speech_like(3.0, seed=4))  # held meanwhile
     _wait_ready(qtbot, app)
-    assert "requested PIECEWISE" in app.window.engine_status.label.text()
+    assert "(asked for PIECEWISE)" in app.window.engine_status.label.text()
     qtbot.waitUntil(lambda: app.state == "on", timeout=30_000)
     qtbot.waitUntil(lambda: len(app.window.history.toPlainText()) > len(before) + 5,
                     timeout=120_000)

@@ -243,7 +243,9 @@ class VoxcapApp(QObject):
         elif isinstance(ev, EngineProgress):
             w.engine_status.progress(ev)
         elif isinstance(ev, EngineReady):
-            w.engine_status.ready(ev)
+            w.engine_status.ready(ev, random_weights=self.settings.engine == "local"
+                                  and self.settings.dummy_weights,
+                                  captioning=self.state not in ("off", "stopping"))
             w.clear_notice("engine", "held")  # "cannot start: the engine is not running" ...
             w.meter.pending = ""
             self.tick()  # the meter shows the new engine now, not at its next second
@@ -335,6 +337,12 @@ class VoxcapApp(QObject):
     def toggle_captioning(self) -> None:
         if self.state in ACTIVE:
             self.controller.stop_captioning()
+        elif self.state != "stopping" and not self.settings.configured and \
+                self.first_run_enabled:  # no model and no server yet: the choice, again
+            if self.first_run_dialog is None:
+                self.open_first_run()
+            else:
+                self.first_run_dialog.raise_()
         elif self.state != "stopping":
             self._start_captioning(self.settings.source)
 
@@ -502,7 +510,8 @@ class VoxcapApp(QObject):
         self.first_run_dialog = dlg
         dlg.accepted.connect(lambda: self._first_run_done(dlg.result_choice))
         dlg.rejected.connect(lambda: self.window.engine_status.message(
-            "No model configured.", "open Settings and choose the model folder or a vLLM server"))
+            "No model configured.", "press Start captioning (F5) to choose again: a model "
+            "folder, the download, or a vLLM server (`voxcap serve` on a GPU computer)"))
         dlg.finished.connect(lambda _r: self._first_run_closed(dlg))
         dlg.open()
 

@@ -97,11 +97,16 @@ class EngineStatus(QWidget):
                              "resume when it is ready", progress=0)
         announce(self, f"Engine restarting: {ev.reason}")
 
-    def ready(self, ev) -> None:
+    def ready(self, ev, random_weights: bool = False, captioning: bool = False) -> None:
+        """``random_weights``: a self-check engine (its words are gibberish: said so);
+        ``captioning``: already on (a restart), so no "press Start"."""
         mode = ev.resolved_graph_mode
-        asked = "" if mode == ev.requested_graph_mode else f", requested {ev.requested_graph_mode}"
-        self._set("ready", f"Engine ready on {ev.device} in {ev.start_seconds:.0f} s: graph mode "
-                           f"{mode}{asked}, delay {ev.transcription_delay_ms} ms")
+        asked = "" if mode == ev.requested_graph_mode else f" (asked for {ev.requested_graph_mode})"
+        next_step = "" if captioning else " Press Start captioning (F5)."
+        words = (" Random weights (self-check): the captions will be gibberish, not your speech."
+                 if random_weights else "")
+        self._set("ready", f"Engine ready on {ev.device} in {ev.start_seconds:.0f} s.{next_step}"
+                           f"{words} Graph mode {mode}{asked}, delay {ev.transcription_delay_ms} ms.")
         notes = "\n".join(ev.notes)
         self.label.setToolTip(notes)
         self.label.setAccessibleDescription("Engine status" + (f". {notes}" if notes else ""))

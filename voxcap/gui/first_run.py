@@ -7,7 +7,7 @@ import logging
 import threading
 from pathlib import Path
 
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QButtonGroup,
     QCheckBox,
@@ -24,8 +24,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from .. import gpu, paths
-from ..app.download import MODEL_REPO, DownloadCancelled, ModelDownload
+from .. import gpu
+from ..app.download import MODEL_REPO, DownloadCancelled, ModelDownload, default_model_dir
 from ..app.engine_prep import EnginePreparation
 from ..app.settings import AppSettings
 from ..engine import memory
@@ -35,14 +35,17 @@ from .settings_dialog import check_model_dir
 
 log = logging.getLogger(__name__)
 
-NO_GPU = ("<b>No NVIDIA GPU was found</b> ({reason}). voxcap's local engine needs an NVIDIA GPU "
-          "(16 GB or more) to caption in real time; on this machine it would run far slower than "
-          "speech. Use a vLLM server on a machine with a GPU instead (third option), or set up "
-          "the model here to use it on a GPU later.")
+NO_GPU = ("<b>This computer has no NVIDIA graphics card</b> that voxcap can use. Captions "
+          "need one with 16 GB or more; without it, the model runs far slower than speech. "
+          "The way forward: on a computer that has one, run <code>voxcap serve</code>, and "
+          "choose “Use a vLLM server” below with the address it prints.")
+SERVER_HINT = ("On the computer with the NVIDIA GPU: <code>voxcap serve --model FOLDER</code>. It "
+               "prints the address to enter here, and a key file: copy that file to this "
+               "computer as <code>{key}</code>.")
 
 
 def default_download_dir() -> Path:
-    return paths.data_dir() / "models" / MODEL_REPO.split("/")[-1]
+    return default_model_dir()  # where `voxcap download` puts it too
 
 
 def _fmt_bytes(n: float) -> str:
@@ -81,8 +84,10 @@ class FirstRunDialog(QDialog):
                     + "; ".join(f"{g.name}, {g.memory_total_gib:.0f} GiB" for g in gpus)
                     + f": {words}")
         else:
-            text = NO_GPU.format(reason=gpu.nvml_unavailable_reason() or "no driver answered")
+            text = NO_GPU
         self.gpu_label = QLabel(text, self)
+        if not gpus:  # the technical reason for whoever asks, not the headline
+            self.gpu_label.setToolTip(gpu.nvml_unavailable_reason() or "no driver answered")
         self.gpu_label.setWordWrap(True)
         status_label(self.gpu_label, "GPU check")
         intro = QLabel("voxcap needs the Voxtral Realtime model (Mistral's "
@@ -107,6 +112,9 @@ class FirstRunDialog(QDialog):
         self.self_check.hide()
         self.target = QLineEdit(str(default_download_dir()), self)
         self.target.setAccessibleName("Download to folder")
+        self.target.setCursorPosition(0)  # a long path shows from its start, not cut on the left
+        self.target.setToolTip(self.target.text())
+        self.target.textChanged.connect(self.target.setToolTip)
         self.start_dl = QPushButton("Start do&wnload", self)
         self.cancel_dl = QPushButton("&Cancel download", self)
         self.cancel_dl.setEnabled(False)
@@ -122,6 +130,12 @@ class FirstRunDialog(QDialog):
         self.server = QLineEdit(self)
         self.server.setPlaceholderText("ws://gpu-box:8000")
         self.server.setAccessibleName("vLLM server address")
+        from ..engine.remote_settings import default_api_key_path
+
+        self.server_hint = QLabel(SERVER_HINT.format(key=default_api_key_path()), self)
+        self.server_hint.setWordWrap(True)
+        self.server_hint.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self._fetched = 0  # bytes a download fetched: "Resume" only when there is something
 
         grid = QGridLayout()
         grid.addWidget(self.opt_folder, 0, 0, 1, 3)
@@ -140,6 +154,7 @@ class FirstRunDialog(QDialog):
         grid.addWidget(self.prep_status, 8, 1, 1, 2)
         grid.addWidget(self.opt_server, 9, 0, 1, 3)
         grid.addWidget(self.server, 10, 1, 1, 2)
+        grid.addWidget(self.server_hint, 11, 1, 1, 2)
         grid.setColumnMinimumWidth(0, 20)
         grid.setColumnStretch(1, 1)
 
@@ -157,7 +172,7 @@ class FirstRunDialog(QDialog):
         self.folder.textChanged.connect(lambda _t: self._check_timer.start())
         self.server.textChanged.connect(lambda _t: self._update())
         self.browse.clicked.connect(self._browse)
-        self.self_check.toggled.connect(lambda _on: self._update())
+        self.self_check.toggled.connect(self._self_check_toggled)
         self.start_dl.clicked.connect(self.start_download)
         self.cancel_dl.clicked.connect(self.cancel_download)
         self.buttons.accepted.connect(self._accept)
@@ -176,7 +191,7 @@ class FirstRunDialog(QDialog):
     def _update(self) -> None:
         ok = self.buttons.button(QDialogButtonBox.StandardButton.Ok)
         if self.opt_folder.isChecked():
-            ok.setEnabled(self._folder_ok or (self.self_check.isVisible()
+            ok.setEnabled(self._folder_ok or (self.self_check.isVisibleTo(self)
                                               and self.self_check.isChecked()))
         elif self.opt_download.isChecked():
             preparing = self.prep is not None and self.prep.running
@@ -186,6 +201,16 @@ class FirstRunDialog(QDialog):
                                "“Use this” is available when it ends.")
         else:
             ok.setEnabled(bool(self.server.text().strip()))
+
+    def _self_check_toggled(self, on: bool) -> None:
+        """Ticked, the missing weights are no longer a problem: the check says what happens."""
+        if on:
+            self.folder_check.setText("✓ Self-check: the model's files with random weights; "
+                                      "everything works, but the captions are gibberish.")
+            announce(self.folder_check, self.folder_check.text().replace("✓ ", ""))
+        elif self.folder.text().strip():
+            self._check_folder()
+        self._update()
 
     def _browse(self) -> None:
         d = QFileDialog.getExistingDirectory(self, "Voxtral Realtime model folder", str(Path.home()))
@@ -216,6 +241,9 @@ class FirstRunDialog(QDialog):
                      "everything works but the captions are gibberish.")
         self.folder_check.setText(text)
         self.self_check.setVisible(weights_only)
+        if weights_only and self.self_check.isChecked():  # still the self-check: say so
+            self._self_check_toggled(True)
+            return
         self.adjustSize()  # the check's lines and the check box need room
         if not weights_only:
             self.self_check.setChecked(False)
@@ -254,6 +282,7 @@ class FirstRunDialog(QDialog):
     def _show_progress(self, p) -> None:
         if p.stage == "downloading" and p.file == "consolidated.safetensors":
             self._start_prep()  # params.json and tekken.json are in place: all it needs
+        self._fetched = max(self._fetched, p.done_bytes)
         if p.total_bytes:
             self.bar.setValue(int(p.fraction * 1000))
             self.bar.setFormat(f"{p.fraction:.0%}")
@@ -276,7 +305,10 @@ class FirstRunDialog(QDialog):
             self.dl_status.setText(f"✓ Downloaded to {path}")
             self.start_dl.setEnabled(False)
         else:
-            self.start_dl.setText("Resume do&wnload")
+            if self._fetched:  # something to resume from; else it is a plain retry
+                self.start_dl.setText("Resume do&wnload")
+            else:
+                self.start_dl.setText("Try the do&wnload again")
             self.dl_status.setText(("Cancelled. " if cancelled else "✗ ") + error
                                    + (f" ({fix})" if fix and not cancelled else ""))
         self._update()
