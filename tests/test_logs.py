@@ -122,3 +122,35 @@ def test_terminal_shows_records_only_when_asked_and_tracebacks_at_debug(
     assert ("WARNING voxcap.test: it failed" in err) is shown
     assert ("Traceback" in err) is traceback
     assert "Traceback" in (tmp_path / "voxcap.log").read_text()  # the file always has it
+
+
+LIBRARY_CHILD = r"""
+import subprocess, sys, warnings
+from voxcap import logs
+logs.setup(None)
+with logs.library_output_to_log() as path:
+    # what vLLM's processes started meanwhile write, and C code / Python warnings here
+    subprocess.run(["sh", "-c", "echo 'NUMA binding: child noise' >&2"], check=True)
+    print("python noise", file=sys.stderr, flush=True)
+    print("voxcap: my own line", file=logs.terminal(), flush=True)
+warnings.warn("a library's FutureWarning", FutureWarning)
+print("after: back on stderr", file=sys.stderr, flush=True)
+print(path)
+"""
+
+
+def test_library_output_goes_to_the_library_log_and_voxcaps_lines_to_the_terminal(tmp_path):
+    env = {**os.environ, "VOXCAP_STATE_DIR": str(tmp_path)}
+    r = subprocess.run([sys.executable, "-c", LIBRARY_CHILD], capture_output=True, text=True,
+                       timeout=60, env=env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == str(tmp_path / logs.LIBRARY_LOG_NAME)
+    assert r.stderr == "voxcap: my own line\nafter: back on stderr\n"  # and no warning
+    noise = (tmp_path / logs.LIBRARY_LOG_NAME).read_text()
+    assert "NUMA binding: child noise" in noise and "python noise" in noise
+    assert "a library's FutureWarning" in (tmp_path / logs.LOG_NAME).read_text()
+    # -v (enabled=False): nothing is redirected
+    r = subprocess.run([sys.executable, "-c", LIBRARY_CHILD.replace(
+        "library_output_to_log()", "library_output_to_log(enabled=False)")], capture_output=True,
+        text=True, timeout=60, env=env)
+    assert "NUMA binding: child noise" in r.stderr and r.stdout.strip() == "None"

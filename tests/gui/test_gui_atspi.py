@@ -146,7 +146,7 @@ def test_screen_reader_reads_every_status_and_hears_ready_and_errors(tmp_path):
                 "✗ Model directory does not exist: /tmp/fake-model")
             combos = {n["name"]: n.get("labelled_by", []) for n in walk(tree)
                       if n.get("role") == "combo box"}  # a combo's name is its value
-            assert combos["This computer (vLLM on the local NVIDIA GPU)"][0] == "Engine:"
+            assert combos["This computer (vLLM here; needs an NVIDIA GPU)"][0] == "Engine:"
             assert combos["Both: system audio and microphone"][0] == "Source:"
             assert all(combos.values()), combos  # each one told by its label
 

@@ -30,6 +30,20 @@ class MeterWidget(QWidget):
         ("gpu_load", "GPU load"),
     )
 
+    # what each row means, in words (its tooltip)
+    EXPLAINED = {
+        "graph": "How vLLM runs each 80 ms step: FULL_DECODE_ONLY replays it as one CUDA graph "
+                 "(fastest); NONE on a CPU",
+        "full": "Share of steps that ran as one full CUDA graph",
+        "step": "Time from an 80 ms chunk of audio handed to the engine to its text back",
+        "headroom": "80 ms divided by the typical step time: above 1 the engine keeps up with "
+                    "speech, below 1 captions fall behind",
+        "lag": "Time from the sound to its words on the screen",
+        "paint": "Time from the engine's text to it being drawn on the screen",
+        "backlog": "Audio waiting for the engine; it grows when the engine cannot keep up",
+        "dropped": "Audio lost because the engine or the capture fell too far behind",
+    }
+
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.setAccessibleName("Throughput meter")
@@ -43,6 +57,9 @@ class MeterWidget(QWidget):
             value.setWordWrap(True)
             self.values[key] = value
             form.addRow(title + ":", value)
+            if key in self.EXPLAINED:
+                value.setToolTip(self.EXPLAINED[key])
+                form.labelForField(value).setToolTip(self.EXPLAINED[key])
         self.tokens_chart = MiniChart("Tokens/s", "", "#43a047")
         self.step_chart = MiniChart("Step p95", "ms", "#1e88e5", budget=80.0,
                                     budget_label="80 ms budget")

@@ -103,7 +103,7 @@ class SettingsDialog(QDialog):
 
         # -- engine ------------------------------------------------------------------------
         self.engine = QComboBox(self)
-        self.engine.addItem("This computer (vLLM on the local NVIDIA GPU)", "local")
+        self.engine.addItem("This computer (vLLM here; needs an NVIDIA GPU)", "local")
         self.engine.addItem("A vLLM server (its realtime endpoint)", "remote")
         self.engine.setCurrentIndex(max(0, self.engine.findData(s.engine)))
         self.engine.setAccessibleName("Engine")
