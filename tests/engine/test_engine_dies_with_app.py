@@ -167,6 +167,18 @@ def test_a_forked_engine_core_dies_with_the_app(tmp_path):
         "from voxcap.engine.vllm_plugin import tie_forked_children; tie_forked_children()")
 
 
+def test_a_forked_engine_core_of_voxcap_serves_server_dies_with_it(tmp_path):
+    """`voxcap serve`'s vLLM server is the "app" (VOXCAP_APP_PID is its own pid) and calls no
+    tie_forked_children itself: the plugin's call in it (vLLM loads plugins when it builds its
+    engine arguments, before forking its engine core on a GPU) registers the at-fork hook."""
+    env = _env_without_voxcap()
+    if os.environ.get("PYTHONPATH"):  # the voxcap under test (a fork runs no early hook)
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    _hooked_dies_bare_survives(
+        tmp_path, env, env, "fork",
+        "from voxcap.engine.vllm_plugin import detach_from_terminal; detach_from_terminal()")
+
+
 def test_sigkill_reaches_a_vllm_child_when_its_parent_dies(tmp_path):
     """PR_SET_PDEATHSIG through the plugin: a grandchild that set it dies with its parent."""
     pidfile = tmp_path / "child.pid"

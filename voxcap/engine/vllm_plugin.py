@@ -40,8 +40,14 @@ EARLY_HOOK_DIR = Path(__file__).with_name("early_hook")  # its sitecustomize.py:
 
 def detach_from_terminal() -> None:
     app = os.environ.get(APP_PID_ENV)
-    if not app or str(os.getpid()) == app:
-        return  # not started by voxcap, or the app itself
+    if not app:
+        return  # not started by voxcap
+    if str(os.getpid()) == app:
+        # the app itself, or the vLLM server `voxcap serve` started (engine/server_process.py):
+        # an engine core it forks gets no plugin call of its own (vLLM loads plugins once per
+        # process, and a fork inherits "loaded"), so the at-fork hook ties it
+        tie_forked_children()
+        return
     expected = int(os.environ.get(PARENT_PID_ENV) or app)
     if not _child_of(expected):
         return  # a vLLM started by something else that inherited the variable: leave it be
