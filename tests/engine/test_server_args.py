@@ -8,6 +8,7 @@ import socket
 import stat
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -91,3 +92,14 @@ def test_serve_print_command_and_bad_input(tiny_model_dir, tmp_path):
                       env=dict(os.environ, VOXCAP_CONFIG_DIR=str(tmp_path / "config")))
     assert r.returncode == 2 and f"Cannot listen on 127.0.0.1:{port}" in r.stderr, r.stderr
     assert "--port" in r.stderr and not (tmp_path / "config").exists()  # no key made for it
+
+
+def test_serve_without_vllm_says_where_it_belongs(tiny_model_dir):
+    """A bare interpreter (no site-packages: no vLLM), as on the computer without a GPU."""
+    repo = Path(__file__).resolve().parents[2]
+    r = subprocess.run([sys.executable, "-S", "-m", "voxcap.cli", "serve", "--model",
+                        str(tiny_model_dir), "--dummy-weights"], capture_output=True, text=True,
+                       timeout=60, env=dict(os.environ, PYTHONPATH=str(repo)), cwd=repo)
+    assert r.returncode == 2 and "error: vLLM is not installed" in r.stderr, r.stderr
+    assert "run `voxcap serve` on a computer with an NVIDIA GPU" in r.stderr
+    assert "Traceback" not in r.stderr

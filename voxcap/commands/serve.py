@@ -20,7 +20,7 @@ import signal
 import socket
 
 from .. import paths
-from ..errors import ConfigError
+from ..errors import ConfigError, EngineError
 from .options import add_engine_options, engine_settings
 
 log = logging.getLogger(__name__)
@@ -75,7 +75,12 @@ def run(args) -> int:
     settings = engine_settings(args, max_streams=args.max_streams)
     if not 1 <= args.port <= 65535:
         raise ConfigError(f"Port {args.port} is not a TCP port.", "use 1-65535, e.g. --port 8000")
-    build = engine_platform.check_platform()
+    try:
+        build = engine_platform.check_platform()
+    except EngineError as exc:  # the usual fix offers a server: this is to become that server
+        raise EngineError(exc.message, "run `voxcap serve` on a computer with an NVIDIA GPU and "
+                          "voxcap's GPU build (installer/install.sh --gpu, or "
+                          f"`{engine_platform.PIP} install 'voxcap[gpu]'`)") from None
     engine_args, info = engine_args_for(settings, build)
     served = args.served_model_name or info.path.name
     try:
@@ -108,6 +113,11 @@ def _serve(args, command, extra_env, key_file, created, served, settings, sessio
     server = ServerProcess(command, child_env(extra_env), log_path)
     print(f"Starting vLLM's server for {served} on {args.host}:{args.port} (its log: {log_path}); "
           "the first start on a GPU takes a few minutes.", flush=True)
+    from ..engine import platform as engine_platform
+
+    if engine_platform.BUILD == "cpu":
+        print("Note: this is vLLM's CPU build: for checks only, far slower than real time with "
+              "the real model.", flush=True)
     stop = _StopOnSignals()
     server.start()
     try:
