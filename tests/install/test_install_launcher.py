@@ -127,8 +127,11 @@ def test_install_dry_run_without_gpu(tmp_path):
     tools = fake_tool(tmp_path / "bin", "nvidia-smi", "echo 'NVIDIA-SMI has failed' >&2; exit 9")
     r = dry_run(tmp_path, path_dirs=(tools,))
     assert "the NVIDIA driver is not working" in r.stdout
+    assert "`voxcap serve` there prints the address" in r.stdout  # the way to captions
     r = dry_run(tmp_path, "--cpu")
     assert "CPU build of vLLM" in r.stdout and "voxcap[cpu,audio,gui]" in r.stdout
+    # what it costs and what it is for
+    assert "about 3.5 GB on disk" in r.stdout and "far slower than real time" in r.stdout
 
 
 def test_install_dry_run_names_missing_system_packages(tmp_path):
