@@ -103,7 +103,8 @@ def run(args) -> int:
     session_fix = os.environ.get(SESSION_FIX_ENV, "1")
     env = {"VLLM_API_KEY": key, SESSION_FIX_ENV: session_fix, "VLLM_NO_USAGE_STATS": "1",
            "DO_NOT_TRACK": "1", **cache_env()}
-    return _serve(args, command, env, key_file, created, served, settings, session_fix != "0")
+    fix_on = session_fix.strip().lower() in ("1", "true", "yes", "on")  # as vllm_patches reads it
+    return _serve(args, command, env, key_file, created, served, settings, fix_on)
 
 
 def _serve(args, command, extra_env, key_file, created, served, settings, session_fix) -> int:
