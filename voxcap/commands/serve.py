@@ -18,8 +18,9 @@ import os
 import shlex
 import signal
 import socket
+import sys
 
-from .. import paths
+from .. import logs, paths
 from ..errors import ConfigError, EngineError
 from .options import add_engine_options, engine_settings
 
@@ -121,6 +122,8 @@ def _serve(args, command, extra_env, key_file, created, served, settings, sessio
               "the real model.", flush=True)
     stop = _StopOnSignals()
     server.start()
+    if logs.engine_verbose(logs.level_of(args)):  # -v: vLLM's own log on the terminal too
+        server.follow(sys.stderr)
     try:
         server.wait_healthy(args.host, args.port, args.start_timeout)
         _print_ready(args, served, settings, key_file, created, session_fix)

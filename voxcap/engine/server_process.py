@@ -21,6 +21,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -58,6 +59,7 @@ class ServerProcess:
         self.env = env
         self.log_path = Path(log_path)
         self.proc: subprocess.Popen | None = None
+        self._log_start = 0
 
     @property
     def pid(self) -> int | None:
@@ -67,6 +69,7 @@ class ServerProcess:
         """Start it from a thread that lives as long as voxcap (the main thread): the kernel's
         parent-death signal follows the thread that started the child."""
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._log_start = self.log_path.stat().st_size if self.log_path.exists() else 0
         with open(self.log_path, "ab") as out:
             self.proc = subprocess.Popen(
                 [sys.executable, "-c", _LAUNCHER, str(os.getpid()), *self.command],
@@ -74,6 +77,25 @@ class ServerProcess:
                 start_new_session=True)
         log.info("vLLM's server started (pid %d, log %s)", self.proc.pid, self.log_path)
         return self
+
+    def follow(self, out) -> threading.Thread:
+        """Copy what the server writes to its log onto ``out`` as it comes (``-v``), until it
+        exits."""
+        def run() -> None:
+            with open(self.log_path, "rb") as fh:
+                fh.seek(self._log_start)
+                while True:
+                    chunk = fh.read(65536)
+                    if chunk:
+                        out.write(chunk.decode("utf-8", errors="replace"))
+                        out.flush()
+                    elif self.exited() is not None:
+                        return
+                    else:
+                        time.sleep(0.2)
+        thread = threading.Thread(target=run, daemon=True, name="voxcap-server-log")
+        thread.start()
+        return thread
 
     def exited(self) -> int | None:
         return self.proc.poll() if self.proc else None
