@@ -109,6 +109,9 @@ def setup(level: int | None = None, *, file: bool | None = None) -> Path | None:
         warnings_logger.propagate = False
         warnings_logger.addHandler(fh)
         _warning_handlers.append(fh)
+    else:  # -v: on the terminal, as Python shows them
+        logging.captureWarnings(False)
+        warnings_logger.propagate = True
     return path
 
 
