@@ -149,6 +149,8 @@ class CaptionRun:
             elif isinstance(event, EngineReady):
                 say(f"engine: ready in {event.start_seconds:.1f} s on {event.device}; graph mode "
                     f"{event.resolved_graph_mode} (requested {event.requested_graph_mode})")
+                if event.precision_line or event.precision:
+                    say(f"engine: precision: {event.precision_line or event.precision}")
                 for note in event.notes:
                     say(f"engine: note: {note}")
                 return

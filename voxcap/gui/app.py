@@ -582,6 +582,7 @@ def run_gui(args) -> int:
         "model_dir": getattr(args, "model", None) or None,
         "engine": "local" if getattr(args, "model", None) else None,
         "graph_mode": getattr(args, "graph_mode", None) or None,
+        "precision": getattr(args, "precision", None) or None,
         "source": getattr(args, "source", None) or None,
         "dummy_weights": True if getattr(args, "dummy_weights", False) else None,
         "enforce_eager": True if getattr(args, "eager", False) else None,

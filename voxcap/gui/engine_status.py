@@ -100,9 +100,11 @@ class EngineStatus(QWidget):
     def ready(self, ev) -> None:
         mode = ev.resolved_graph_mode
         asked = "" if mode == ev.requested_graph_mode else f", requested {ev.requested_graph_mode}"
+        precision = f", {ev.precision}" if getattr(ev, "precision", "") else ""
         self._set("ready", f"Engine ready on {ev.device} in {ev.start_seconds:.0f} s: graph mode "
-                           f"{mode}{asked}, delay {ev.transcription_delay_ms} ms")
-        notes = "\n".join(ev.notes)
+                           f"{mode}{asked}{precision}, delay {ev.transcription_delay_ms} ms")
+        notes = "\n".join((getattr(ev, "precision_line", "") and [ev.precision_line] or [])
+                          + list(ev.notes))
         self.label.setToolTip(notes)
         self.label.setAccessibleDescription("Engine status" + (f". {notes}" if notes else ""))
         self._stage = ""
