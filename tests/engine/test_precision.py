@@ -115,3 +115,73 @@ def test_unknown_precision_names_the_choices():
     with pytest.raises(ConfigError) as err:
         validate("int4")
     assert "auto, bfloat16, fp8, fp8_kv" in err.value.fix
+
+
+ENGINE_ARGS = r"""
+import json, sys
+from voxcap.engine.local import LocalEngine
+from voxcap.engine.settings import EngineSettings
+from voxcap.errors import VoxcapError
+e = LocalEngine(EngineSettings(sys.argv[1], dummy_weights=True, precision=sys.argv[2]))
+try:
+    a = e.engine_args("cuda")
+except VoxcapError as exc:
+    print(json.dumps({"error": exc.message, "fix": exc.fix}))
+else:
+    keep = ("dtype", "quantization", "kv_cache_dtype", "gpu_memory_utilization",
+            "kv_cache_memory_bytes", "max_num_seqs")
+    print(json.dumps({k: a.get(k) for k in keep} | {"line": e.precision_choice.line,
+                                                     "need": e.precision_choice.need_bytes}))
+"""
+
+
+@pytest.fixture(scope="module")
+def fake_gpu(tmp_path_factory):
+    from support.fake_nvml import build_fake_nvml
+
+    built = build_fake_nvml(tmp_path_factory.mktemp("nvml"))
+    if built is None:
+        pytest.skip("no C compiler to build the fake libnvidia-ml.so.1")
+    return built
+
+
+def engine_args_on(fake_gpu, model, precision, total, free, cc="8.6"):
+    """LocalEngine's vLLM arguments for the CUDA build, on a GPU the fake driver describes."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FAKE_NVML")}
+    env.update(LD_LIBRARY_PATH=str(fake_gpu), FAKE_NVML_TOTAL=str(int(total)),
+               FAKE_NVML_FREE=str(int(free)), FAKE_NVML_RESERVED="0", FAKE_NVML_CC=cc,
+               VOXCAP_NVML="ctypes")
+    r = subprocess.run([sys.executable, "-c", ENGINE_ARGS, str(model), precision], env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def test_local_engine_asks_vllm_for_the_chosen_precision(fake_gpu, tiny_model_dir):
+    total = 12 * GIB
+    a = engine_args_on(fake_gpu, tiny_model_dir, "fp8_kv", total, 11.5 * GIB)
+    assert (a["dtype"], a["quantization"], a["kv_cache_dtype"]) == ("bfloat16", "fp8_per_tensor", "fp8")
+    assert "FP8 weights + FP8 KV cache: chosen; fits this 12 GB card" in a["line"]
+    # the gate counts vLLM's own CUDA context: it is asked for the footprint less that
+    assert a["gpu_memory_utilization"] * total <= a["need"] - memory.CUDA_CONTEXT_BYTES + 1e-4 * total
+    b = engine_args_on(fake_gpu, tiny_model_dir, "auto", total, 11.5 * GIB, cc="7.5")
+    assert (b["dtype"], b["quantization"], b["kv_cache_dtype"]) == ("float16", None, None)
+    # the FP8 KV cache is half the bfloat16 one, for the same sessions
+    assert a["kv_cache_memory_bytes"] * 2 == pytest.approx(b["kv_cache_memory_bytes"], rel=0.02)
+
+
+def test_local_engine_refuses_with_the_numbers_before_vllm_starts(fake_gpu, tiny_model_dir):
+    # the tiny model still needs the measured 1.25 GiB of CUDA context, activations and graphs
+    a = engine_args_on(fake_gpu, tiny_model_dir, "auto", 12 * GIB, 1.0 * GIB)
+    assert a["error"].startswith("The GPU has 1.00 GiB free; captioning needs about 1.2"), a
+    assert "close programs that use the GPU" in a["fix"]
+    small = engine_args_on(fake_gpu, tiny_model_dir, "auto", 1.0 * GIB, 0.9 * GIB)
+    assert small["error"].startswith("This GPU is too small for the model"), small
+    assert "voxcap serve" in small["fix"] and "--engine remote" in small["fix"]
+    old = engine_args_on(fake_gpu, tiny_model_dir, "fp8", 16 * GIB, 15 * GIB, cc="7.0")
+    assert "FP8 needs compute capability 7.5" in old["error"]

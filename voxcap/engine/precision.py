@@ -129,8 +129,10 @@ class Choice:
     @property
     def label(self) -> str:
         p = self.precision
+        if p.name == "bfloat16" and self.dtype == "float32":
+            return "float32 (CPU build)"
         if p.name == "bfloat16" and self.dtype != "bfloat16":
-            return f"{self.dtype} (no bfloat16 here)"
+            return f"{self.dtype} (no bfloat16 on this GPU)"
         return p.label
 
     def engine_args(self) -> dict:
