@@ -134,7 +134,7 @@ def test_running_engine_lays_out_the_kv_cache_as_voxcap_sized_it(engine):
     (16, 12.5, "ok", "FP8 weights: fits this 16 GB card"),  # bfloat16 does not fit: FP8 does
     (12, 11.5, "ok", "FP8 weights: fits this 12 GB card"),
     (8, 7.5, "ok", "FP8 weights + FP8 KV cache: fits this 8 GB card"),
-    (8, 4, "not_free", "captions need ≈7.51 GiB free to start"),
+    (8, 4, "not_free", "captions need ≈7.15 GiB free to start"),
     (6, 6, "too_small", "use a vLLM server"),
 ])
 def test_first_run_gpu_verdict_for_the_real_model(total_gib, free_gib, verdict, words):

@@ -98,7 +98,9 @@ def test_install_doctor_old_driver_memory(fake_nvml):
     (12 * GIB, int(11.5 * GIB), None, "ok", "FP8 weights: fits this 12 GB card"),
     (8 * GIB, int(7.5 * GIB), None, "ok", "only one source at a time fits"),
     (12 * GIB, int(11.5 * GIB), "bfloat16", "fail",
-     "only 11.5 GiB of 12.0 GiB is free now and the model needs ≈13.0 GiB as bfloat16"),
+     "too small for bfloat16 (the model's own precision) with 2 stream(s): it needs ≈13.5 GiB"),
+    (16 * GIB, int(12 * GIB), "bfloat16", "fail",
+     "only 12.0 GiB of 16.0 GiB is free now and the model needs ≈13.0 GiB as bfloat16"),
     (6 * GIB, int(5.8 * GIB), None, "fail", "this 6.0 GiB GPU is too small"),
 ])
 def test_install_doctor_gpu_memory(fake_nvml, total, free, precision, verdict, words):

@@ -392,18 +392,25 @@ def check_gpu_memory(ctx: Context, args) -> Check:
 
     empty = precision_choice(ctx, ctx.model_info, GpuFacts(total, int(total * 0.95),
                                                            facts.compute_capability))
+    if not empty.fits and ctx.precision != "auto":
+        return Check("gpu_memory", title, FAIL,
+                     f"this {_gib(total)} GPU is too small for {empty.label} with "
+                     f"{empty.streams} stream(s): it needs ≈{_gib(empty.free_needed_bytes)} free "
+                     "to start", "set the precision to Automatic (Settings → Engine → Precision, "
+                     "or --precision auto): it picks FP8 where bfloat16 does not fit", details)
     if not empty.fits:
         return Check("gpu_memory", title, FAIL,
                      f"this {_gib(total)} GPU is too small: even as {empty.label} for one stream "
-                     f"the model needs ≈{_gib(empty.need_bytes)}",
+                     f"the model needs ≈{_gib(empty.free_needed_bytes)} free to start",
                      "caption through a vLLM server on a bigger GPU: run `voxcap serve` there, "
                      "then use --engine remote --server ws://HOST:8000 (Settings → Engine → A vLLM "
                      "server)", details)
     auto = "" if ctx.precision == "auto" else (
         f"; with the precision on Automatic it would start as {empty.label} once that is free")
     return Check("gpu_memory", title, FAIL,
-                 f"only {_gib(free)} of {_gib(total)} is free now and the model {needs}; other "
-                 f"programs use {_gib(gpu.memory_used_bytes)}",
+                 f"only {_gib(free)} of {_gib(total)} is free now and the model {needs}, "
+                 f"≈{_gib(choice.free_needed_bytes)} free while it starts; other programs use "
+                 f"{_gib(gpu.memory_used_bytes)}",
                  "close programs that use the GPU (`nvidia-smi` lists them: games, other "
                  f"AI tools, browsers with hardware acceleration) and start captions again{auto}",
                  details)

@@ -492,7 +492,7 @@ def _gpu_facts() -> GpuFacts:
 
 def _too_little_memory(choice, gpu: GpuFacts, info, s: EngineSettings) -> EngineError:
     """The refusal, with the numbers, when no precision fits what is free (before vLLM starts)."""
-    need, free = choice.need_bytes, gpu.free_bytes
+    need, free = choice.free_needed_bytes, gpu.free_bytes
     what = (f"{choice.label}, KV cache for {choice.streams} stream(s), CUDA context and "
             "activations")
     empty = memory.choose_precision(info, s.precision, 1, s.max_model_len, s.kv_cache_gib,
@@ -500,15 +500,15 @@ def _too_little_memory(choice, gpu: GpuFacts, info, s: EngineSettings) -> Engine
     if not empty.fits:
         return EngineError(
             f"This GPU is too small for the model: captioning needs about "
-            f"{memory.gib(empty.need_bytes)} even as {empty.label} for one stream, and the GPU "
+            f"{memory.gib(empty.free_needed_bytes)} even as {empty.label} for one stream, and the GPU "
             f"has {memory.gib(gpu.total_bytes)} in all.",
             "caption through a vLLM server on a bigger GPU: run `voxcap serve` there, then "
             "choose the vLLM server engine (--engine remote --server ws://HOST:8000)")
     hint = ("" if s.precision == "auto" else
             "; or set the precision to Automatic, which picks FP8 when bfloat16 does not fit")
     return EngineError(
-        f"The GPU has {memory.gib(free)} free; captioning needs about {memory.gib(need)} "
-        f"({what}).",
+        f"The GPU has {memory.gib(free)} free; captioning needs about {memory.gib(need)} free "
+        f"to start ({what}, and the start-up's peak).",
         "close programs that use the GPU (`nvidia-smi` lists them: games, other AI tools, "
         f"browsers with hardware acceleration), then start again{hint}")
 

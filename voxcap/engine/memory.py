@@ -45,6 +45,12 @@ UTILIZATION_MARGIN = 1.0
 # vLLM), so it is asked for the footprint less this, and voxcap's own gate (free >= footprint)
 # is the one that refuses, with the numbers, before vLLM starts.
 CUDA_CONTEXT_BYTES = int(0.5 * GIB)
+# Start-up peaks above the running footprint: NVML every 250 ms on the H200 (real shape), a
+# cold start (torch.compile, autotuning, the profiling run, graph capture) peaked 0.33-0.37 GiB
+# above OVERHEAD_BYTES' estimate (FP8 + FP8 KV, 1 stream: 7.25 GiB against 6.90; bfloat16,
+# 1 stream: 11.87 against 11.50), a warm one stayed below it. The gate asks for this much more
+# free than the footprint, so that a card's first start does not run out of memory halfway.
+START_PEAK_BYTES = int(0.5 * GIB)
 
 # vLLM's own defaults, per build: the cache block size (CacheConfig.DEFAULT_BLOCK_SIZE on CUDA;
 # the CPU attention backend uses 128) and concurrent batches (2 with async scheduling on CUDA).
@@ -301,9 +307,10 @@ class Fit:
 
 def fit(need_bytes: int, total_bytes: int, free_bytes: int) -> Fit:
     util = gpu_memory_utilization_for(need_bytes, total_bytes)
-    verdict = ("too_small" if need_bytes > 0.95 * total_bytes
-               else "not_free" if free_bytes < need_bytes else "ok")
-    return Fit(verdict, need_bytes, util, need_bytes)
+    gate = need_bytes + START_PEAK_BYTES
+    verdict = ("too_small" if gate > 0.95 * total_bytes
+               else "not_free" if free_bytes < gate else "ok")
+    return Fit(verdict, need_bytes, util, gate)
 
 
 def choose_precision(info, requested: str, streams: int, max_model_len: int | None,
@@ -317,7 +324,7 @@ def choose_precision(info, requested: str, streams: int, max_model_len: int | No
         return footprint(info, n, max_model_len, kv_cache_gib, step_tokens, build, p,
                          dtype_bytes).total_bytes
 
-    return prec.choose(requested, need, streams, gpu, build)
+    return prec.choose(requested, need, streams, gpu, build, START_PEAK_BYTES)
 
 
 def gpu_verdict(total_bytes: int, free_bytes: int | None, streams: int = 2,
@@ -336,9 +343,9 @@ def gpu_verdict(total_bytes: int, free_bytes: int | None, streams: int = 2,
                              GpuFacts(total_bytes, int(total_bytes * 0.95), compute_capability))
     if not empty.fits:
         return "too_small", (f"too small: even {empty.label} for one stream needs "
-                             f"≈{gib(empty.need_bytes)} of GPU memory; use a vLLM server on a "
+                             f"≈{gib(empty.free_needed_bytes)} of GPU memory to start; use a vLLM server on a "
                              "bigger GPU (`voxcap serve` there, then Settings → Engine → vLLM "
                              "server)")
     return "not_free", (f"enough memory, but only {gib(free)} is free now and captions need "
-                        f"≈{gib(empty.need_bytes)} free to start ({empty.label}): close programs "
+                        f"≈{gib(empty.free_needed_bytes)} free to start ({empty.label}): close programs "
                         "that use the GPU")

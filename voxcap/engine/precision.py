@@ -125,6 +125,11 @@ class Choice:
     need_bytes: int | None  # the footprint (None: not sized, the CPU build)
     fits: bool  # False: even this does not fit what is free now (the start is refused)
     line: str
+    start_margin_bytes: int = 0  # free memory needed beyond the footprint while it starts
+
+    @property
+    def free_needed_bytes(self) -> int | None:
+        return None if self.need_bytes is None else self.need_bytes + self.start_margin_bytes
 
     @property
     def label(self) -> str:
@@ -150,9 +155,10 @@ def _gib(n: int) -> str:
 
 
 def choose(requested: str, footprint_for: Callable[[Precision, int], int], streams: int,
-           gpu: GpuFacts, build: str = "cuda") -> Choice:
+           gpu: GpuFacts, build: str = "cuda", start_margin: int = 0) -> Choice:
     """The precision (and streams) to start with. ``footprint_for(precision, streams)``: bytes
-    the engine takes of the GPU (memory.py). Nothing is measured here: pure, tested per case."""
+    the engine takes of the GPU (memory.py); a choice fits when that plus ``start_margin`` (the
+    start-up peak above it) is free. Nothing is measured here: pure, tested per case."""
     requested = validate(requested)
     cc = gpu.compute_capability
     known = build == "cuda" and gpu.free_bytes is not None and gpu.total_bytes is not None
@@ -173,13 +179,14 @@ def choose(requested: str, footprint_for: Callable[[Precision, int], int], strea
     for n in counts:  # the streams asked first, with every precision; fewer only if none fits
         for p in candidates:
             need = footprint_for(p, n)
-            if need <= free:
-                c = Choice(p, requested, n, streams, model_dtype(build, cc, p), need, True, "")
+            if need + start_margin <= free:
+                c = Choice(p, requested, n, streams, model_dtype(build, cc, p), need, True, "",
+                           start_margin)
                 return _with_line(c, gpu)
     p = candidates[-1]
     need = footprint_for(p, 1 if requested == "auto" else streams)
     c = Choice(p, requested, 1 if requested == "auto" else streams, streams,
-               model_dtype(build, cc, p), need, False, "")
+               model_dtype(build, cc, p), need, False, "", start_margin)
     return _with_line(c, gpu)
 
 
@@ -189,8 +196,8 @@ def _with_line(c: Choice, gpu: GpuFacts) -> Choice:
     card = gpu.size_text
     label = c.label
     if not c.fits:
-        return replace(c, line=f"{label} for {c.streams} stream(s) needs ≈{_gib(c.need_bytes)} free; "
-                               f"{card} has {_gib(gpu.free_bytes)} free")
+        return replace(c, line=f"{label} for {c.streams} stream(s) needs ≈{_gib(c.free_needed_bytes)} "
+                               f"free to start; {card} has {_gib(gpu.free_bytes)} free")
     fewer = (f", {c.streams} stream{'s' if c.streams > 1 else ''} of {c.streams_asked} "
              "(one source at a time)") if c.streams < c.streams_asked else ""
     how = "fits" if c.requested == "auto" else "chosen; fits"
