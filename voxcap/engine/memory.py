@@ -343,8 +343,8 @@ def gpu_verdict(total_bytes: int, free_bytes: int | None, streams: int = 2,
                              GpuFacts(total_bytes, int(total_bytes * 0.95), compute_capability))
     if not empty.fits:
         return "too_small", (f"too small: even {empty.label} for one stream needs "
-                             f"≈{gib(empty.free_needed_bytes)} of GPU memory to start; use a vLLM server on a "
-                             "bigger GPU (`voxcap serve` there, then Settings → Engine → vLLM "
+                             f"≈{gib(empty.free_needed_bytes)} of GPU memory to start; use a vLLM "
+                             "server on a bigger GPU (`voxcap serve` there, then Settings → Engine → vLLM "
                              "server)")
     return "not_free", (f"enough memory, but only {gib(free)} is free now and captions need "
                         f"≈{gib(empty.free_needed_bytes)} free to start ({empty.label}): close programs "
