@@ -14,6 +14,7 @@ step() { local name=$1 limit=$2; shift 2; ( date +%s.%N; timeout "$limit" "$@"; 
 python3 -c "import sys, soundfile as sf; from voxcap.commands.bench import speech_like
 sf.write(sys.argv[1], speech_like(30.0), 16000)" "$W/speech30.wav"
 for leave in ${CARDS:-15.5 11.5 7.5}; do
+  [ "$leave" = none ] && continue
   rm -f /tmp/hog.ready
   python3 "$P/gpu/hog.py" "$leave" /tmp/hog.ready > "$R/hog$leave.log" 2>&1 & hog=$!
   for _ in $(seq 60); do [ -f /tmp/hog.ready ] && break; sleep 1; done
