@@ -1,0 +1,153 @@
+"""Sharing as a front end uses it: the server started, restarted or stopped as the options
+change, on a worker thread of its own (so a GUI never waits for a port to be freed).
+
+    sharing = Sharing(hub, session_source=app.current_session)
+    sharing.apply(ShareOptions(enabled=True, lan=True, port=8765, token=saved_token),
+                  style=page_style(overlay), masker=masker)   # returns at once
+    sharing.status()            # ShareStatus: running, url, viewers, problem (message, fix)
+    sharing.apply_now(options)  # the same, waited for; raises ShareError (the CLI)
+    sharing.stop()
+
+The server subscribes to ``hub`` (the controller's events) while it runs.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from dataclasses import dataclass
+
+from .server import DEFAULT_PORT, ShareError, ShareServer
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ShareOptions:
+    enabled: bool = False
+    lan: bool = False
+    port: int = DEFAULT_PORT
+    allow_origin: str = ""
+    token: str = ""  # LAN: the access token ("" = a new one)
+
+
+@dataclass(frozen=True)
+class ShareStatus:
+    running: bool = False
+    url: str = ""
+    lan: bool = False
+    viewers: int = 0
+    problem: str = ""
+    fix: str = ""
+
+
+class Sharing:
+    def __init__(self, hub, session_source=None, **server_kw) -> None:
+        self.hub = hub
+        self.session_source = session_source
+        self.server_kw = server_kw  # extra ShareServer arguments (tests: bind, limits)
+        self.server: ShareServer | None = None
+        self.options = ShareOptions()
+        self._style: dict | None = None
+        self._masker = None
+        self._problem: tuple[str, str] = ("", "")
+        self._lock = threading.Lock()
+        self._cmds: queue.Queue = queue.Queue()
+        self._worker = threading.Thread(target=self._run, daemon=True, name="voxcap-share-ctl")
+        self._worker.start()
+
+    # ---------------------------------------------------------------- any thread ----
+    def apply(self, options: ShareOptions, style: dict | None = None, masker=None) -> None:
+        self._cmds.put((self._apply, (options, style, masker), None))
+
+    def apply_now(self, options: ShareOptions, style: dict | None = None, masker=None,
+                  timeout: float = 20.0) -> ShareStatus:
+        done: queue.Queue = queue.Queue()
+        self._cmds.put((self._apply, (options, style, masker), done))
+        error = done.get(timeout=timeout)
+        if error is not None:
+            raise error
+        return self.status()
+
+    def set_style(self, style: dict) -> None:
+        self._style = style
+        server = self.server
+        if server is not None:
+            server.call(server.feed.set_style, style)
+
+    def set_masker(self, masker) -> None:
+        self._masker = masker
+        server = self.server
+        if server is not None:
+            server.call(server.feed.set_masker, masker)
+
+    def status(self) -> ShareStatus:
+        with self._lock:
+            server, problem = self.server, self._problem
+        if server is None or not server.running:
+            return ShareStatus(problem=problem[0], fix=problem[1])
+        return ShareStatus(True, server.url, server.lan, server.viewers, *problem)
+
+    @property
+    def token(self) -> str:
+        server = self.server
+        return server.token if server is not None else ""
+
+    def stop(self, timeout: float = 10.0) -> None:
+        done: queue.Queue = queue.Queue()
+        self._cmds.put((self._stop, (), done))
+        try:
+            done.get(timeout=timeout)
+        except queue.Empty:
+            log.warning("share: stopping took longer than %.0f s", timeout)
+
+    # ------------------------------------------------------------------- worker ----
+    def _run(self) -> None:
+        while True:
+            fn, args, done = self._cmds.get()
+            error = None
+            try:
+                fn(*args)
+            except ShareError as exc:
+                log.warning("share: %s", exc.message)
+                error = exc
+                with self._lock:
+                    self._problem = (exc.message, exc.fix)
+            except Exception as exc:  # noqa: BLE001 - reported, sharing stays off
+                log.exception("share: could not apply the settings")
+                error = ShareError(f"Sharing failed: {exc!r}", "see the log")
+                with self._lock:
+                    self._problem = (error.message, error.fix)
+            if done is not None:
+                done.put(error)
+
+    def _apply(self, options: ShareOptions, style, masker) -> None:
+        if style is not None:
+            self._style = style
+        self._masker = masker
+        running = self.server is not None and self.server.running
+        if running and options == self.options:
+            self.set_style(self._style or {})
+            self.set_masker(masker)
+            return
+        self._stop()
+        self.options = options
+        if not options.enabled:
+            return
+        server = ShareServer(port=options.port, lan=options.lan, token=options.token,
+                             allow_origin=options.allow_origin,
+                             session_source=self.session_source, masker=self._masker,
+                             style=self._style, **self.server_kw)
+        server.start()  # raises ShareError: shown, sharing stays off
+        self.hub.subscribe(server.post)
+        with self._lock:
+            self.server, self._problem = server, ("", "")
+
+    def _stop(self) -> None:
+        with self._lock:
+            server, self.server = self.server, None
+            self._problem = ("", "")
+        if server is not None:
+            self.hub.unsubscribe(server.post)
+            server.stop()
