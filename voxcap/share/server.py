@@ -26,6 +26,7 @@ import re
 import secrets
 import socket
 import threading
+import time
 from importlib import resources
 
 from ..captions.export import render
@@ -38,6 +39,7 @@ DEFAULT_PORT = 8765
 MAX_VIEWERS = 50
 HEARTBEAT_S = 15.0
 RETRY_MS = 2000
+SEND_BUFFER = 64 * 1024
 PING = 'data: {"type":"ping"}\n\n'
 RELOADS = 3  # journal re-reads when the first live deltas show a gap (the journal lagged)
 
@@ -120,6 +122,9 @@ class ShareServer:
     def _bind(self) -> socket.socket:
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        # each viewer's kernel buffer, inherited by every connection: captions need ~1 kB/s,
+        # and a sleeping phone then ties up this much, not the 4 MB autotuning would allow
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER)
         try:
             sock.bind((self.bind, self.port))
             sock.listen(128)
@@ -195,6 +200,12 @@ class ShareServer:
         sep = "&" if "?" in path else "?"
         return f"http://127.0.0.1:{self.port}{path}" + (f"{sep}token={self.token}"
                                                          if self.token else "")
+
+    def cpu_seconds(self, timeout: float = 5.0) -> float:
+        """CPU time the server's thread (its event loop: HTTP, feed, every viewer) has used."""
+        async def now() -> float:
+            return time.thread_time()
+        return asyncio.run_coroutine_threadsafe(now(), self._loop).result(timeout)
 
     # --------------------------------------------------------------------- input ----
     def post(self, event) -> None:
