@@ -33,6 +33,7 @@ from ..app.settings import ENGINE_STREAMS, AppSettings
 from ..engine.settings import GRAPH_MODES, MAX_DELAY_MS, MIN_DELAY_MS, TOKEN_MS
 from ..errors import VoxcapError
 from .a11y import announce, status_label
+from .share_panel import SharePanel
 
 log = logging.getLogger(__name__)
 
@@ -240,6 +241,8 @@ class SettingsDialog(QDialog):
         ov_box = QGroupBox("Caption overlay", self)
         ov_box.setLayout(ov)
 
+        self.share = SharePanel(s.share, self)
+
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
                                         | QDialogButtonBox.StandardButton.Cancel
                                         | QDialogButtonBox.StandardButton.Apply, self)
@@ -249,6 +252,7 @@ class SettingsDialog(QDialog):
         cols.addWidget(cap_box)
         cols.addWidget(ov_box)
         lay.addLayout(cols)
+        lay.addWidget(self.share)
         lay.addWidget(self.buttons)
 
         self.buttons.accepted.connect(self._ok)
@@ -354,6 +358,7 @@ class SettingsDialog(QDialog):
         o.background_color = self.bg_color.color
         o.background_opacity = self.opacity.value() / 100
         o.outline = self.outline.isChecked()
+        s.share = self.share.result()
         return s
 
     def apply(self) -> None:

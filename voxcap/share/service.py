@@ -145,9 +145,9 @@ class Sharing:
             self.server, self._problem = server, ("", "")
 
     def _stop(self) -> None:
-        with self._lock:
-            server, self.server = self.server, None
-            self._problem = ("", "")
-        if server is not None:
+        server = self.server
+        if server is not None:  # shown as running until its port is free
             self.hub.unsubscribe(server.post)
             server.stop()
+        with self._lock:
+            self.server, self._problem = None, ("", "")
