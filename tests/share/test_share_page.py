@@ -50,7 +50,8 @@ def test_style_from_the_app_and_from_the_url(browser, make_server, script):
              "font_family": ""}
     server = make_server(style=style)
     script(server.post).say(3)
-    css = ("return (e => [getComputedStyle(e).color, getComputedStyle(e).backgroundColor, "
+    css = ("return (e => [getComputedStyle(e).color, "
+           "getComputedStyle(document.getElementById('band')).backgroundColor, "
            "getComputedStyle(e).fontWeight, getComputedStyle(e).textAlign, "
            "getComputedStyle(document.body).backgroundColor])(document.getElementById('captions'))")
     browser.get(server.url)
