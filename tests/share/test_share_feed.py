@@ -41,8 +41,11 @@ def test_a_new_session_starts_empty(script):
     s.finish()
     feed.on_event(CaptioningState("off", "sess-1"))
     assert _text(feed) == ["w0", "w1", "w2"]  # the last session stays up while off
+    first_ids = [ln["id"] for ln in feed.snapshot()["lines"]]
     feed.on_event(CaptioningState("starting", "sess-2"))
     assert _text(feed) == [] and feed.snapshot()["session"] == "sess-2"
+    script(feed.on_event, session_id="sess-2").say(2)
+    assert feed.snapshot()["lines"][0]["id"] > max(first_ids)  # ids never repeat
 
 
 def test_lines_become_final_when_the_next_starts(script):

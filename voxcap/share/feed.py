@@ -18,7 +18,8 @@ Messages (JSON objects, ``type`` first):
 - ``line``: ``{"type", "seq", "new", "added", **LINE}`` — a line was started or grew, or
   became final. LINE = ``{"id", "stream", "label", "text", "final", "paragraph", "start",
   "end", "wall"}``: ``start``/``end`` the audio span (seconds of the stream), ``wall`` the
-  Unix time the text came out of the engine.
+  Unix time the text came out of the engine. Line ids keep increasing across sessions (and are
+  the same when a restarted server rebuilds the session from the journal).
 - ``state``: ``{"type", "seq", "state"}`` — captioning on/off/... (``CaptioningState``).
 - ``style``: ``{"type", "seq", "style"}`` — the overlay's style changed in the app.
 
@@ -47,8 +48,8 @@ SNAPSHOT_LINES = 300
 VIEWER_QUEUE = 256
 
 
-def line_json(line: CaptionLine, wall: float) -> dict:
-    return {"id": line.line_id, "stream": line.stream_id, "label": line.label, "text": line.text,
+def line_json(line: CaptionLine, wall: float, base: int = 0) -> dict:
+    return {"id": base + line.line_id, "stream": line.stream_id, "label": line.label, "text": line.text,
             "final": line.final, "paragraph": line.paragraph_start,
             "start": round(line.start_s, 3), "end": round(line.end_s, 3), "wall": round(wall, 3)}
 
@@ -103,6 +104,8 @@ class CaptionFeed:
         self.seq = 0
         self.state = "off"
         self.session_id = ""
+        self.id_base = 0  # line ids keep increasing over sessions: a program can key on them
+        self._max_id = 0
         self._masker = masker
         self._reset()
 
@@ -168,6 +171,7 @@ class CaptionFeed:
     def _state(self, event: CaptioningState) -> None:
         if event.state == "starting" and self.state in ("off", "stopping"):
             self.session_id = event.session_id
+            self.id_base = self._max_id
             self._reset()  # a new session: the pages start empty
             self.state = event.state
             self._resync_all()
@@ -194,14 +198,17 @@ class CaptionFeed:
         when = wall if wall is not None else self.walls.get(line.line_id, 0.0)
         self.lines[line.line_id] = line
         self.walls[line.line_id] = when
-        self._broadcast({"type": "line", "new": new, "added": added, **line_json(line, when)})
+        self._max_id = max(self._max_id, self.id_base + line.line_id)
+        self._broadcast({"type": "line", "new": new, "added": added,
+                         **line_json(line, when, self.id_base)})
 
     # -------------------------------------------------------------------- output ----
     def snapshot(self) -> dict:
         lines = list(itertools.islice(reversed(self.lines.values()), self.snapshot_lines))[::-1]
         return {"type": "snapshot", "seq": self.seq, "session": self.session_id,
                 "state": self.state, "style": self.style,
-                "lines": [line_json(ln, self.walls.get(ln.line_id, 0.0)) for ln in lines]}
+                "lines": [line_json(ln, self.walls.get(ln.line_id, 0.0), self.id_base)
+                          for ln in lines]}
 
     def _broadcast(self, message: dict) -> None:
         self.seq += 1
