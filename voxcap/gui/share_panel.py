@@ -28,10 +28,9 @@ class SharePanel(QGroupBox):
     def __init__(self, settings: ShareSettings, parent=None) -> None:
         super().__init__("Share captions (OBS, a phone, a second screen, programs)", parent)
         self.token = settings.token
-        self.enabled = QCheckBox("S&hare captions: a page and a feed at the address below", self)
+        self.enabled = QCheckBox("Share captions &via a page and a feed at the address below", self)
         self.enabled.setChecked(settings.enabled)
-        self.lan = QCheckBox("On the local net&work too (the address carries an access token)",
-                             self)
+        self.lan = QCheckBox("On the local network too: an access token and a &QR code", self)
         self.lan.setChecked(settings.lan)
         self.port = QSpinBox(self)
         self.port.setRange(1024, 65535)
@@ -63,8 +62,8 @@ class SharePanel(QGroupBox):
         form = QFormLayout()
         form.addRow("", self.enabled)
         form.addRow("", self.lan)
-        form.addRow("&Port:", self.port)
-        form.addRow("Allow &site:", self.origin)
+        form.addRow("Port:", self.port)
+        form.addRow("Allow site:", self.origin)
         form.addRow("Address:", url_box)
         form.addRow("", self.viewers)
         form.addRow("", self.new_address)
