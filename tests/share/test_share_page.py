@@ -64,7 +64,11 @@ def test_style_from_the_app_and_from_the_url(browser, make_server, script):
     assert (color, band, weight, align) == ("rgb(0, 255, 0)", "rgba(0, 0, 0, 0)", "700", "center")
     assert page == "rgba(0, 0, 0, 0)"  # transparent: an OBS Browser Source shows the scene
     assert browser.execute_script(
-        "return getComputedStyle(document.getElementById('captions')).fontSize") == "64px"
+        "return getComputedStyle(document.getElementById('band')).fontSize") == "64px"
+    browser.get(server.url)
+    wait_for(lambda: caption_text(browser), what="captions")
+    server.call(server.feed.set_style, {**style, "text_color": "#ff0000"})  # changed in the app
+    wait_for(lambda: browser.execute_script(css)[0] == "rgb(255, 0, 0)", what="the new style")
 
 
 def test_page_recovers_after_a_server_restart_and_fills_in_the_gap(browser, make_server, script,
