@@ -88,3 +88,27 @@ def test_share_captions_section(qtbot, make_app, fake_audio, tmp_path, monkeypat
         assert "Sharing captions: Port" in app.window.notice.text()
     finally:
         taken.close()
+
+
+def test_obs_captions_settings(qtbot, make_app, tmp_path, monkeypatch):
+    monkeypatch.setenv("VOXCAP_CONFIG_DIR", str(tmp_path / "cfg"))
+    app = make_app(AppSettings(model_dir="/tmp/fake-model"))
+    app.window.act_settings.trigger()
+    panel = app.settings_dialog.share
+    assert not panel.obs.isChecked() and not panel.obs_url.isEnabled()
+    port = _free_port()  # nothing listens there: OBS is not running
+    panel.obs.setChecked(True)
+    panel.obs_url.setText(f"ws://127.0.0.1:{port}")
+    panel.obs_password.setText("secret-obs-password")
+    app.settings_dialog.apply()
+    assert app.settings.share.obs and app.settings.share.obs_url == f"ws://127.0.0.1:{port}"
+
+    def shown():
+        app.tick()
+        return "not reachable" in panel.obs_status.text()
+    qtbot.waitUntil(shown, timeout=15_000)
+    assert panel.obs_status.text().startswith(f"OBS captions: OBS not reachable at ws://127.0.0.1:{port}")
+    assert "secret-obs-password" not in panel.obs_status.text()
+    panel.obs.setChecked(False)
+    app.settings_dialog.apply()
+    qtbot.waitUntil(lambda: app.sharing.obs is None, timeout=10_000)

@@ -11,6 +11,8 @@ import pytest
 from support import obs_studio
 from support.browser import wait_for
 
+from voxcap.eventhub import EventHub
+from voxcap.share import ShareOptions, Sharing
 from voxcap.share.obs import ObsCaptions
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
@@ -27,14 +29,17 @@ def obs(tmp_path):
 
 def test_captions_reach_the_obs_stream(obs, script):
     wrong = ObsCaptions(f"ws://127.0.0.1:{obs.ws_port}", password="nope").start()
-    sender = ObsCaptions(f"ws://127.0.0.1:{obs.ws_port}", password=PASSWORD,
-                         interval_s=0.2).start()
+    hub = EventHub()
+    sharing = Sharing(hub)  # as the app and `voxcap live --obs-captions` run it
+    sharing.apply_now(ShareOptions(obs_url=f"ws://127.0.0.1:{obs.ws_port}", obs_password=PASSWORD))
+    sender = sharing.obs
     try:
         assert obs_studio.request(obs.ws_port, PASSWORD, "StartStream")["requestStatus"]["result"]
         wait_for(lambda: obs_studio.request(obs.ws_port, PASSWORD, "GetStreamStatus")
                  ["responseData"]["outputActive"], timeout=60, what="OBS streaming")
         wait_for(lambda: sender.state == "sending" and not sender.problem, what="connected")
-        s = script(sender.post)
+        assert sharing.status().obs.startswith("sending") and not sharing.status().running
+        s = script(hub.publish)
         for _ in range(8):
             before = sender.sent
             s.say(3)
@@ -43,7 +48,7 @@ def test_captions_reach_the_obs_stream(obs, script):
         obs_studio.request(obs.ws_port, PASSWORD, "StopStream")
         obs.stop_receiver()
     finally:
-        sender.stop()
+        sharing.stop()
         wrong.stop()
     text = obs_studio.captions_in(obs.flv)
     found = re.findall(r"w\d+", text)

@@ -60,6 +60,9 @@ class ShareSettings:
     port: int = 8765  # voxcap.share.DEFAULT_PORT
     allow_origin: str = ""  # a site whose pages may read the feed, e.g. "https://notes.example"
     token: str = ""
+    obs: bool = False  # the stream's closed captions in OBS Studio (obs-websocket)
+    obs_url: str = "ws://127.0.0.1:4455"
+    obs_password: str = ""  # obs-websocket's (Tools → WebSocket Server Settings); never logged
 
 
 @dataclass
@@ -148,6 +151,8 @@ def _check(name: str, value, default):
         raise ValueError("a colour like #ffffff")
     if name == "port" and not 1024 <= value <= 65535:
         raise ValueError("1024 to 65535")
+    if name == "obs_url" and not value.startswith(("ws://", "wss://")):
+        raise ValueError("a ws:// or wss:// address")
     if name == "allow_origin" and value and not _ORIGIN.fullmatch(value):
         raise ValueError("an origin like https://example.org or http://127.0.0.1:3000")
     if name == "geometry" and value is not None and (

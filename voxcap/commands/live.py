@@ -9,6 +9,8 @@ and exits; a second Ctrl-C gives up on them.
 
 from __future__ import annotations
 
+import os
+
 from ..app.sources import AudioSources
 from ..capture.sources import SOURCE_HELP
 from ..errors import ConfigError
@@ -40,6 +42,12 @@ def add_parser(sub) -> list[str]:
     g.add_argument("--share-allow-origin", default="", metavar="ORIGIN",
                    help="with --share: a site whose pages may read the feed "
                         "(e.g. https://notes.example)")
+    g.add_argument("--obs-captions", nargs="?", const="ws://127.0.0.1:4455", default="",
+                   metavar="URL", help="send the captions to OBS Studio as its stream's closed "
+                                       "captions, through obs-websocket (default "
+                                       "ws://127.0.0.1:4455)")
+    g.add_argument("--obs-password-env", metavar="VAR",
+                   help="environment variable holding obs-websocket's password (never logged)")
     add_run_options(p)
     return ["live"]
 
@@ -61,12 +69,17 @@ def run(args) -> int:
     for spec, description in resolved:
         cap.term.line(f"source: {spec.label}: {description!r}")
     sharing = None
-    if args.share is not None:  # before the engine's long start: a busy port fails now
+    if args.share is not None or args.obs_captions:  # before the engine: a busy port fails now
         sharing = Sharing(cap.hub, session_source=cap.ctl.journal_session)
-        status = sharing.apply_now(ShareOptions(True, args.share_lan, args.share,
-                                                args.share_allow_origin))
-        cap.term.line(f"share: captions at {status.url}" + (
-            " (this network; the address carries its access token)" if status.lan else ""))
+        password = os.environ.get(args.obs_password_env, "") if args.obs_password_env else ""
+        status = sharing.apply_now(ShareOptions(
+            args.share is not None, args.share_lan, args.share or DEFAULT_PORT,
+            args.share_allow_origin, obs_url=args.obs_captions, obs_password=password))
+        if status.running:
+            cap.term.line(f"share: captions at {status.url}" + (
+                " (this network; the address carries its access token)" if status.lan else ""))
+        if args.obs_captions:
+            cap.term.line(f"share: closed captions to OBS at {args.obs_captions}")
     try:
         result = cap.run(args.source, args.duration)
     finally:

@@ -412,7 +412,8 @@ class VoxcapApp(QObject):
         if sh.enabled and sh.lan and not sh.token:
             sh.token = new_token()  # kept: links and QR codes stay valid across restarts
             self.save()
-        options = ShareOptions(sh.enabled, sh.lan, sh.port, sh.allow_origin, sh.token)
+        options = ShareOptions(sh.enabled, sh.lan, sh.port, sh.allow_origin, sh.token,
+                               sh.obs_url if sh.obs else "", sh.obs_password)
         self.sharing.apply(options, style=page_style(self.settings.overlay),
                            masker=make_masker(self.settings.mask_profanity))
 

@@ -46,6 +46,15 @@ class SharePanel(QGroupBox):
         self.url.setWordWrap(True)
         self.copy = QPushButton("Cop&y address", self)
         self.new_address = QPushButton("New address (old links stop working)", self)
+        self.obs = QCheckBox("Send them to OBS Studio as the stream's closed captions", self)
+        self.obs.setChecked(settings.obs)
+        self.obs_url = QLineEdit(settings.obs_url, self)
+        self.obs_url.setAccessibleName("OBS WebSocket address")
+        self.obs_password = QLineEdit(settings.obs_password, self)
+        self.obs_password.setEchoMode(QLineEdit.EchoMode.Password)
+        self.obs_password.setAccessibleName("OBS WebSocket password")
+        self.obs_password.setPlaceholderText("OBS: Tools → WebSocket Server Settings")
+        self.obs_status = status_label(QLabel("", self), "OBS captions status")
         self.viewers = status_label(QLabel("Not sharing.", self), "Sharing status")
         self.viewers.setWordWrap(True)
         self.qr = QLabel(self)
@@ -67,6 +76,10 @@ class SharePanel(QGroupBox):
         form.addRow("Address:", url_box)
         form.addRow("", self.viewers)
         form.addRow("", self.new_address)
+        form.addRow("", self.obs)
+        form.addRow("OBS WebSocket:", self.obs_url)
+        form.addRow("OBS password:", self.obs_password)
+        form.addRow("", self.obs_status)
         lay = QHBoxLayout(self)
         left = QVBoxLayout()
         left.addLayout(form)
@@ -75,6 +88,7 @@ class SharePanel(QGroupBox):
         self.copy.clicked.connect(lambda: QGuiApplication.clipboard().setText(self.url.text()))
         self.new_address.clicked.connect(self._new_token)
         self.enabled.toggled.connect(self._enable)
+        self.obs.toggled.connect(self._enable)
         self._enable()
         self.show_status(ShareStatus())
 
@@ -82,6 +96,8 @@ class SharePanel(QGroupBox):
         on = self.enabled.isChecked()
         for w in (self.lan, self.port, self.origin):
             w.setEnabled(on)
+        for w in (self.obs_url, self.obs_password):
+            w.setEnabled(self.obs.isChecked())
 
     def _new_token(self) -> None:
         self.token = new_token()
@@ -90,11 +106,16 @@ class SharePanel(QGroupBox):
     def result(self) -> ShareSettings:
         return ShareSettings(enabled=self.enabled.isChecked(), lan=self.lan.isChecked(),
                              port=self.port.value(), allow_origin=self.origin.text().strip(),
-                             token=self.token)
+                             token=self.token, obs=self.obs.isChecked(),
+                             obs_url=self.obs_url.text().strip() or "ws://127.0.0.1:4455",
+                             obs_password=self.obs_password.text())
 
     def show_status(self, status: ShareStatus) -> None:
         """What the running server says (the app calls this every second while shown)."""
         self.url.setText(status.url)
+        obs = f"OBS captions: {status.obs}" if status.obs else ""
+        if self.obs_status.text() != obs:
+            self.obs_status.setText(obs)
         self.copy.setEnabled(bool(status.url))
         self.new_address.setVisible(status.lan)
         if status.problem:

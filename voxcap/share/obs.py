@@ -64,6 +64,12 @@ class ObsCaptions:
             with contextlib.suppress(RuntimeError):
                 loop.call_soon_threadsafe(self.feed.on_event, event)
 
+    def set_masker(self, masker) -> None:
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(self.feed.set_masker, masker)
+
     def stop(self, timeout: float = 5.0) -> None:
         loop, stop = self._loop, self._stop
         if loop is not None and stop is not None and not loop.is_closed():

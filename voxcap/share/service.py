@@ -18,6 +18,7 @@ import queue
 import threading
 from dataclasses import dataclass
 
+from .obs import ObsCaptions
 from .server import DEFAULT_PORT, ShareError, ShareServer
 
 log = logging.getLogger(__name__)
@@ -30,6 +31,8 @@ class ShareOptions:
     port: int = DEFAULT_PORT
     allow_origin: str = ""
     token: str = ""  # LAN: the access token ("" = a new one)
+    obs_url: str = ""  # obs-websocket's address: the stream's closed captions ("" = none)
+    obs_password: str = ""
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,7 @@ class ShareStatus:
     viewers: int = 0
     problem: str = ""
     fix: str = ""
+    obs: str = ""  # OBS closed captions: "" (off), "sending", or what is wrong
 
 
 class Sharing:
@@ -48,6 +52,7 @@ class Sharing:
         self.session_source = session_source
         self.server_kw = server_kw  # extra ShareServer arguments (tests: bind, limits)
         self.server: ShareServer | None = None
+        self.obs: ObsCaptions | None = None
         self.options = ShareOptions()
         self._style: dict | None = None
         self._masker = None
@@ -78,16 +83,22 @@ class Sharing:
 
     def set_masker(self, masker) -> None:
         self._masker = masker
+        if self.obs is not None:
+            self.obs.set_masker(masker)
         server = self.server
         if server is not None:
             server.call(server.feed.set_masker, masker)
 
     def status(self) -> ShareStatus:
         with self._lock:
-            server, problem = self.server, self._problem
+            server, problem, obs = self.server, self._problem, self.obs
+        obs_line = ""
+        if obs is not None:
+            obs_line = obs.problem or (f"{obs.state} ({obs.sent} captions sent)"
+                                       if obs.state == "sending" else obs.state + "…")
         if server is None or not server.running:
-            return ShareStatus(problem=problem[0], fix=problem[1])
-        return ShareStatus(True, server.url, server.lan, server.viewers, *problem)
+            return ShareStatus(problem=problem[0], fix=problem[1], obs=obs_line)
+        return ShareStatus(True, server.url, server.lan, server.viewers, *problem, obs=obs_line)
 
     @property
     def token(self) -> str:
@@ -126,13 +137,16 @@ class Sharing:
         if style is not None:
             self._style = style
         self._masker = masker
+        self._apply_obs(options)
+        web = (options.enabled, options.lan, options.port, options.allow_origin, options.token)
+        old = self.options
+        self.options = options
         running = self.server is not None and self.server.running
-        if running and options == self.options:
+        if running and web == (old.enabled, old.lan, old.port, old.allow_origin, old.token):
             self.set_style(self._style or {})
             self.set_masker(masker)
             return
-        self._stop()
-        self.options = options
+        self._stop_server()
         if not options.enabled:
             return
         server = ShareServer(port=options.port, lan=options.lan, token=options.token,
@@ -144,7 +158,25 @@ class Sharing:
         with self._lock:
             self.server, self._problem = server, ("", "")
 
+    def _apply_obs(self, options: ShareOptions) -> None:
+        old = self.obs
+        if old is not None and (old.url, old.password) == (options.obs_url, options.obs_password):
+            return
+        if old is not None:
+            self.hub.unsubscribe(old.post)
+            old.stop()
+        obs = None
+        if options.obs_url:
+            obs = ObsCaptions(options.obs_url, options.obs_password, masker=self._masker).start()
+            self.hub.subscribe(obs.post)
+        with self._lock:
+            self.obs = obs
+
     def _stop(self) -> None:
+        self._apply_obs(ShareOptions())
+        self._stop_server()
+
+    def _stop_server(self) -> None:
         server = self.server
         if server is not None:  # shown as running until its port is free
             self.hub.unsubscribe(server.post)
