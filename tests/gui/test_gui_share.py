@@ -34,6 +34,8 @@ def test_share_captions_section(qtbot, make_app, fake_audio, tmp_path, monkeypat
     app.window.act_settings.trigger()
     dlg = app.settings_dialog
     panel = dlg.share
+    dlg.tabs.setCurrentIndex(1)  # the "Share captions" tab
+    assert dlg.tabs.tabText(1) == "Share captions" and panel.isVisible()
     assert not panel.enabled.isChecked() and panel.viewers.text() == "Not sharing."
     assert not app.sharing.status().running  # off by default
 

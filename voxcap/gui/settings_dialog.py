@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPushButton,
     QSpinBox,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -246,13 +247,22 @@ class SettingsDialog(QDialog):
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
                                         | QDialogButtonBox.StandardButton.Cancel
                                         | QDialogButtonBox.StandardButton.Apply, self)
-        lay = QVBoxLayout(self)
-        lay.addWidget(eng_box)
+        general = QWidget(self)
+        gen = QVBoxLayout(general)
+        gen.addWidget(eng_box)
         cols = QHBoxLayout()
         cols.addWidget(cap_box)
         cols.addWidget(ov_box)
-        lay.addLayout(cols)
-        lay.addWidget(self.share)
+        gen.addLayout(cols)
+        share_page = QWidget(self)
+        sh = QVBoxLayout(share_page)
+        sh.addWidget(self.share)
+        sh.addStretch(1)
+        self.tabs = QTabWidget(self)  # the dialog stays short enough for a 768-pixel screen
+        self.tabs.addTab(general, "Engine, captions, overlay")
+        self.tabs.addTab(share_page, "Share captions")
+        lay = QVBoxLayout(self)
+        lay.addWidget(self.tabs)
         lay.addWidget(self.buttons)
 
         self.buttons.accepted.connect(self._ok)
