@@ -8,6 +8,8 @@ import time
 import pytest
 from support import browser as chromium
 
+from voxcap.captions.journal import Journal
+from voxcap.eventhub import EventHub
 from voxcap.events import CaptioningState, StreamFinished, StreamOpened, TextDelta
 from voxcap.share.server import ShareServer
 
@@ -75,3 +77,22 @@ class Script:
 @pytest.fixture
 def script():
     return Script
+
+
+class Journalled:
+    """A scripted session published on ``hub`` and journalled as the controller does (the
+    journal subscribed first); ``script`` says the words, ``journal.session`` reads it back."""
+
+    def __init__(self, root) -> None:
+        self.hub = EventHub()
+        self.journal = Journal.create({"model": "test"}, kind="test", root=root)
+        self.hub.subscribe(self.journal.on_event)
+        self.script = Script(self.hub.publish, session_id=self.journal.session_id)
+        self.journal.stream_opened(self.script.stream_id, label=self.script.label, source="test")
+
+
+@pytest.fixture
+def journalled(tmp_path):
+    j = Journalled(tmp_path / "sessions")
+    yield j
+    j.journal.close()

@@ -10,9 +10,6 @@ import threading
 import pytest
 from support.browser import REBIND_NAME, caption_text, wait_for
 
-from voxcap.captions.journal import Journal
-from voxcap.eventhub import EventHub
-
 pytestmark = pytest.mark.timeout(180)
 
 
@@ -71,33 +68,26 @@ def test_style_from_the_app_and_from_the_url(browser, make_server, script):
     wait_for(lambda: browser.execute_script(css)[0] == "rgb(255, 0, 0)", what="the new style")
 
 
-def test_page_recovers_after_a_server_restart_and_fills_in_the_gap(browser, make_server, script,
-                                                                   tmp_path):
-    hub = EventHub()
-    journal = Journal.create({"model": "test"}, kind="test", root=tmp_path / "sessions")
-    hub.subscribe(journal.on_event)
-    try:
-        s = script(hub.publish, session_id=journal.session_id)
-        journal.stream_opened(s.stream_id, label=s.label, source="test")
-        first = make_server(session_source=journal.session)
-        hub.subscribe(first.post)
-        port = first.port
-        s.say(5)
-        browser.get(first.url)
-        _words_shown(browser, s.words)
-        hub.unsubscribe(first.post)
-        first.stop()  # the app goes on captioning while nothing serves the page
-        wait_for(lambda: browser.find_element("id", "status").get_attribute("data-state")
-                 == "reconnecting", what="the page noticing")
-        s.say(7)  # only in the journal
-        second = make_server(port=port, session_source=journal.session)
-        hub.subscribe(second.post)
-        s.say(4)
-        _words_shown(browser, s.words)  # the gap from the journal, then live, in order
-        assert browser.execute_script("return window.voxcap.snapshots") >= 2  # reconnected
-        assert browser.find_element("id", "status").get_attribute("data-state") == "connected"
-    finally:
-        journal.close()
+def test_page_recovers_after_a_server_restart_and_fills_in_the_gap(browser, make_server,
+                                                                   journalled):
+    hub, journal, s = journalled.hub, journalled.journal, journalled.script
+    first = make_server(session_source=journal.session)
+    hub.subscribe(first.post)
+    port = first.port
+    s.say(5)
+    browser.get(first.url)
+    _words_shown(browser, s.words)
+    hub.unsubscribe(first.post)
+    first.stop()  # the app goes on captioning while nothing serves the page
+    wait_for(lambda: browser.find_element("id", "status").get_attribute("data-state")
+             == "reconnecting", what="the page noticing")
+    s.say(7)  # only in the journal
+    second = make_server(port=port, session_source=journal.session)
+    hub.subscribe(second.post)
+    s.say(4)
+    _words_shown(browser, s.words)  # the gap from the journal, then live, in order
+    assert browser.execute_script("return window.voxcap.snapshots") >= 2  # reconnected
+    assert browser.find_element("id", "status").get_attribute("data-state") == "connected"
 
 
 def test_lan_sharing_needs_the_token(browser, make_server, script):

@@ -14,8 +14,6 @@ import pytest
 from support.browser import wait_for
 
 from voxcap.captions.export import render
-from voxcap.captions.journal import Journal
-from voxcap.eventhub import EventHub
 from voxcap.share.guard import host_allowed
 from voxcap.share.server import ShareError, ShareServer
 
@@ -98,12 +96,8 @@ def test_page_headers(make_server):
     assert "default-src 'none'" in csp and "script-src 'sha256-" in csp  # inline code pinned
 
 
-def test_transcripts_are_the_session_so_far(make_server, script, tmp_path):
-    hub = EventHub()
-    journal = Journal.create({"model": "test"}, kind="test", root=tmp_path)
-    hub.subscribe(journal.on_event)
-    s = script(hub.publish, session_id=journal.session_id)
-    journal.stream_opened(s.stream_id, label=s.label, source="test")
+def test_transcripts_are_the_session_so_far(make_server, script, journalled):
+    hub, journal, s = journalled.hub, journalled.journal, journalled.script
     s.say(30, pause_every=10)
     server = make_server(session_source=journal.session)
     hub.subscribe(server.post)
@@ -179,12 +173,8 @@ def _snapshot_words(server) -> list[str]:
     return []
 
 
-def test_a_journal_that_lags_is_read_again(make_server, script, tmp_path):
-    hub = EventHub()
-    journal = Journal.create({"model": "test"}, kind="test", root=tmp_path)
-    hub.subscribe(journal.on_event)
-    s = script(hub.publish, session_id=journal.session_id)
-    journal.stream_opened(s.stream_id, label=s.label, source="test")
+def test_a_journal_that_lags_is_read_again(make_server, journalled):
+    hub, journal, s = journalled.hub, journalled.journal, journalled.script
     s.say(10)
     reads = []
 
@@ -198,4 +188,3 @@ def test_a_journal_that_lags_is_read_again(make_server, script, tmp_path):
     s.say(3)
     wait_for(lambda: _snapshot_words(server) == s.words, what="the words with the gap filled")
     assert len(reads) == 2
-    journal.close()

@@ -70,7 +70,11 @@ class Sharing:
                   timeout: float = 20.0) -> ShareStatus:
         done: queue.Queue = queue.Queue()
         self._cmds.put((self._apply, (options, style, masker), done))
-        error = done.get(timeout=timeout)
+        try:
+            error = done.get(timeout=timeout)
+        except queue.Empty:
+            raise ShareError(f"Sharing did not start within {timeout:.0f} s.",
+                             "see the log (voxcap doctor says where it is)") from None
         if error is not None:
             raise error
         return self.status()
