@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
 from share.conftest import Script  # noqa: E402
-from support.browser import caption_text, start_chromium, wait_for  # noqa: E402
+from support.browser import caption_text, quit_chromium, start_chromium, wait_for  # noqa: E402
 
 from voxcap.share.server import ShareServer  # noqa: E402
 
@@ -94,7 +94,7 @@ def main() -> int:
     try:
         rows = [run(driver, int(n), args.words) for n in args.viewers.split(",")]
     finally:
-        driver.quit()
+        quit_chromium(driver)
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
-from support.browser import caption_text, start_chromium, wait_for  # noqa: E402
+from support.browser import caption_text, quit_chromium, start_chromium, wait_for  # noqa: E402
 
 from voxcap.events import CaptioningState, StreamFinished, StreamOpened, TextDelta  # noqa: E402
 from voxcap.share.server import ShareServer  # noqa: E402
@@ -97,7 +97,7 @@ def main() -> int:
             time.sleep(0.5)
             phone.save_screenshot(str(out / "share-phone.png"))
         finally:
-            phone.quit()
+            quit_chromium(phone)
         tmp = Path(tempfile.mkdtemp(prefix="voxcap-obs-"))
         scene(tmp / "scene.png")
         (tmp / "obs.html").write_text(
@@ -116,7 +116,7 @@ def main() -> int:
             time.sleep(0.5)
             obs.save_screenshot(str(out / "share-obs.png"))
         finally:
-            obs.quit()
+            quit_chromium(obs)
     finally:
         server.stop()
     print(f"saved {out / 'share-phone.png'} and {out / 'share-obs.png'}")

@@ -20,7 +20,7 @@ def browser():
         pytest.skip("needs Debian's chromium and chromium-driver (scripts/setup-dev.sh)")
     driver = chromium.start_chromium()
     yield driver
-    driver.quit()
+    chromium.quit_chromium(driver)
 
 
 @pytest.fixture

@@ -28,7 +28,8 @@ def start_chromium(width: int = 1280, height: int = 800, scale: float = 1.0, mob
     opts.binary_location = CHROMIUM
     for flag in FLAGS:
         opts.add_argument(flag)
-    opts.add_argument(f"--user-data-dir={tempfile.mkdtemp(prefix='voxcap-chromium-')}")
+    profile = tempfile.mkdtemp(prefix="voxcap-chromium-")
+    opts.add_argument(f"--user-data-dir={profile}")
     opts.add_argument(f"--window-size={width},{height}")
     if scale != 1.0:
         opts.add_argument(f"--force-device-scale-factor={scale}")
@@ -38,7 +39,16 @@ def start_chromium(width: int = 1280, height: int = 800, scale: float = 1.0, mob
             "userAgent": "Mozilla/5.0 (Linux; Android 14) Mobile"})
     driver = webdriver.Chrome(options=opts, service=Service(DRIVER))
     driver.set_page_load_timeout(30)
+    driver.voxcap_profile = profile
     return driver
+
+
+def quit_chromium(driver) -> None:
+    """Quit the browser and remove its fresh profile folder."""
+    try:
+        driver.quit()
+    finally:
+        shutil.rmtree(driver.voxcap_profile, ignore_errors=True)
 
 
 def wait_for(predicate, timeout: float = 30.0, interval: float = 0.05, what: str = "condition"):
