@@ -18,6 +18,7 @@ import dataclasses
 import json
 import logging
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +51,22 @@ class OverlaySettings:
 
 
 @dataclass
+class ShareSettings:
+    """Settings → Share captions (``voxcap.share``): off by default; this computer only unless
+    ``lan``; ``token``: the LAN address's access token, kept so that links and QR codes stay
+    valid across restarts ("New address" replaces it)."""
+
+    enabled: bool = False
+    lan: bool = False
+    port: int = 8765  # voxcap.share.DEFAULT_PORT
+    allow_origin: str = ""  # a site whose pages may read the feed, e.g. "https://notes.example"
+    token: str = ""
+    obs: bool = False  # the stream's closed captions in OBS Studio (obs-websocket)
+    obs_url: str = "ws://127.0.0.1:4455"
+    obs_password: str = ""  # obs-websocket's (Tools → WebSocket Server Settings); never logged
+
+
+@dataclass
 class AppSettings:
     engine: str = "local"  # local: vLLM in this process; remote: a vLLM server
     model_dir: str = ""
@@ -70,6 +87,7 @@ class AppSettings:
     show_meter: bool = True
     window_geometry: str = ""  # QWidget.saveGeometry() as hex: opaque to this module
     overlay: OverlaySettings = field(default_factory=OverlaySettings)
+    share: ShareSettings = field(default_factory=ShareSettings)
 
     # ------------------------------------------------------------------------ derived ----
     @property
@@ -135,10 +153,19 @@ def _check(name: str, value, default):
         raise ValueError("0 to 1")
     if name in ("text_color", "background_color") and not _is_color(value):
         raise ValueError("a colour like #ffffff")
+    if name == "port" and not 1024 <= value <= 65535:
+        raise ValueError("1024 to 65535")
+    if name == "obs_url" and not value.startswith(("ws://", "wss://")):
+        raise ValueError("a ws:// or wss:// address")
+    if name == "allow_origin" and value and not _ORIGIN.fullmatch(value):
+        raise ValueError("an origin like https://example.org or http://127.0.0.1:3000")
     if name == "geometry" and value is not None and (
             len(value) != 4 or not all(isinstance(v, int) for v in value)):
         raise ValueError("[x, y, width, height]")
     return value
+
+
+_ORIGIN = re.compile(r"https?://[A-Za-z0-9.\-\[\]:]+(:\d{1,5})?")
 
 
 def _is_color(value: str) -> bool:

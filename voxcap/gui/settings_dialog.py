@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPushButton,
     QSpinBox,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -36,6 +37,7 @@ from ..engine.precision import PRECISIONS
 from ..engine.settings import GRAPH_MODES, MAX_DELAY_MS, MIN_DELAY_MS, TOKEN_MS
 from ..errors import VoxcapError
 from .a11y import announce, status_label
+from .share_panel import SharePanel
 
 log = logging.getLogger(__name__)
 
@@ -262,15 +264,27 @@ class SettingsDialog(QDialog):
         ov_box = QGroupBox("Caption overlay", self)
         ov_box.setLayout(ov)
 
+        self.share = SharePanel(s.share, self)
+
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
                                         | QDialogButtonBox.StandardButton.Cancel
                                         | QDialogButtonBox.StandardButton.Apply, self)
-        lay = QVBoxLayout(self)
-        lay.addWidget(eng_box)
+        general = QWidget(self)
+        gen = QVBoxLayout(general)
+        gen.addWidget(eng_box)
         cols = QHBoxLayout()
         cols.addWidget(cap_box)
         cols.addWidget(ov_box)
-        lay.addLayout(cols)
+        gen.addLayout(cols)
+        share_page = QWidget(self)
+        sh = QVBoxLayout(share_page)
+        sh.addWidget(self.share)
+        sh.addStretch(1)
+        self.tabs = QTabWidget(self)  # the dialog stays short enough for a 768-pixel screen
+        self.tabs.addTab(general, "Engine, captions, overlay")
+        self.tabs.addTab(share_page, "Share captions")
+        lay = QVBoxLayout(self)
+        lay.addWidget(self.tabs)
         lay.addWidget(self.buttons)
 
         self.buttons.accepted.connect(self._ok)
@@ -397,6 +411,7 @@ class SettingsDialog(QDialog):
         o.background_color = self.bg_color.color
         o.background_opacity = self.opacity.value() / 100
         o.outline = self.outline.isChecked()
+        s.share = self.share.result()
         return s
 
     def apply(self) -> None:
