@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 
 from .. import logs
 from ..engine.precision import DEFAULT_PRECISION
@@ -17,6 +18,7 @@ from ..engine.remote_settings import (
 from ..engine.settings import DEFAULT_GRAPH_MODE, GRAPH_MODES, EngineSettings
 from ..errors import ConfigError
 
+log = logging.getLogger(__name__)
 ENGINES = ("local", "remote")
 _KEEP = object()
 
@@ -97,7 +99,8 @@ def parse_engine_args(items: list[str]) -> dict:
                               "e.g. --engine-arg attention_config='{\"flash_attn_version\": 2}'")
         try:
             out[key.strip()] = json.loads(value)
-        except json.JSONDecodeError:
+        except json.JSONDecodeError:  # not JSON: the text itself (e.g. quantization=fp8)
+            log.debug("--engine-arg %s: not JSON, passed as text", key.strip())
             out[key.strip()] = value
     return out
 
