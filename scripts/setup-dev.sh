@@ -23,6 +23,7 @@ APT_PACKAGES=(
   sway grim mutter kwin-wayland xwayland dbus dbus-x11 wayland-protocols libwayland-dev
   xdg-desktop-portal xdg-desktop-portal-kde qtwayland5
   at-spi2-core python3-gi python3-pyatspi gir1.2-atspi-2.0
+  chromium chromium-driver obs-studio ffmpeg
 )
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

@@ -34,6 +34,8 @@ class EngineReady:
     kv_cache_tokens: int | None = None  # as vLLM reports it after allocating
     kv_cache_sessions: float | None = None  # full-length sessions the KV cache fits
     notes: tuple[str, ...] = ()
+    precision: str = ""  # what the weights and KV cache run in ("FP8 weights"), as said to people
+    precision_line: str = ""  # why: "FP8 weights: fits this 12 GB card (≈9.2 GiB of 11.5 GiB free)"
 
 
 @dataclass(frozen=True)

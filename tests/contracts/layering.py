@@ -4,7 +4,8 @@ Layers, each importing only its own and lower ones:
 
     commands (+ cli.py, launcher.py)   the front ends
     gui                                Qt: the only place PySide6 may be imported
-    app                                the session runtime (controller, settings, meter)
+    app | share                        the session runtime (controller, settings, meter); the
+                                       caption server (subscribes to the controller's events)
     engine | capture | captions        independent of each other
     ground                             errors, events, paths, logs, ... (top-level modules)
 
@@ -17,7 +18,7 @@ import ast
 from pathlib import Path
 
 QT = ("PySide6", "PyQt5", "PyQt6", "shiboken6", "PySide2")
-RANK = {"ground": 0, "engine": 1, "capture": 1, "captions": 1, "app": 2, "gui": 3, "commands": 4}
+RANK = {"ground": 0, "engine": 1, "capture": 1, "captions": 1, "app": 2, "share": 2, "gui": 3, "commands": 4}
 FRONT_ENDS = {"cli", "launcher"}  # top-level modules that are entry points, not ground
 
 

@@ -193,10 +193,11 @@ def test_cli_errors_are_one_line_and_a_fix(case, tiny_model_dir, tmp_path):
 def test_gpu_memory_request_is_the_footprint_not_ninety_percent(tiny_model_dir):
     from voxcap.engine.memory import GIB, gpu_memory_utilization_for, kv_budget_bytes, plan_for, weights_bytes
 
-    # real model on a 16 GiB card: ~13.0 GiB needed -> ask vLLM for 81.25 %, not 90 %
-    assert gpu_memory_utilization_for(int(13.0 * GIB), 16 * GIB) == 0.8125
+    # real model on a 16 GiB card: ~13.0 GiB needed, of which vLLM's own CUDA context (0.5 GiB)
+    # exists before it checks -> ask vLLM for 78.13 %, not 90 %
+    assert gpu_memory_utilization_for(int(13.0 * GIB), 16 * GIB) == 0.7813
     assert gpu_memory_utilization_for(100 * GIB, 16 * GIB) == 0.95  # capped
-    assert gpu_memory_utilization_for(1, 16 * GIB) == 0.05
+    assert gpu_memory_utilization_for(1, 16 * GIB) == 0.01
     info = inspect_model_dir(tiny_model_dir, dummy_weights=True)
     w, how = weights_bytes(info, 2)
     assert 0 < w < 10 * 2**20 and "shape" in how

@@ -28,7 +28,9 @@ def _vllm_layer_specs(params: dict, dtype_bytes: int, block_size: int) -> dict:
     from vllm.utils.math_utils import cdiv
     from vllm.v1.kv_cache_interface import SlidingWindowSpec
 
-    dtype = {2: torch.bfloat16, 4: torch.float32}[dtype_bytes]
+    # FP8 KV cache (kv_cache_dtype="fp8"): vLLM stores it as uint8, decoder and encoder alike
+    # (WhisperCausalAttentionWithBlockPooling takes cache_config.cache_dtype too)
+    dtype = {1: torch.uint8, 2: torch.bfloat16, 4: torch.float32}[dtype_bytes]
     whisper = params["multimodal"]["whisper_model_args"]
     enc = whisper["encoder_args"]
     pool = whisper["downsample_args"]["downsample_factor"]
@@ -49,12 +51,14 @@ def _vllm_layer_specs(params: dict, dtype_bytes: int, block_size: int) -> dict:
 @pytest.mark.parametrize("layout", ["LBHNC", "LBNHC"])
 def test_kv_plan_matches_vllms_own_functions(tiny_model_dir, layout):
     """Grouping, page unification, padding and sliding-window reservations as vLLM computes
-    them, for the tiny model and the real model's shape, over block sizes and batch budgets."""
+    them, for the tiny model and the real model's shape, over block sizes and batch budgets,
+    with the model's dtype and with the FP8 KV cache (precision fp8_kv)."""
     from vllm.config import VllmConfig
     from vllm.v1.core import kv_cache_utils as ku
 
     cases = 0
-    for params, dtype_bytes in ((_tiny_params(tiny_model_dir), 4), (REAL_PARAMS, 2)):
+    for params, dtype_bytes in ((_tiny_params(tiny_model_dir), 4), (REAL_PARAMS, 2),
+                                (_tiny_params(tiny_model_dir), 1), (REAL_PARAMS, 1)):
         for block_size in (16, 128):
             specs = _vllm_layer_specs(params, dtype_bytes, block_size)
             for max_model_len in (1024, 4096, 8192, 45000):
@@ -74,7 +78,7 @@ def test_kv_plan_matches_vllms_own_functions(tiny_model_dir, layout):
                             cfg, groups), where
                         assert plan.check_bytes == ku.max_memory_usage_bytes(cfg, specs.values()), where
                         cases += 1
-    assert cases == 2 * 2 * 4 * 2 * 2
+    assert cases == 4 * 2 * 4 * 2 * 2
 
 
 def test_real_model_session_matches_what_vllm_said_on_the_h200():
@@ -125,11 +129,13 @@ def test_running_engine_lays_out_the_kv_cache_as_voxcap_sized_it(engine):
 
 
 @pytest.mark.parametrize(("total_gib", "free_gib", "verdict", "words"), [
-    (80, 79, "ok", "enough memory for captions (≈13.0 GiB)"),
-    (16, 13.5, "ok", "enough memory"),  # a 16 GB card with 2.5 GiB used by the desktop
-    (16, 12.5, "not_free", "need ≈13.0 GiB free to start"),
-    (13, 13, "too_small", "too small for two sources at once"),
-    (11, 11, "too_small", "use a vLLM server"),
+    (80, 79, "ok", "bfloat16 (the model's own precision): fits this 80 GB card (≈13.0 GiB"),
+    (16, 13.5, "ok", "bfloat16"),  # a 16 GB card with 2.5 GiB used by the desktop
+    (16, 12.5, "ok", "FP8 weights: fits this 16 GB card"),  # bfloat16 does not fit: FP8 does
+    (12, 11.5, "ok", "FP8 weights: fits this 12 GB card"),
+    (8, 7.5, "ok", "FP8 weights + FP8 KV cache: fits this 8 GB card"),
+    (8, 4, "not_free", "captions need ≈7.15 GiB free to start"),
+    (6, 6, "too_small", "use a vLLM server"),
 ])
 def test_first_run_gpu_verdict_for_the_real_model(total_gib, free_gib, verdict, words):
     got, text = memory.gpu_verdict(int(total_gib * memory.GIB), int(free_gib * memory.GIB))

@@ -33,8 +33,12 @@ def test_vllms_server_parser_reads_back_the_engine_args(tiny_model_dir, eager):
     from vllm.entrypoints.launchers.cli_args import make_arg_parser
     from vllm.utils.argparse_utils import FlexibleArgumentParser
 
+    # what the precision setting and --engine-arg add on a GPU travel the same way
+    gpu_args = {"quantization": "fp8", "kv_cache_dtype": "fp8",
+                "attention_config": {"flash_attn_version": 2}} if eager else {}
     settings = EngineSettings(str(tiny_model_dir), dummy_weights=True, max_streams=4,
-                              enforce_eager=eager, kv_cache_gib=0.25).validated()
+                              enforce_eager=eager, kv_cache_gib=0.25,
+                              extra_engine_args=gpu_args).validated()
     args, info = engine_args_for(settings, "cpu")
     assert info.path == tiny_model_dir
     cmd = server_command(args, host="127.0.0.1", port=8123, served_name="tiny",

@@ -117,7 +117,8 @@ def test_first_run_with_gpu_and_existing_folder(qtbot, tiny_model_dir):
     qtbot.addWidget(dlg)
     # the name as the driver gives it (no second "NVIDIA"), and whether the model fits
     assert dlg.gpu_label.text().startswith(
-        "✓ NVIDIA GeForce RTX 4090, 24 GiB: enough memory for captions (≈13.0 GiB)"), dlg.gpu_label.text()
+        "✓ NVIDIA GeForce RTX 4090, 24 GiB: bfloat16 (the model's own precision): fits this 24 GB "
+        "card (≈13.0 GiB"), dlg.gpu_label.text()
     dlg.folder.setText(str(tiny_model_dir / "nope"))
     qtbot.waitUntil(lambda: "does not exist" in dlg.folder_check.text(), timeout=5000)
     ok = dlg.buttons.button(dlg.buttons.StandardButton.Ok)

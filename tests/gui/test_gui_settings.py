@@ -97,3 +97,30 @@ def test_settings_panel_round_trip(qtbot, make_app, tmp_path, monkeypatch, tiny_
     assert saved.overlay.background_opacity == 0.4
     qtbot.waitUntil(lambda: "FULL_AND_PIECEWISE" in app.window.engine_status.label.text()
                     and app.window.engine_status.state == "ready", timeout=10000)
+
+
+def test_precision_is_a_setting_with_its_cost_said(qtbot, make_app, tmp_path, monkeypatch,
+                                                   tiny_model_dir):
+    """Settings → Engine → Precision: each choice says what it costs; the choice is saved and
+    is the app's; a bad value in the file falls back to Automatic."""
+    monkeypatch.setenv("VOXCAP_CONFIG_DIR", str(tmp_path / "cfg"))
+    app = make_app(AppSettings(model_dir=str(tiny_model_dir), dummy_weights=True))
+    qtbot.waitUntil(lambda: app.window.engine_status.state == "ready", timeout=10000)
+    app.window.act_settings.trigger()
+    dlg = app.settings_dialog
+    qtbot.waitUntil(lambda: dlg.model_ok is True, timeout=5000)
+    assert dlg.precision.currentData() == "auto"
+    assert [dlg.precision.itemData(i) for i in range(dlg.precision.count())] == [
+        "auto", "bfloat16", "fp8", "fp8_kv"]
+    assert "FP8 weights (12 GB cards)" in dlg.precision_note.text()
+    dlg.precision.setCurrentIndex(dlg.precision.findData("fp8"))
+    assert "weights rounded to 8 bits" in dlg.precision_note.text()
+    assert "benchmarks/precision_wer.py" in dlg.precision_note.text()  # not measured: said so
+    assert dlg.precision_note.accessibleDescription() == "Precision note"  # its name: its text
+    dlg.buttons.accepted.emit()
+    assert app.settings.precision == "fp8"
+    assert load_settings()[0].precision == "fp8"
+    path = settings_path()
+    path.write_text(json.dumps({"model_dir": "/m", "precision": "int4"}))
+    settings, problem = load_settings(path)
+    assert settings.precision == "auto" and "precision" in problem

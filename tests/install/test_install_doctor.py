@@ -76,7 +76,7 @@ def test_install_doctor_reads_the_gpu(fake_nvml, backend):
         "memory_total_bytes": 150754820096, "load_pct": 7, "memory_free_bytes": 149640019968,
         "compute_capability": "9.0", "memory_reserved_bytes": 597688320}]
     mem = checks["gpu_memory"]
-    assert mem["verdict"] == "ok" and mem["summary"].startswith("fits:"), mem
+    assert mem["verdict"] == "ok" and "bfloat16 (the model's own precision): fits" in mem["summary"], mem
     assert mem["details"]["gpu_free_bytes"] == 149640019968
 
 
@@ -88,16 +88,24 @@ def test_install_doctor_old_driver_memory(fake_nvml):
     assert g["memory_reserved_bytes"] == 0
 
 
-@pytest.mark.parametrize(("total", "free", "verdict", "words"), [
+@pytest.mark.parametrize(("total", "free", "precision", "verdict", "words"), [
     # the real model, 2 streams: 8.3 GiB weights + 2 x 1.72 GiB KV + 1.25 GiB measured rest
-    (16 * GIB, int(15.5 * GIB), "ok", "fits: the model needs ≈13.0 GiB"),
+    (16 * GIB, int(15.5 * GIB), None, "ok", "fits this 16 GB card (≈13.0 GiB of 15.5 GiB free)"),
     # 2.5 GiB used by the desktop: fine, voxcap asks vLLM for its footprint, not 90 %
-    (16 * GIB, int(13.5 * GIB), "ok", "fits: the model needs ≈13.0 GiB"),
-    (16 * GIB, int(12.5 * GIB), "fail", "vLLM starts only when 81% (13.0 GiB) is free"),
-    (12 * GIB, int(11.9 * GIB), "fail", "more than vLLM may use of this 12.0 GiB GPU (95%)"),
+    (16 * GIB, int(13.5 * GIB), None, "ok", "needs ≈13.0 GiB as bfloat16"),
+    # bfloat16 does not fit what is free: automatic takes FP8 weights
+    (16 * GIB, int(12.5 * GIB), None, "ok", "FP8 weights: fits this 16 GB card"),
+    (12 * GIB, int(11.5 * GIB), None, "ok", "FP8 weights: fits this 12 GB card"),
+    (8 * GIB, int(7.5 * GIB), None, "ok", "only one source at a time fits"),
+    (12 * GIB, int(11.5 * GIB), "bfloat16", "fail",
+     "too small for bfloat16 (the model's own precision) with 2 stream(s): it needs ≈13.5 GiB"),
+    (16 * GIB, int(12 * GIB), "bfloat16", "fail",
+     "only 12.0 GiB of 16.0 GiB is free now and the model needs ≈13.0 GiB as bfloat16"),
+    (6 * GIB, int(5.8 * GIB), None, "fail", "this 6.0 GiB GPU is too small"),
 ])
-def test_install_doctor_gpu_memory(fake_nvml, total, free, verdict, words):
-    code, checks, report = doctor(env=gpu_env(fake_nvml, total=total, free=free, reserved=0))
+def test_install_doctor_gpu_memory(fake_nvml, total, free, precision, verdict, words):
+    args = ("--precision", precision) if precision else ()
+    code, checks, report = doctor(*args, env=gpu_env(fake_nvml, total=total, free=free, reserved=0))
     mem = checks["gpu_memory"]
     assert mem["verdict"] == verdict and words in mem["summary"], mem
     if verdict == "fail":

@@ -49,6 +49,7 @@ class MeterReading:
     streams: int
     gpu: gpu_mod.GpuReading | None
     budget_ms: float = STEP_BUDGET_MS
+    precision: str | None = None  # "FP8 weights: fits this 12 GB card (...)" (EngineReady)
 
 
 class MeterSampler:
@@ -84,7 +85,9 @@ class MeterSampler:
             paint_p50_ms=p50 * 1000 if p50 is not None else None,
             paint_p95_ms=p95 * 1000 if p95 is not None else None,
             dropped_s=ctl.dropped_audio_s(), held_s=ctl.held_audio_s(),
-            streams=len(open_streams), gpu=self._read_gpu())
+            streams=len(open_streams), gpu=self._read_gpu(),
+            precision=(getattr(ready, "precision_line", "") or getattr(ready, "precision", "")
+                       or None) if ready else None)
         self.history.append(r)
         return r
 

@@ -18,11 +18,13 @@ import dataclasses
 import json
 import logging
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import paths
+from ..engine.precision import PRECISIONS
 from ..engine.settings import DEFAULT_GRAPH_MODE, GRAPH_MODES, MAX_DELAY_MS, MIN_DELAY_MS, TOKEN_MS
 
 log = logging.getLogger(__name__)
@@ -49,6 +51,22 @@ class OverlaySettings:
 
 
 @dataclass
+class ShareSettings:
+    """Settings → Share captions (``voxcap.share``): off by default; this computer only unless
+    ``lan``; ``token``: the LAN address's access token, kept so that links and QR codes stay
+    valid across restarts ("New address" replaces it)."""
+
+    enabled: bool = False
+    lan: bool = False
+    port: int = 8765  # voxcap.share.DEFAULT_PORT
+    allow_origin: str = ""  # a site whose pages may read the feed, e.g. "https://notes.example"
+    token: str = ""
+    obs: bool = False  # the stream's closed captions in OBS Studio (obs-websocket)
+    obs_url: str = "ws://127.0.0.1:4455"
+    obs_password: str = ""  # obs-websocket's (Tools → WebSocket Server Settings); never logged
+
+
+@dataclass
 class AppSettings:
     engine: str = "local"  # local: vLLM in this process; remote: a vLLM server
     model_dir: str = ""
@@ -58,6 +76,7 @@ class AppSettings:
     graph_mode: str = DEFAULT_GRAPH_MODE
     delay_ms: int = 480
     kv_cache_gib: float | None = None  # None: sized for the streams and the session length
+    precision: str = "auto"  # auto, bfloat16, fp8, fp8_kv (engine/precision.py)
     max_model_len: int | None = None  # tokens per session (12.5 a second); None: 8192 or the model's max
     enforce_eager: bool = False
     source: str = "system"  # system, mic, both, a device name, app:NAME or both:NAME
@@ -68,6 +87,7 @@ class AppSettings:
     show_meter: bool = True
     window_geometry: str = ""  # QWidget.saveGeometry() as hex: opaque to this module
     overlay: OverlaySettings = field(default_factory=OverlaySettings)
+    share: ShareSettings = field(default_factory=ShareSettings)
 
     # ------------------------------------------------------------------------ derived ----
     @property
@@ -95,14 +115,14 @@ class AppSettings:
         return EngineSettings(model_dir=self.model_dir, dummy_weights=self.dummy_weights,
                               graph_mode=self.graph_mode, transcription_delay_ms=self.delay_ms,
                               max_model_len=self.max_model_len, max_streams=ENGINE_STREAMS,
-                              kv_cache_gib=self.kv_cache_gib,
+                              kv_cache_gib=self.kv_cache_gib, precision=self.precision,
                               enforce_eager=self.enforce_eager).validated()
 
     def engine_key(self) -> tuple:
         """What decides the engine: a change here needs an engine restart."""
         return (self.engine, self.model_dir, self.dummy_weights, self.server_url,
                 self.server_model, self.graph_mode, self.delay_ms, self.kv_cache_gib,
-                self.max_model_len, self.enforce_eager)
+                self.max_model_len, self.enforce_eager, self.precision)
 
     def copy(self) -> AppSettings:
         return from_dict(to_dict(self))[0]
@@ -113,6 +133,8 @@ def _check(name: str, value, default):
     """``value`` if it is a valid value of field ``name``, else raise ValueError."""
     if name == "engine" and value not in ENGINES:
         raise ValueError(f"one of {', '.join(ENGINES)}")
+    if name == "precision" and value not in PRECISIONS:
+        raise ValueError(f"one of {', '.join(PRECISIONS)}")
     if name == "graph_mode" and value not in GRAPH_MODES:
         raise ValueError(f"one of {', '.join(GRAPH_MODES)}")
     if name == "delay_ms" and (not MIN_DELAY_MS <= value <= MAX_DELAY_MS or value % TOKEN_MS):
@@ -131,10 +153,19 @@ def _check(name: str, value, default):
         raise ValueError("0 to 1")
     if name in ("text_color", "background_color") and not _is_color(value):
         raise ValueError("a colour like #ffffff")
+    if name == "port" and not 1024 <= value <= 65535:
+        raise ValueError("1024 to 65535")
+    if name == "obs_url" and not value.startswith(("ws://", "wss://")):
+        raise ValueError("a ws:// or wss:// address")
+    if name == "allow_origin" and value and not _ORIGIN.fullmatch(value):
+        raise ValueError("an origin like https://example.org or http://127.0.0.1:3000")
     if name == "geometry" and value is not None and (
             len(value) != 4 or not all(isinstance(v, int) for v in value)):
         raise ValueError("[x, y, width, height]")
     return value
+
+
+_ORIGIN = re.compile(r"https?://[A-Za-z0-9.\-\[\]:]+(:\d{1,5})?")
 
 
 def _is_color(value: str) -> bool:
@@ -286,7 +317,8 @@ class RunOverrides:
 _CHANGE_NAMES = {"graph_mode": "graph mode", "delay_ms": "delay", "model_dir": "model",
                  "engine": "engine", "server_url": "server", "kv_cache_gib": "GPU memory budget",
                  "max_model_len": "session length", "enforce_eager": "fast start",
-                 "dummy_weights": "random weights", "server_model": "server model"}
+                 "dummy_weights": "random weights", "server_model": "server model",
+                 "precision": "precision"}
 
 
 def describe_change(old: AppSettings, new: AppSettings) -> str:

@@ -364,11 +364,13 @@ def engine_session_settings(settings, ready=None, sources: dict | None = None) -
         "delay_ms": getattr(settings, "transcription_delay_ms", None),
         "max_model_len": getattr(settings, "max_model_len", None),
         "dtype": getattr(settings, "dtype", None),
+        "precision": getattr(settings, "precision", None),
         "eager": bool(getattr(settings, "enforce_eager", False)),
     }
     if ready is not None:
         out.update(resolved_graph_mode=ready.resolved_graph_mode, device=ready.device,
-                   delay_ms=ready.transcription_delay_ms)
+                   delay_ms=ready.transcription_delay_ms,
+                   resolved_precision=getattr(ready, "precision", "") or None)
     if sources:
         out["sources"] = dict(sources)
     return out

@@ -119,7 +119,7 @@ def _estimate(engine) -> dict:
     info, plan = getattr(engine, "model_info", None), getattr(engine, "kv_plan", None)
     if info is None or plan is None:
         return {}
-    weights = memory.weights_bytes(info, engine.kv_plan_dtype_bytes)[0]
+    weights = engine.weights_estimate_bytes
     return {"estimate_bytes": memory.footprint_bytes(weights, engine.kv_budget),
             "weights_bytes": weights, "kv_cache_bytes": engine.kv_budget}
 

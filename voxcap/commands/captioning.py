@@ -23,6 +23,7 @@ from ..app.lag import Window
 from ..captions.export import check_export_path, export
 from ..captions.journal import JournalStatus
 from ..errors import EngineError, VoxcapError
+from ..eventhub import EventHub
 from ..events import (
     AppProblem,
     CaptioningState,
@@ -122,9 +123,11 @@ class CaptionRun:
         self.name = name  # "live" / "transcribe": the prefix of this run's own lines
         self.show_capture = show_capture
         self.events: queue.Queue = queue.Queue()
+        self.hub = EventHub()  # the controller's events: this terminal, and --share
+        self.hub.subscribe(self.events.put)
         self.result = RunResult()
         self.ctl = SessionController(  # make_engine: -v reaches the engine (vLLM's log)
-            self.events.put, audio=audio, journal=not args.no_journal,
+            self.hub.publish, audio=audio, journal=not args.no_journal,
             engine_factory=lambda s, sink: make_engine(args, on_event=sink, settings=s))
 
     def run(self, source: str = "", duration: float | None = None) -> RunResult:
@@ -150,6 +153,8 @@ class CaptionRun:
             elif isinstance(event, EngineReady):
                 say(f"engine: ready in {event.start_seconds:.1f} s on {event.device}; graph mode "
                     f"{event.resolved_graph_mode} (requested {event.requested_graph_mode})")
+                if event.precision_line or event.precision:
+                    say(f"engine: precision: {event.precision_line or event.precision}")
                 for note in event.notes:
                     say(f"engine: note: {note}")
                 return

@@ -32,6 +32,8 @@ from pathlib import Path
 from .. import __version__
 from ..engine import memory
 from ..engine.platform import PIN as VLLM_PIN
+from ..engine.precision import PRECISIONS
+from ..errors import VoxcapError
 
 OK, WARN, FAIL, SKIP = "ok", "warn", "fail", "skip"
 log = logging.getLogger(__name__)
@@ -75,6 +77,7 @@ class Context:
     server_url: str = ""
     max_model_len: int | None = None  # None: the engine's default for the model
     kv_cache_gib: float | None = None
+    precision: str = "auto"
     streams: int = 2
     settings_path: str = ""
     model_info: object | None = None  # ModelInfo once the model check passed
@@ -134,6 +137,7 @@ def check_settings(ctx: Context, args) -> Check:
     ctx.server_url = settings.server_url
     ctx.max_model_len = settings.max_model_len
     ctx.kv_cache_gib = settings.kv_cache_gib
+    ctx.precision = getattr(args, "precision", None) or settings.precision
     ctx.streams = ENGINE_STREAMS
     if args.model:
         ctx.model_dir, ctx.engine = args.model, "local"
@@ -144,7 +148,7 @@ def check_settings(ctx: Context, args) -> Check:
     details = {"path": str(path), "exists": path.exists(), "engine": ctx.engine,
                "model_dir": ctx.model_dir, "server_url": ctx.server_url,
                "max_model_len": ctx.max_model_len, "kv_cache_gib": ctx.kv_cache_gib,
-               "streams": ctx.streams}
+               "precision": ctx.precision, "streams": ctx.streams}
     if problem:
         return Check("settings", "Settings", WARN, problem,
                      "open Settings in the app and set the values again", details)
@@ -343,48 +347,91 @@ def check_gpu(ctx: Context, args) -> Check:
                  "; ".join(f[2] for f in found), details)
 
 
-def memory_footprint(ctx: Context, info) -> dict:
+def _gpu_facts(ctx: Context):
+    from ..engine.precision import GpuFacts
+
+    gpu = ctx.gpu
+    if gpu is None:
+        return GpuFacts()
+    free = gpu.memory_free_bytes
+    if free is None:
+        free = gpu.memory_total_bytes - gpu.memory_used_bytes - gpu.memory_reserved_bytes
+    return GpuFacts(gpu.memory_total_bytes, free, gpu.compute_capability)
+
+
+def precision_choice(ctx: Context, info, gpu=None):
+    """The precision the engine would start with now (engine/precision.py), on ``gpu``
+    (precision.GpuFacts; default: the GPU as it is now)."""
+    return memory.choose_precision(info, ctx.precision, ctx.streams, ctx.max_model_len,
+                                   ctx.kv_cache_gib, None, gpu or _gpu_facts(ctx))
+
+
+def memory_footprint(ctx: Context, info, choice=None) -> dict:
     """GPU memory the local engine takes with these settings (bytes), and how each part was
     found: the weights file, the KV cache as vLLM lays it out, the measured rest."""
-    return memory.footprint(info, ctx.streams, ctx.max_model_len, ctx.kv_cache_gib).as_dict()
+    choice = choice or precision_choice(ctx, info)
+    fp = memory.footprint(info, choice.streams, ctx.max_model_len, ctx.kv_cache_gib,
+                          precision=choice.precision).as_dict()
+    fp.update(precision=choice.precision.name, precision_label=choice.label,
+              streams=choice.streams)
+    return fp
 
 
 def check_gpu_memory(ctx: Context, args) -> Check:
     title = "GPU memory for the model"
     if ctx.engine == "remote":
         return Check("gpu_memory", title, SKIP, "not needed: captions come from a vLLM server")
-    fp = memory_footprint(ctx, ctx.model_info)
+    try:
+        choice = precision_choice(ctx, ctx.model_info)
+    except VoxcapError as exc:  # a precision this GPU cannot run
+        return Check("gpu_memory", title, FAIL, exc.message, exc.fix)
+    fp = memory_footprint(ctx, ctx.model_info, choice)
     details = dict(fp)
     need = fp["total_bytes"]
-    needs = (f"needs ≈{_gib(need)} (weights {_gib(fp['weights_bytes'])} + KV cache "
-             f"{_gib(fp['kv_cache_bytes'])} for {ctx.streams} stream(s) + "
+    needs = (f"needs ≈{_gib(need)} as {choice.label} (weights {_gib(fp['weights_bytes'])} + KV "
+             f"cache {_gib(fp['kv_cache_bytes'])} for {choice.streams} stream(s) + "
              f"{_gib(fp['overhead_bytes'])} CUDA context, activations and graphs)")
     gpu = ctx.gpu
     if gpu is None:
         return Check("gpu_memory", title, SKIP, f"no usable GPU to check against; on a GPU the "
                      f"model {needs}", "", details)
-    total, free = gpu.memory_total_bytes, gpu.memory_free_bytes
-    if free is None:
-        free = total - gpu.memory_used_bytes - gpu.memory_reserved_bytes
+    facts = _gpu_facts(ctx)
+    total, free = facts.total_bytes, facts.free_bytes
     f = memory.fit(need, total, free)
-    util, gate = f.utilization, f.start_needs_free_bytes
     details.update(gpu_total_bytes=total, gpu_free_bytes=free, gpu_used_bytes=gpu.memory_used_bytes,
-                   vllm_utilization=util, vllm_start_needs_free_bytes=int(gate))
-    smaller = ("use a vLLM server on a bigger GPU (--engine remote); the session length changes "
-               "little (the model's sliding window caps its KV cache)")
-    if f.verdict == "too_small":
-        return Check("gpu_memory", title, FAIL, f"the model {needs}, more than vLLM may use of "
-                     f"this {_gib(total)} GPU ({util:.0%})", smaller, details)
-    if f.verdict == "not_free":
-        return Check("gpu_memory", title, FAIL,
-                     f"only {_gib(free)} of {_gib(total)} is free now: vLLM starts only when "
-                     f"{util:.0%} ({_gib(gate)}) is free; other programs use "
-                     f"{_gib(gpu.memory_used_bytes)}. The model {needs}",
-                     "close programs that use the GPU (`nvidia-smi` lists them: games, other "
-                     "AI tools, browsers with hardware acceleration) and start captions again",
+                   vllm_utilization=f.utilization, vllm_start_needs_free_bytes=int(need),
+                   precision_line=choice.line)
+    if choice.fits:
+        fewer = ("; only one source at a time fits (Both needs two streams)"
+                 if choice.streams < ctx.streams else "")
+        return Check("gpu_memory", title, OK, f"{choice.line}: the model {needs}{fewer}", "",
                      details)
-    return Check("gpu_memory", title, OK, f"fits: the model {needs}; {_gib(free)} of "
-                 f"{_gib(total)} free", "", details)
+    from ..engine.precision import GpuFacts
+
+    empty = precision_choice(ctx, ctx.model_info, GpuFacts(total, int(total * 0.95),
+                                                           facts.compute_capability))
+    if not empty.fits and ctx.precision != "auto":
+        return Check("gpu_memory", title, FAIL,
+                     f"this {_gib(total)} GPU is too small for {empty.label} with "
+                     f"{empty.streams} stream(s): it needs ≈{_gib(empty.free_needed_bytes)} free "
+                     "to start", "set the precision to Automatic (Settings → Engine → Precision, "
+                     "or --precision auto): it picks FP8 where bfloat16 does not fit", details)
+    if not empty.fits:
+        return Check("gpu_memory", title, FAIL,
+                     f"this {_gib(total)} GPU is too small: even as {empty.label} for one stream "
+                     f"the model needs ≈{_gib(empty.free_needed_bytes)} free to start",
+                     "caption through a vLLM server on a bigger GPU: run `voxcap serve` there, "
+                     "then use --engine remote --server ws://HOST:8000 (Settings → Engine → A vLLM "
+                     "server)", details)
+    auto = "" if ctx.precision == "auto" else (
+        f"; with the precision on Automatic it would start as {empty.label} once that is free")
+    return Check("gpu_memory", title, FAIL,
+                 f"only {_gib(free)} of {_gib(total)} is free now and the model {needs}, "
+                 f"≈{_gib(choice.free_needed_bytes)} free while it starts; other programs use "
+                 f"{_gib(gpu.memory_used_bytes)}",
+                 "close programs that use the GPU (`nvidia-smi` lists them: games, other "
+                 f"AI tools, browsers with hardware acceleration) and start captions again{auto}",
+                 details)
 
 
 def _safetensors_problem(path: Path) -> str | None:
@@ -732,6 +779,8 @@ def add_parser(sub) -> list[str]:
     p.add_argument("--dummy-weights", action="store_true",
                    help="accept a model directory without weights (self-checks)")
     p.add_argument("--server", metavar="URL", help="check this vLLM server instead of a local engine")
+    p.add_argument("--precision", choices=PRECISIONS,
+                   help="check this precision (default: the app's, Automatic unless changed)")
     return ["doctor"]
 
 

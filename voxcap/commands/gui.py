@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..engine.precision import PRECISIONS
 from ..engine.settings import GRAPH_MODES
 
 
@@ -14,6 +15,8 @@ def add_parser(sub) -> list[str]:
     p.add_argument("--dummy-weights", action="store_true",
                    help="random weights (self-check with the tiny model; gibberish text)")
     p.add_argument("--graph-mode", choices=GRAPH_MODES, help="CUDA graph mode")
+    p.add_argument("--precision", choices=PRECISIONS,
+                   help="auto (the most precise that fits the GPU), bfloat16, fp8, fp8_kv")
     p.add_argument("--eager", action="store_true", help="no compilation, no graphs: faster start")
     p.add_argument("--source", metavar="SOURCE", help="system, mic, both, or a device name")
     p.add_argument("--start", action="store_true", help="start captioning at once")

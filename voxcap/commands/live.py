@@ -9,9 +9,12 @@ and exits; a second Ctrl-C gives up on them.
 
 from __future__ import annotations
 
+import os
+
 from ..app.sources import AudioSources
 from ..capture.sources import SOURCE_HELP
 from ..errors import ConfigError
+from ..share import DEFAULT_PORT, ShareOptions, Sharing
 from .captioning import CaptionRun, add_run_options
 from .options import engine_settings
 
@@ -29,6 +32,22 @@ def add_parser(sub) -> list[str]:
                         "on unless the output is headphones)")
     p.add_argument("--duration", type=float, default=None, metavar="S",
                    help="stop after S seconds (default: until Ctrl-C)")
+    g = p.add_argument_group("share captions (a page for OBS, a phone, programs)")
+    g.add_argument("--share", nargs="?", type=int, const=DEFAULT_PORT, default=None,
+                   metavar="PORT", help=f"serve the captions at http://127.0.0.1:PORT/ (default "
+                                        f"{DEFAULT_PORT}): the page, /events, /captions.txt|vtt")
+    g.add_argument("--share-lan", action="store_true",
+                   help="with --share: on the local network too; the address carries a new "
+                        "random access token")
+    g.add_argument("--share-allow-origin", default="", metavar="ORIGIN",
+                   help="with --share: a site whose pages may read the feed "
+                        "(e.g. https://notes.example)")
+    g.add_argument("--obs-captions", nargs="?", const="ws://127.0.0.1:4455", default="",
+                   metavar="URL", help="send the captions to OBS Studio as its stream's closed "
+                                       "captions, through obs-websocket (default "
+                                       "ws://127.0.0.1:4455)")
+    g.add_argument("--obs-password-env", metavar="VAR",
+                   help="environment variable holding obs-websocket's password (never logged)")
     add_run_options(p)
     return ["live"]
 
@@ -40,10 +59,32 @@ def run(args) -> int:
         raise ConfigError(f"--duration must be positive, not {args.duration:g}",
                           "give the seconds to capture, or leave it out to run until Ctrl-C")
     resolved = audio.resolve(args.source)  # before the engine's long start: no sound server...
+    if args.share is None and (args.share_lan or args.share_allow_origin):
+        raise ConfigError("--share-lan and --share-allow-origin need --share.",
+                          "add --share (or --share PORT)")
+    if args.share is not None and not 1024 <= args.share <= 65535:
+        raise ConfigError(f"--share {args.share}: the port must be 1024 to 65535",
+                          f"leave it out for {DEFAULT_PORT}, or pick a free port")
     cap = CaptionRun(args, engine_settings(args, max_streams=len(resolved)), audio, name="live")
     for spec, description in resolved:
         cap.term.line(f"source: {spec.label}: {description!r}")
-    result = cap.run(args.source, args.duration)
+    sharing = None
+    if args.share is not None or args.obs_captions:  # before the engine: a busy port fails now
+        sharing = Sharing(cap.hub, session_source=cap.ctl.journal_session)
+        password = os.environ.get(args.obs_password_env, "") if args.obs_password_env else ""
+        status = sharing.apply_now(ShareOptions(
+            args.share is not None, args.share_lan, args.share or DEFAULT_PORT,
+            args.share_allow_origin, obs_url=args.obs_captions, obs_password=password))
+        if status.running:
+            cap.term.line(f"share: captions at {status.url}" + (
+                " (this network; the address carries its access token)" if status.lan else ""))
+        if args.obs_captions:
+            cap.term.line(f"share: closed captions to OBS at {args.obs_captions}")
+    try:
+        result = cap.run(args.source, args.duration)
+    finally:
+        if sharing is not None:
+            sharing.stop()
     if result.deltas:
         cap.term.line(f"live: {cap.lag_line()}")
     return cap.finish(labelled=True)

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import json
+import logging
 
 from .. import logs
+from ..engine.precision import DEFAULT_PRECISION
 from ..engine.remote_settings import (
     DEFAULT_MAX_BUFFER_S,
     RemoteSettings,
@@ -15,6 +18,7 @@ from ..engine.remote_settings import (
 from ..engine.settings import DEFAULT_GRAPH_MODE, GRAPH_MODES, EngineSettings
 from ..errors import ConfigError
 
+log = logging.getLogger(__name__)
 ENGINES = ("local", "remote")
 _KEEP = object()
 
@@ -44,9 +48,18 @@ def add_engine_options(p: argparse.ArgumentParser, model_required: bool = True,
                         "the model's maximum if less)")
     g.add_argument("--kv-cache-gib", type=float, default=None, metavar="GIB",
                    help="KV-cache memory budget (default: sized for the streams and session length)")
-    g.add_argument("--dtype", default="auto", help="auto (bfloat16 on GPU, float32 on CPU), ...")
+    g.add_argument("--precision", default=DEFAULT_PRECISION, metavar="P",
+                   help="auto (default: the most precise that fits the GPU's free memory), "
+                        "bfloat16, fp8 (FP8 weights: ~4 GiB less, for 12 GB cards), fp8_kv "
+                        "(FP8 weights and KV cache: for 8 GB cards)")
+    g.add_argument("--dtype", default="auto",
+                   help="expert override of the precision's dtype: auto (bfloat16 on the GPU, "
+                        "float16 before RTX 30, float32 on the CPU build), bfloat16, float16, float32")
     g.add_argument("--eager", action="store_true",
                    help="no torch.compile and no graphs: faster start, slower steps")
+    g.add_argument("--engine-arg", action="append", default=[], metavar="KEY=VALUE",
+                   help="expert: one more vLLM engine argument (VALUE as JSON, else text), e.g. "
+                        "attention_config='{\"flash_attn_version\": 2}'; wins over voxcap's own")
     if not remote:
         return
     r = p.add_argument_group("remote engine (--engine remote)")
@@ -76,8 +89,25 @@ def engine_settings(args, max_streams: int = 1, graph_mode: str | None = None,
         model_dir=args.model, dummy_weights=args.dummy_weights,
         graph_mode=graph_mode or args.graph_mode, transcription_delay_ms=args.delay_ms,
         max_model_len=args.max_model_len, max_streams=max_streams, kv_cache_gib=args.kv_cache_gib,
-        dtype=args.dtype, enforce_eager=args.eager,
+        dtype=args.dtype, precision=getattr(args, "precision", DEFAULT_PRECISION),
+        enforce_eager=args.eager, extra_engine_args=parse_engine_args(getattr(args, "engine_arg", [])),
     ).validated()
+
+
+def parse_engine_args(items: list[str]) -> dict:
+    """``KEY=VALUE`` items as vLLM engine arguments (VALUE read as JSON where it is JSON)."""
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip().isidentifier():
+            raise ConfigError(f"--engine-arg {item!r} is not KEY=VALUE.",
+                              "e.g. --engine-arg attention_config='{\"flash_attn_version\": 2}'")
+        try:
+            out[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:  # not JSON: the text itself (e.g. quantization=fp8)
+            log.debug("--engine-arg %s: not JSON, passed as text", key.strip())
+            out[key.strip()] = value
+    return out
 
 
 def remote_settings(args, max_streams: int = 1, max_buffer_s=_KEEP) -> RemoteSettings:

@@ -16,7 +16,7 @@ import tempfile
 import threading
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -28,13 +28,14 @@ from . import memory, vllm_patches
 from . import platform as engine_platform
 from .base import EngineBase, EventSink
 from .model_dir import inspect_model_dir, model_dir_for_vllm, tokenizer_dir_for_delay
+from .precision import GpuFacts
 from .progress import STAGE_ENV, StageTail, kv_cache_capacity, write_logging_config
 from .realtime_feed import TokenFeed
-from .settings import EngineSettings
+from .settings import EngineSettings, default_capture_sizes
 from .stats import SAMPLE_RATE, EngineStats
 from .vllm_env import use_voxcap_caches
 from .vllm_patches import SESSION_FIX_ENV, TOKEN_CARRY_ENV
-from .vllm_plugin import APP_PID_ENV, EARLY_HOOK_DIR, tie_forked_children
+from .vllm_plugin import APP_PID_ENV, CHILD_STDERR_ENV, EARLY_HOOK_DIR, tie_forked_children
 
 log = logging.getLogger(__name__)
 
@@ -71,11 +72,15 @@ class LocalEngine(EngineBase):
         self.model_info = None
         self.kv_plan: memory.KVPlan | None = None  # the KV-cache layout the budget was sized for
         self.kv_budget = 0
-        self.kv_plan_dtype_bytes = 2
+        self.kv_plan_dtype_bytes = 2  # bytes of a KV element (1 with the FP8 KV cache)
+        self.precision_choice = None  # precision.Choice, once the engine arguments are made
+        self.weights_estimate_bytes = 0
         self.vllm_env: dict[str, str] = {}
         self.start_method = ""  # how vLLM started its engine core: "fork" or "spawn"
         self.token_carry = False  # chunks go ahead of their tokens (vllm_patches.py), once ready
         self._workdir = Path(tempfile.mkdtemp(prefix="voxcap-engine-"))
+        self._child_stderr = self._workdir / "vllm-stderr.log"
+        self._child_stderr_logged = 0
 
     def _prepare(self) -> None:
         """The model directory is checked now (ModelDirError with the fix)."""
@@ -89,7 +94,22 @@ class LocalEngine(EngineBase):
         return [p.pid for p in getattr(manager, "processes", []) if p.pid]
 
     def _explain(self, exc: BaseException) -> tuple[str, str]:
+        self._log_child_stderr()
         return engine_platform.explain_failure(exc, self._stage_errors())
+
+    def _log_child_stderr(self) -> None:
+        """What vLLM's processes wrote to stderr since the last call (their tracebacks), into
+        voxcap.log: the terminal only shows voxcap's line."""
+        try:
+            with open(self._child_stderr, "rb") as f:
+                f.seek(self._child_stderr_logged)
+                new = f.read()
+        except OSError:
+            return
+        self._child_stderr_logged += len(new)
+        text = new.decode("utf-8", "replace").strip()
+        if text:
+            log.error("vLLM's processes wrote to stderr (last 8000 characters):\n%s", text[-8000:])
 
     def _cleanup(self) -> None:
         self._restore_env()
@@ -135,8 +155,12 @@ class LocalEngine(EngineBase):
                # (vllm_patches.py; ~40 % of a 1-stream step on the H200 was that round trip).
                # VOXCAP_VLLM_TOKEN_CARRY=0: off, chunks wait for their token as in vLLM's server
                TOKEN_CARRY_ENV: os.environ.get(TOKEN_CARRY_ENV, "1"),
+               # without -v the terminal shows voxcap's own line for a failure, never vLLM's
+               # tracebacks: its log and its children's stderr go to files, logged on failure
                "VLLM_LOGGING_CONFIG_PATH": str(write_logging_config(
-                   self._workdir / "logging.json", "INFO" if self._verbose else "ERROR"))}
+                   self._workdir / "logging.json", "INFO" if self._verbose else "CRITICAL"))}
+        if not self._verbose:
+            env[CHILD_STDERR_ENV] = str(self._child_stderr)
         self.vllm_env = env  # what vLLM's processes were started with (for tests and diagnostics)
         self._saved_env = {k: os.environ.get(k) for k in env}
         os.environ.update(env)
@@ -193,28 +217,30 @@ class LocalEngine(EngineBase):
             self._prepare()
         s = self.settings
         info = self.model_info
-        dtype = s.dtype
-        if dtype == "auto":
-            dtype = "float32" if build == "cpu" else "bfloat16"
+        gpu = _gpu_facts() if build == "cuda" else GpuFacts()
+        choice = memory.choose_precision(info, s.precision, s.max_streams, s.max_model_len,
+                                         s.kv_cache_gib, s.step_tokens, gpu, build)
+        if build == "cuda" and not choice.fits and s.gpu_memory_utilization is None:
+            raise _too_little_memory(choice, gpu, info, s)
+        if choice.streams < s.max_streams:  # only the automatic choice offers fewer streams
+            s = self.settings = replace(s, max_streams=choice.streams,
+                                        capture_sizes=default_capture_sizes(choice.streams))
+        self.precision_choice = choice
+        dtype = s.dtype if s.dtype != "auto" else choice.dtype
         dtype_bytes = 4 if dtype == "float32" else 2
-        self.kv_plan_dtype_bytes = dtype_bytes
-        self.kv_plan = memory.plan_for(info, s.max_model_len, dtype_bytes, build, s.step_tokens)
+        self.kv_plan_dtype_bytes = choice.precision.kv_bytes or dtype_bytes
+        self.kv_plan = memory.plan_for(info, s.max_model_len, self.kv_plan_dtype_bytes, build,
+                                       s.step_tokens)
         kv_bytes = self.kv_budget = memory.kv_budget_bytes(self.kv_plan, s.max_streams, s.kv_cache_gib)
         memory.check_budget(self.kv_plan, kv_bytes, s.max_streams)
+        self.weights_estimate_bytes = memory.weights_bytes(info, dtype_bytes,
+                                                           choice.precision.fp8_weights)[0]
         utilization = s.gpu_memory_utilization
         if utilization is None:
             utilization = 0.9  # CPU build: vLLM only checks it against host memory
             if build == "cuda":
-                free, total = _gpu_free_total()
-                need = memory.footprint_bytes(memory.weights_bytes(info, dtype_bytes)[0], kv_bytes)
-                if free < need:
-                    raise EngineError(
-                        f"The GPU has {memory.gib(free)} free; captioning needs about "
-                        f"{memory.gib(need)} (weights, KV cache for {s.max_streams} streams, "
-                        "CUDA context and activations).",
-                        "close programs that use the GPU (`nvidia-smi` lists them), or lower "
-                        "the number of streams (a single source needs one)")
-                utilization = memory.gpu_memory_utilization_for(need, total)
+                need = memory.footprint_bytes(self.weights_estimate_bytes, kv_bytes)
+                utilization = memory.gpu_memory_utilization_for(need, gpu.total_bytes)
         model = model_dir_for_vllm(info, paths.cache_dir(), dtype)
         tokenizer = tokenizer_dir_for_delay(info, s.transcription_delay_ms, paths.cache_dir())
         if tokenizer == info.path:  # the model folder itself costs 2 s of failing config
@@ -229,13 +255,15 @@ class LocalEngine(EngineBase):
             limit_mm_per_prompt={"audio": 1}, compilation_config=compilation,
             kv_cache_memory_bytes=kv_bytes, gpu_memory_utilization=utilization,
             max_num_batched_tokens=s.step_tokens,
-            dtype=dtype, enforce_eager=s.enforce_eager, disable_log_stats=False,
+            enforce_eager=s.enforce_eager, disable_log_stats=False,
             cudagraph_metrics=True,
             # Every streaming chunk's audio features are unique, so vLLM's multimodal cache (4 GiB
             # by default) only fills: measured +8 MB/min of engine-core memory when fed in real
             # time, flat with the cache off.
             mm_processor_cache_gb=0,
         )
+        args.update(choice.engine_args())  # dtype, online FP8, FP8 KV cache (precision.py)
+        args["dtype"] = dtype
         args.update(s.extra_engine_args)  # settings' own engine args win (benchmarks, experts)
         return args
 
@@ -275,6 +303,10 @@ class LocalEngine(EngineBase):
                         resolved_plan, self.kv_plan)
             notes.append(f"vLLM lays out {memory.gib(resolved_plan.session_bytes)} of KV cache a "
                          f"session, voxcap estimated {memory.gib(self.kv_plan.session_bytes)}")
+        choice = self.precision_choice
+        if choice is not None and choice.streams < choice.streams_asked:
+            notes.append(f"{choice.streams} stream(s) of {choice.streams_asked}: this GPU has room "
+                         "for one source at a time")
         capacity = kv_cache_capacity(self._tail.lines)
         if capacity and capacity[1] < s.max_streams:
             notes.append(f"the KV cache fits {capacity[1]:.2f} full-length sessions for "
@@ -287,6 +319,7 @@ class LocalEngine(EngineBase):
             max_model_len=engine.model_config.max_model_len, max_streams=s.max_streams,
             kv_cache_tokens=capacity[0] if capacity else None,
             kv_cache_sessions=capacity[1] if capacity else None, notes=tuple(notes),
+            precision=choice.label if choice else "", precision_line=choice.line if choice else "",
         )
         self._set_ready(info, f"{resolved} on {info.device}")
         watcher = asyncio.create_task(self._watch(engine))
@@ -301,7 +334,7 @@ class LocalEngine(EngineBase):
         while True:
             await asyncio.sleep(0.5)
             if engine.errored:
-                self._fail(*engine_platform.explain_failure(engine.dead_error, self._stage_errors()))
+                self._fail(*self._explain(engine.dead_error))
                 return
 
     # ------------------------------------------------------------- stream tasks ----
@@ -405,7 +438,7 @@ class LocalEngine(EngineBase):
             else:
                 log.exception("stream %s failed", st.stream_id)
                 reason = "error"
-                message, fix = engine_platform.explain_failure(exc, self._stage_errors())
+                message, fix = self._explain(exc)
                 if engine.errored:
                     self._fail(message, fix)
         finally:
@@ -444,9 +477,10 @@ def _fork_refused(tail: StageTail) -> bool:
     return any("re-initialize CUDA in forked subprocess" in line for line in tail.errors)
 
 
-def _gpu_free_total() -> tuple[int, int]:
-    """Free and total memory of the GPU vLLM will use: NVML, so that the app's own process
-    creates no CUDA context (~0.5 GiB on the GPU) just to ask; torch if NVML cannot answer."""
+def _gpu_facts() -> GpuFacts:
+    """Free and total memory and compute capability of the GPU vLLM will use: NVML, so that the
+    app's own process creates no CUDA context (~0.5 GiB on the GPU) just to ask; torch (with its
+    NVML-based check) if NVML cannot answer."""
     from ..gpu import read_gpu, visible_gpu_index
 
     reading = read_gpu(visible_gpu_index())
@@ -454,10 +488,34 @@ def _gpu_free_total() -> tuple[int, int]:
         free = reading.memory_free_bytes
         if free is None:
             free = reading.memory_total_bytes - reading.memory_used_bytes - reading.memory_reserved_bytes
-        return free, reading.memory_total_bytes
+        return GpuFacts(reading.memory_total_bytes, free, reading.compute_capability)
     import torch
 
-    return torch.cuda.mem_get_info()
+    free, total = torch.cuda.mem_get_info()
+    return GpuFacts(total, free, None)
+
+
+def _too_little_memory(choice, gpu: GpuFacts, info, s: EngineSettings) -> EngineError:
+    """The refusal, with the numbers, when no precision fits what is free (before vLLM starts)."""
+    need, free = choice.free_needed_bytes, gpu.free_bytes
+    what = (f"{choice.label}, KV cache for {choice.streams} stream(s), CUDA context and "
+            "activations")
+    empty = memory.choose_precision(info, s.precision, 1, s.max_model_len, s.kv_cache_gib,
+                                    s.step_tokens, replace(gpu, free_bytes=gpu.total_bytes))
+    if not empty.fits:
+        return EngineError(
+            f"This GPU is too small for the model: captioning needs about "
+            f"{memory.gib(empty.free_needed_bytes)} even as {empty.label} for one stream, and the GPU "
+            f"has {memory.gib(gpu.total_bytes)} in all.",
+            "caption through a vLLM server on a bigger GPU: run `voxcap serve` there, then "
+            "choose the vLLM server engine (--engine remote --server ws://HOST:8000)")
+    hint = ("" if s.precision == "auto" else
+            "; or set the precision to Automatic, which picks FP8 when bfloat16 does not fit")
+    return EngineError(
+        f"The GPU has {memory.gib(free)} free; captioning needs about {memory.gib(need)} free "
+        f"to start ({what}, and the start-up's peak).",
+        "close programs that use the GPU (`nvidia-smi` lists them: games, other AI tools, "
+        f"browsers with hardware acceleration), then start again{hint}")
 
 
 def _stat_logger_factory(stats: EngineStats):

@@ -40,6 +40,17 @@ OVERHEAD_BYTES = int(1.25 * GIB)
 # No margin on top: OVERHEAD_BYTES is already 0.4 GiB above what was measured, and every measured
 # engine used less than its estimate.
 UTILIZATION_MARGIN = 1.0
+# The engine process's own CUDA context, part of OVERHEAD_BYTES: vLLM checks what is free only
+# after creating it (measured on the H200: 11.50 GiB free before the start, 10.99 GiB seen by
+# vLLM), so it is asked for the footprint less this, and voxcap's own gate (free >= footprint)
+# is the one that refuses, with the numbers, before vLLM starts.
+CUDA_CONTEXT_BYTES = int(0.5 * GIB)
+# Start-up peaks above the running footprint: NVML every 250 ms on the H200 (real shape), a
+# cold start (torch.compile, autotuning, the profiling run, graph capture) peaked 0.33-0.37 GiB
+# above OVERHEAD_BYTES' estimate (FP8 + FP8 KV, 1 stream: 7.25 GiB against 6.90; bfloat16,
+# 1 stream: 11.87 against 11.50), a warm one stayed below it. The gate asks for this much more
+# free than the footprint, so that a card's first start does not run out of memory halfway.
+START_PEAK_BYTES = int(0.5 * GIB)
 
 # vLLM's own defaults, per build: the cache block size (CacheConfig.DEFAULT_BLOCK_SIZE on CUDA;
 # the CPU attention backend uses 128) and concurrent batches (2 with async scheduling on CUDA).
@@ -164,14 +175,28 @@ def param_bytes(p: dict, dtype_bytes: int) -> int:
     return (layers * per_layer + p.get("vocab_size", 0) * dim) * dtype_bytes
 
 
-def weights_bytes(info, dtype_bytes: int) -> tuple[int, str]:
-    """(bytes, how it was found): the weights file's size, else an estimate from the shape."""
+def linear_params(params: dict) -> int:
+    """Parameters in the linear layers of the decoder and the audio encoder: what online FP8
+    quantization stores in one byte (embeddings, norms and biases keep the model's dtype)."""
+    enc = params["multimodal"]["whisper_model_args"]["encoder_args"]
+    return sum(param_bytes(dict(p, vocab_size=0), 1) for p in (params, enc))
+
+
+def weights_bytes(info, dtype_bytes: int, fp8: bool = False) -> tuple[int, str]:
+    """(bytes, how it was found): the weights file's size, else an estimate from the shape;
+    with ``fp8`` the linear layers take one byte a parameter instead of ``dtype_bytes``."""
     f = Path(info.path) / "consolidated.safetensors"
     if f.is_file():
-        return f.stat().st_size, "size of consolidated.safetensors"
-    enc = info.params["multimodal"]["whisper_model_args"]["encoder_args"]
-    return (param_bytes(info.params, dtype_bytes) + param_bytes(enc, dtype_bytes),
-            "from the model's shape (random weights)")
+        size, how = f.stat().st_size, "size of consolidated.safetensors"
+        file_dtype = 2  # the shipped weights are bfloat16
+    else:
+        enc = info.params["multimodal"]["whisper_model_args"]["encoder_args"]
+        size = param_bytes(info.params, dtype_bytes) + param_bytes(enc, dtype_bytes)
+        how, file_dtype = "from the model's shape (random weights)", dtype_bytes
+    if fp8:
+        size -= linear_params(info.params) * (file_dtype - 1)
+        how += ", linear layers in FP8"
+    return size, how
 
 
 def footprint_bytes(weights: int, kv: int) -> int:
@@ -180,9 +205,11 @@ def footprint_bytes(weights: int, kv: int) -> int:
 
 
 def gpu_memory_utilization_for(need_bytes: int, total_bytes: int) -> float:
-    """The ``gpu_memory_utilization`` that lets vLLM start when ``need_bytes`` are free."""
-    fraction = need_bytes * UTILIZATION_MARGIN / total_bytes
-    return min(0.95, max(0.05, math.ceil(fraction * 10_000) / 10_000))  # up: never below the need
+    """The ``gpu_memory_utilization`` for an engine whose footprint is ``need_bytes``: vLLM
+    checks it against what is free after its process made its CUDA context, so that part of
+    the footprint is not asked for again (voxcap's gate, free >= need, refuses first)."""
+    fraction = max(need_bytes - CUDA_CONTEXT_BYTES, 0) * UTILIZATION_MARGIN / total_bytes
+    return min(0.95, max(0.01, math.ceil(fraction * 10_000) / 10_000))  # up: never below the need
 
 
 def gib(n: float) -> str:
@@ -240,27 +267,31 @@ class Footprint:
 
 
 def footprint(info, streams: int, max_model_len: int | None, kv_cache_gib: float | None = None,
-              step_tokens: int | None = None, build: str = "cuda") -> Footprint:
-    """The engine's GPU footprint for a model folder (``ModelInfo``; None: the real model)."""
+              step_tokens: int | None = None, build: str = "cuda", precision=None,
+              dtype_bytes: int = 2) -> Footprint:
+    """The engine's GPU footprint for a model folder (``ModelInfo``; None: the real model).
+    ``precision``: a ``precision.Precision`` (None: the model's dtype, ``dtype_bytes``)."""
     from .settings import DEFAULT_MAX_MODEL_LEN, DEFAULT_STEP_TOKENS
 
     params = info.params if info is not None else REAL_MODEL_PARAMS
     model_max = params.get("model_max_length")
     length = max_model_len or min(DEFAULT_MAX_MODEL_LEN, model_max or DEFAULT_MAX_MODEL_LEN)
-    dtype_bytes = 2  # bfloat16 on the GPU
+    fp8 = bool(precision is not None and precision.fp8_weights)
+    kv_bytes = (precision.kv_bytes if precision is not None else None) or dtype_bytes
     build = build if build in BLOCK_SIZE else "cuda"
-    plan = kv_plan(params, length, dtype_bytes, BLOCK_SIZE[build],
+    plan = kv_plan(params, length, kv_bytes, BLOCK_SIZE[build],
                    CONCURRENT_BATCHES[build] * (step_tokens or DEFAULT_STEP_TOKENS))
     if kv_cache_gib is not None:
         kv, kv_how = int(kv_cache_gib * GIB), "the configured KV-cache budget"
     else:
         kv = plan.budget_bytes(streams)
         kv_how = (f"{streams} session(s) of {length} tokens, {gib(plan.session_bytes)} each as "
-                  "vLLM lays it out")
+                  "vLLM lays it out" + (" (FP8)" if kv_bytes == 1 else ""))
     if info is not None:
-        weights, w_how = weights_bytes(info, dtype_bytes)
+        weights, w_how = weights_bytes(info, dtype_bytes, fp8)
     else:
-        weights, w_how = REAL_WEIGHTS_BYTES, "Voxtral-Mini-4B-Realtime in bfloat16"
+        weights = REAL_WEIGHTS_BYTES - (linear_params(params) if fp8 else 0)
+        w_how = "Voxtral-Mini-4B-Realtime in " + ("FP8 (linear layers)" if fp8 else "bfloat16")
     return Footprint(weights, w_how, kv, kv_how, plan)
 
 
@@ -276,24 +307,45 @@ class Fit:
 
 def fit(need_bytes: int, total_bytes: int, free_bytes: int) -> Fit:
     util = gpu_memory_utilization_for(need_bytes, total_bytes)
-    gate = int(util * total_bytes)
-    verdict = "too_small" if need_bytes > gate else "not_free" if free_bytes < gate else "ok"
+    gate = need_bytes + START_PEAK_BYTES
+    verdict = ("too_small" if gate > 0.95 * total_bytes
+               else "not_free" if free_bytes < gate else "ok")
     return Fit(verdict, need_bytes, util, gate)
 
 
-def gpu_verdict(total_bytes: int, free_bytes: int | None, streams: int = 2) -> tuple[str, str]:
-    """(verdict, one line for a person) for the real model on a GPU, before any model is chosen."""
-    need = footprint(None, streams, None).total_bytes
-    one = footprint(None, 1, None).total_bytes
-    f = fit(need, total_bytes, total_bytes if free_bytes is None else free_bytes)
-    if f.verdict == "too_small":
-        if fit(one, total_bytes, total_bytes).verdict != "too_small":
-            return f.verdict, (f"too small for two sources at once: captions need ≈{gib(need)} of GPU "
-                               f"memory for two ({gib(one)} for one)")
-        return f.verdict, (f"too small: captions need ≈{gib(need)} of GPU memory; use a vLLM server on "
-                           "a bigger GPU")
-    if f.verdict == "not_free":
-        return f.verdict, (f"enough memory, but only {gib(free_bytes)} is free now and captions need "
-                           f"≈{gib(f.start_needs_free_bytes)} free to start: close programs that use "
-                           "the GPU")
-    return f.verdict, f"enough memory for captions (≈{gib(need)})"
+def choose_precision(info, requested: str, streams: int, max_model_len: int | None,
+                     kv_cache_gib: float | None, step_tokens: int | None, gpu, build: str = "cuda"):
+    """The precision (precision.Choice) an engine with these settings starts with on ``gpu``
+    (precision.GpuFacts): every choice sized with ``footprint``."""
+    from . import precision as prec
+
+    def need(p, n: int) -> int:
+        dtype_bytes = 4 if prec.model_dtype(build, gpu.compute_capability, p) == "float32" else 2
+        return footprint(info, n, max_model_len, kv_cache_gib, step_tokens, build, p,
+                         dtype_bytes).total_bytes
+
+    return prec.choose(requested, need, streams, gpu, build, START_PEAK_BYTES)
+
+
+def gpu_verdict(total_bytes: int, free_bytes: int | None, streams: int = 2,
+                compute_capability: tuple[int, int] | None = None,
+                requested: str = "auto") -> tuple[str, str]:
+    """(verdict, one line for a person) for the real model on a GPU, before any model is chosen:
+    "ok" (with the precision it will run in), "not_free" (not now), "too_small" (never)."""
+    from .precision import GpuFacts
+
+    free = total_bytes if free_bytes is None else free_bytes
+    now = choose_precision(None, requested, streams, None, None, None,
+                           GpuFacts(total_bytes, free, compute_capability))
+    if now.fits:
+        return "ok", now.line
+    empty = choose_precision(None, requested, streams, None, None, None,
+                             GpuFacts(total_bytes, int(total_bytes * 0.95), compute_capability))
+    if not empty.fits:
+        return "too_small", (f"too small: even {empty.label} for one stream needs "
+                             f"≈{gib(empty.free_needed_bytes)} of GPU memory to start; use a vLLM "
+                             "server on a bigger GPU (`voxcap serve` there, then Settings → Engine → vLLM "
+                             "server)")
+    return "not_free", (f"enough memory, but only {gib(free)} is free now and captions need "
+                        f"≈{gib(empty.free_needed_bytes)} free to start ({empty.label}): close programs "
+                        "that use the GPU")

@@ -102,10 +102,15 @@ def device_name() -> str:
 
 
 _KNOWN = (
+    (("less than desired gpu memory utilization", "less than the engine's budget"),
+     "The GPU had less memory free when vLLM started than voxcap measured a moment before "
+     "(another program took some).",
+     "close programs that use the GPU (`nvidia-smi` lists them) and start again; with the "
+     "precision on Automatic voxcap picks FP8 when bfloat16 does not fit"),
     (("out of memory", "outofmemory", "cuda oom"),
      "The GPU ran out of memory.",
-     "lower the max session length or the number of streams, set a smaller KV-cache budget, "
-     "or close other programs using the GPU"),
+     "close other programs using the GPU, or choose a smaller precision (Settings → Engine → "
+     "Precision: FP8 weights, or --precision fp8), or lower the number of streams"),
     (("no cuda gpus", "found no nvidia driver", "cuda driver", "nvml"),
      "No usable NVIDIA GPU or driver.", NO_GPU_FIX),
     (("soundfile is not installed",),
@@ -133,9 +138,20 @@ def explain_failure(exc: BaseException, log_errors: list[str] | tuple = ()) -> t
         if any(n in haystack for n in needles):
             detail = next((e for e in log_errors if any(n in e.lower() for n in needles)), str(exc))
             return f"{message} ({detail.strip()[:200]})", fix
+    generic = ("initialization failed", "see root cause", "see stack trace", "failed to start")
+    if any(g in text.lower() for g in generic):  # vLLM's wrapper: its log has the root cause
+        cause = next((e for e in log_errors if e.strip() and not any(g in e.lower() for g in generic)),
+                     None)
+        if cause:
+            return (f"vLLM could not start the engine: {cause.strip()[:300]}",
+                    "check the settings named there (`voxcap doctor` checks them all); the full "
+                    "log is in voxcap.log (`voxcap doctor` says where)")
     if name == "EngineDeadError":
         last = log_errors[-1] if log_errors else "the engine process stopped"
         return (f"The vLLM engine process died ({last[:200]}).",
                 "restart captioning; if it happens again run `voxcap doctor`")
-    first = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else name
+    lines = [ln.strip() for ln in str(exc).strip().splitlines() if ln.strip()]
+    first = lines[0][:300] if lines else name
+    if len(lines) > 1 and "validation error" in first:  # pydantic: the reason is on the next line
+        first = f"{first}: {lines[1][:300]}"
     return f"The engine failed: {name}: {first}", "run `voxcap doctor` or start with --verbose for vLLM's log"

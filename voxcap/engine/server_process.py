@@ -28,7 +28,7 @@ import urllib.request
 from pathlib import Path
 
 from ..errors import EngineError
-from .vllm_plugin import APP_PID_ENV, EARLY_HOOK_DIR, PARENT_PID_ENV
+from .vllm_plugin import APP_PID_ENV, CHILD_STDERR_ENV, EARLY_HOOK_DIR, PARENT_PID_ENV
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +39,8 @@ _LAUNCHER = ("import ctypes, os, sys\n"
              f"os.environ[{APP_PID_ENV!r}] = str(os.getpid())\n"
              "os.execv(sys.argv[2], sys.argv[2:])\n")
 # Set by a voxcap engine for its own vLLM children: the server must not inherit them.
-_NOT_INHERITED = ("VLLM_LOGGING_CONFIG_PATH", "VOXCAP_STAGE_FILE", PARENT_PID_ENV, APP_PID_ENV)
+_NOT_INHERITED = ("VLLM_LOGGING_CONFIG_PATH", "VOXCAP_STAGE_FILE", PARENT_PID_ENV, APP_PID_ENV,
+                  CHILD_STDERR_ENV)
 STOP_TIMEOUT_S = 30.0
 
 

@@ -45,7 +45,9 @@ class EngineSettings:
     kv_cache_gib: float | None = None
     # None: what the footprint needs (+10 %), so vLLM starts beside the desktop (engine/memory.py)
     gpu_memory_utilization: float | None = None
-    dtype: str = "auto"
+    dtype: str = "auto"  # an expert's override of the precision's dtype
+    # auto: the most precise that fits the GPU now (engine/precision.py); bfloat16, fp8, fp8_kv
+    precision: str = "auto"
     enforce_eager: bool = False  # no torch.compile, no graphs: fast start, slow steps
     cpu_threads: int | None = None
     step_tokens: int = DEFAULT_STEP_TOKENS  # vLLM's max_num_batched_tokens
@@ -73,6 +75,9 @@ class EngineSettings:
             sizes = default_capture_sizes(self.max_streams)
         if self.dtype not in DTYPES:
             raise ConfigError(f"Unknown dtype {self.dtype!r}.", f"choose one of {', '.join(DTYPES)}")
+        from .precision import validate as validate_precision
+
+        precision = validate_precision(self.precision)
         if not self.max_streams <= self.step_tokens <= 65536:
             raise ConfigError(f"step token budget {self.step_tokens} is out of range.",
                               f"use {max(self.max_streams, 64)} to 65536 (default {DEFAULT_STEP_TOKENS})")
@@ -80,7 +85,7 @@ class EngineSettings:
             raise ConfigError("The KV-cache budget must be positive.", "e.g. --kv-cache-gib 2")
         if self.gpu_memory_utilization is not None and not 0.05 <= self.gpu_memory_utilization <= 0.98:
             raise ConfigError("gpu_memory_utilization must be between 0.05 and 0.98.", "e.g. 0.9")
-        return replace(self, graph_mode=mode, capture_sizes=sizes)
+        return replace(self, graph_mode=mode, capture_sizes=sizes, precision=precision)
 
     def for_model(self, model_max_len: int | None) -> EngineSettings:
         """These settings with the session length resolved for a model whose maximum is

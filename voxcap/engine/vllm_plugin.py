@@ -29,6 +29,9 @@ import sys
 from pathlib import Path
 
 APP_PID_ENV = "VOXCAP_APP_PID"
+# Where a vLLM child of the app writes its stderr (tracebacks, warnings, progress bars) unless
+# the app runs verbose: the terminal shows voxcap's one line, the app logs this file's tail.
+CHILD_STDERR_ENV = "VOXCAP_VLLM_STDERR"
 PARENT_PID_ENV = "VOXCAP_VLLM_PARENT_PID"  # the pid a vLLM child expects as its parent
 _PR_SET_PDEATHSIG = 1
 
@@ -58,6 +61,22 @@ def detach_from_terminal() -> None:
         log.warning("vLLM process %d could not leave the terminal's process group", os.getpid(),
                     exc_info=True)
     die_with_parent(expected)
+    redirect_stderr()
+
+
+def redirect_stderr() -> None:
+    """Send this process's stderr (fd 2) to $VOXCAP_VLLM_STDERR, appending, if set."""
+    path = os.environ.get(CHILD_STDERR_ENV)
+    if not path:
+        return
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    except OSError:
+        log.warning("vLLM process %d keeps the terminal's stderr", os.getpid(), exc_info=True)
+        return
+    sys.stderr.flush()
+    os.dup2(fd, 2)
+    os.close(fd)
 
 
 _fork_hook_registered = False

@@ -40,6 +40,7 @@ from ..captions.journal import JournalStatus
 from ..captions.masking import make_masker
 from ..captions.sessions import SessionStore
 from ..errors import VoxcapError
+from ..eventhub import EventHub
 from ..events import (
     AppProblem,
     AppsChanged,
@@ -62,6 +63,7 @@ from ..events import (
     StreamResumed,
     TextDelta,
 )
+from ..share import ShareOptions, Sharing, new_token, page_style
 from .bridge import EventBridge
 from .first_run import FirstRunDialog
 from .global_shortcuts import GlobalShortcuts
@@ -100,9 +102,13 @@ class VoxcapApp(QObject):
         self.first_run_enabled = first_run
         self.sessions_root = sessions_root
         self.bridge = EventBridge(self)
+        self.hub = EventHub()  # the controller's events: to the GUI thread, and to sharing
+        self.hub.subscribe(self.bridge.post)
         factory = controller_factory or (lambda publish: SessionController(
             publish, journal_root=sessions_root, verbose=engine_verbose))
-        self.controller = factory(self.bridge.post)
+        self.controller = factory(self.hub.publish)
+        self.sharing = Sharing(self.hub, session_source=self.current_session)
+        self._share_problem = ""
         self.caption_lag = Window()
         self.paint_lag = Window()
         self.sampler = MeterSampler(self.controller, self.caption_lag, self.paint_lag)
@@ -192,6 +198,7 @@ class VoxcapApp(QObject):
         elif not self.shortcuts.available and self.placement.path.on_top:
             w.show_notice(f"Global shortcuts: {self.shortcuts.summary}.", self.shortcuts.fix)
         self.meter_timer.start()
+        self.apply_share()
         self.tick()
         self.controller.watch_devices()
         if s.configured:
@@ -404,6 +411,31 @@ class VoxcapApp(QObject):
         reading = self.sampler.sample()
         if self.window.meter_dock.isVisible():
             self.window.meter.show_reading(reading, self.sampler)
+        self.show_share_status()
+
+    # ------------------------------------------------------------------------ sharing ----
+    def apply_share(self) -> None:
+        """Start, restart or stop the caption server for the settings (off the GUI thread)."""
+        sh = self.settings.share
+        if sh.enabled and sh.lan and not sh.token:
+            sh.token = new_token()  # kept: links and QR codes stay valid across restarts
+            self.save()
+        options = ShareOptions(sh.enabled, sh.lan, sh.port, sh.allow_origin, sh.token,
+                               sh.obs_url if sh.obs else "", sh.obs_password)
+        self.sharing.apply(options, style=page_style(self.settings.overlay),
+                           masker=make_masker(self.settings.mask_profanity))
+
+    def show_share_status(self) -> None:
+        status = self.sharing.status()
+        if self.settings_dialog is not None:
+            self.settings_dialog.share.show_status(status)
+        if status.problem != self._share_problem:
+            self._share_problem = status.problem
+            if status.problem:
+                self.window.show_notice(f"Sharing captions: {status.problem}", status.fix,
+                                        cause="share")
+            else:
+                self.window.clear_notice("share")
 
     def show_window(self) -> None:
         self.window.showNormal()
@@ -474,6 +506,7 @@ class VoxcapApp(QObject):
             self.settings_dialog = SettingsDialog(self.settings, self.window)
             self.settings_dialog.applied.connect(self.apply_settings)
             self.settings_dialog.finished.connect(self._settings_closed)
+        self.show_share_status()
         self.settings_dialog.show()
         self.settings_dialog.raise_()
         self.settings_dialog.activateWindow()
@@ -488,6 +521,8 @@ class VoxcapApp(QObject):
         new.source, new.window_geometry, new.show_meter = old.source, old.window_geometry, old.show_meter
         for f in ("visible", "click_through", "geometry", "screen"):
             setattr(new.overlay, f, getattr(old.overlay, f))
+        if not new.share.token:  # made by the app after the dialog opened
+            new.share.token = old.share.token
         self.settings = new
         refit = (new.overlay.lines, new.overlay.font_size, new.overlay.font_family,
                  new.overlay.bold) != (old.overlay.lines, old.overlay.font_size,
@@ -496,6 +531,7 @@ class VoxcapApp(QObject):
         if refit:
             self.overlay.fit_height()
         self.assembler.masker = make_masker(new.mask_profanity)
+        self.apply_share()
         if new.engine_key() != old.engine_key():
             try:
                 es = new.engine_settings()
@@ -555,6 +591,7 @@ class VoxcapApp(QObject):
         self.settings.window_geometry = bytes(self.window.saveGeometry().toHex()).decode()
         self.save()
         self.meter_timer.stop()
+        self.sharing.apply(ShareOptions())  # viewers disconnected, port freed (in the background)
         self.overlay.hide()
         self.placement.close()
         self.shortcuts.close()
@@ -591,6 +628,7 @@ def run_gui(args) -> int:
         "model_dir": getattr(args, "model", None) or None,
         "engine": "local" if getattr(args, "model", None) else None,
         "graph_mode": getattr(args, "graph_mode", None) or None,
+        "precision": getattr(args, "precision", None) or None,
         "source": getattr(args, "source", None) or None,
         "dummy_weights": True if getattr(args, "dummy_weights", False) else None,
         "enforce_eager": True if getattr(args, "eager", False) else None,

@@ -102,12 +102,15 @@ class EngineStatus(QWidget):
         ``captioning``: already on (a restart), so no "press Start"."""
         mode = ev.resolved_graph_mode
         asked = "" if mode == ev.requested_graph_mode else f" (asked for {ev.requested_graph_mode})"
+        precision = f", {ev.precision}" if getattr(ev, "precision", "") else ""
         next_step = "" if captioning else " Press Start captioning (F5)."
         words = (" Random weights (self-check): the captions will be gibberish, not your speech."
                  if random_weights else "")
         self._set("ready", f"Engine ready on {ev.device} in {ev.start_seconds:.0f} s.{next_step}"
-                           f"{words} Graph mode {mode}{asked}, delay {ev.transcription_delay_ms} ms.")
-        notes = "\n".join(ev.notes)
+                           f"{words} Graph mode {mode}{asked}{precision}, delay "
+                           f"{ev.transcription_delay_ms} ms.")
+        notes = "\n".join((getattr(ev, "precision_line", "") and [ev.precision_line] or [])
+                          + list(ev.notes))
         self.label.setToolTip(notes)
         self.label.setAccessibleDescription("Engine status" + (f". {notes}" if notes else ""))
         self._stage = ""

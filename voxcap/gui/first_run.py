@@ -79,7 +79,9 @@ class FirstRunDialog(QDialog):
         self._has_gpu = bool(gpus)
         if gpus:
             best = max(gpus, key=lambda g: g.memory_total_bytes)
-            verdict, words = memory.gpu_verdict(best.memory_total_bytes, best.memory_free_bytes)
+            verdict, words = memory.gpu_verdict(best.memory_total_bytes, best.memory_free_bytes,
+                                                compute_capability=best.compute_capability,
+                                                requested=self._settings.precision)
             text = (("✓ " if verdict == "ok" else "⚠ ")
                     + "; ".join(f"{g.name}, {g.memory_total_gib:.0f} GiB" for g in gpus)
                     + f": {words}")

@@ -17,6 +17,7 @@ def _ms(v) -> str:
 class MeterWidget(QWidget):
     FIELDS = (
         ("graph", "Graph mode (vLLM)"),
+        ("precision", "Precision"),
         ("full", "Steps as full graphs"),
         ("tokens", "Tokens/s"),
         ("step", "Step p50 / p95"),
@@ -88,6 +89,7 @@ class MeterWidget(QWidget):
             v["graph"].setText(r.resolved_mode + asked)
         else:
             v["graph"].setText("engine not ready")
+        v["precision"].setText(r.precision or NA)
         v["full"].setText(NA if r.full_share is None else f"{r.full_share:.0%} of {r.steps} steps")
         v["tokens"].setText(NA if r.tokens_per_s is None else f"{r.tokens_per_s:.1f}")
         v["step"].setText(f"{_ms(r.step_p50_ms)} / {_ms(r.step_p95_ms)}")

@@ -25,14 +25,19 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPushButton,
     QSpinBox,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
 from ..app.settings import ENGINE_STREAMS, AppSettings
+from ..engine.precision import BY_NAME as PRECISION_BY_NAME
+from ..engine.precision import LABELS as PRECISION_LABELS
+from ..engine.precision import PRECISIONS
 from ..engine.settings import GRAPH_MODES, MAX_DELAY_MS, MIN_DELAY_MS, TOKEN_MS
 from ..errors import VoxcapError
 from .a11y import announce, status_label
+from .share_panel import SharePanel
 
 log = logging.getLogger(__name__)
 
@@ -44,19 +49,27 @@ GRAPH_MODE_HELP = {
 }
 
 
-def kv_note(path: str, dummy_weights: bool, streams: int) -> str:
-    """The automatic GPU memory budget for this model folder, as the engine will size it."""
+def kv_note(path: str, dummy_weights: bool, streams: int, precision: str = "auto") -> tuple[str, str]:
+    """(the automatic GPU memory budget, the precision the engine would pick on this GPU now)
+    for this model folder, as the engine will size them. Reads NVML: not on the GUI thread."""
+    from .. import gpu
     from ..engine import memory
     from ..engine.model_dir import inspect_model_dir
+    from ..engine.precision import GpuFacts
 
     try:
         info = inspect_model_dir(path, dummy_weights)
-        fp = memory.footprint(info, streams, None)
+        reading = gpu.read_gpu(gpu.visible_gpu_index())
+        facts = GpuFacts(reading.memory_total_bytes, reading.memory_free_bytes,
+                         reading.compute_capability) if reading else GpuFacts()
+        choice = memory.choose_precision(info, precision, streams, None, None, None, facts)
+        fp = memory.footprint(info, choice.streams, None, precision=choice.precision)
     except (VoxcapError, KeyError, TypeError, ValueError):
         log.warning("no memory estimate for %s", path, exc_info=True)
-        return ""
-    return (f"≈{memory.gib(fp.kv_cache_bytes)} KV cache for {streams} streams, "
-            f"≈{memory.gib(fp.total_bytes)} of GPU memory in all")
+        return "", ""
+    line = choice.line if reading else ""
+    return (f"≈{memory.gib(fp.kv_cache_bytes)} KV cache for {choice.streams} streams, "
+            f"≈{memory.gib(fp.total_bytes)} of GPU memory in all"), line
 
 
 def check_model_dir(path: str, dummy_weights: bool) -> tuple[str, str]:
@@ -92,7 +105,8 @@ class ColorButton(QPushButton):
 
 class SettingsDialog(QDialog):
     applied = Signal(object)  # AppSettings
-    _validated = Signal(str, str, str, str)  # path, reason, fix, KV note (from the check thread)
+    # path, reason, fix, KV note, precision on this GPU (from the check thread)
+    _validated = Signal(str, str, str, str, str)
 
     def __init__(self, settings: AppSettings, parent=None) -> None:
         super().__init__(parent)
@@ -127,6 +141,14 @@ class SettingsDialog(QDialog):
             self.graph_mode.addItem(GRAPH_MODE_HELP[mode], mode)
         self.graph_mode.setCurrentIndex(max(0, self.graph_mode.findData(s.graph_mode)))
         self.graph_mode.setAccessibleName("CUDA graph mode")
+        self.precision = QComboBox(self)
+        for key in PRECISIONS:
+            self.precision.addItem(PRECISION_LABELS[key], key)
+        self.precision.setCurrentIndex(max(0, self.precision.findData(s.precision)))
+        self.precision.setAccessibleName("Precision")
+        self.precision_note = status_label(QLabel("", self), "Precision note")
+        self.precision_note.setWordWrap(True)
+        self._precision_here = ""
         self.delay = QSpinBox(self)
         self.delay.setRange(MIN_DELAY_MS, MAX_DELAY_MS)
         self.delay.setSingleStep(TOKEN_MS)
@@ -164,6 +186,8 @@ class SettingsDialog(QDialog):
         eng.addRow("&Server:", self.server_url)
         eng.addRow("Se&rver model:", self.server_model)
         eng.addRow("&Graph mode:", self.graph_mode)
+        eng.addRow("Precision (&quantization):", self.precision)
+        eng.addRow("", self.precision_note)
         eng.addRow("&Delay:", self.delay)
         eng.addRow("GPU memory &budget:", self.kv)
         eng.addRow("Max session &length:", self.max_len)
@@ -240,15 +264,27 @@ class SettingsDialog(QDialog):
         ov_box = QGroupBox("Caption overlay", self)
         ov_box.setLayout(ov)
 
+        self.share = SharePanel(s.share, self)
+
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
                                         | QDialogButtonBox.StandardButton.Cancel
                                         | QDialogButtonBox.StandardButton.Apply, self)
-        lay = QVBoxLayout(self)
-        lay.addWidget(eng_box)
+        general = QWidget(self)
+        gen = QVBoxLayout(general)
+        gen.addWidget(eng_box)
         cols = QHBoxLayout()
         cols.addWidget(cap_box)
         cols.addWidget(ov_box)
-        lay.addLayout(cols)
+        gen.addLayout(cols)
+        share_page = QWidget(self)
+        sh = QVBoxLayout(share_page)
+        sh.addWidget(self.share)
+        sh.addStretch(1)
+        self.tabs = QTabWidget(self)  # the dialog stays short enough for a 768-pixel screen
+        self.tabs.addTab(general, "Engine, captions, overlay")
+        self.tabs.addTab(share_page, "Share captions")
+        lay = QVBoxLayout(self)
+        lay.addWidget(self.tabs)
         lay.addWidget(self.buttons)
 
         self.buttons.accepted.connect(self._ok)
@@ -262,6 +298,7 @@ class SettingsDialog(QDialog):
         self.font_default.toggled.connect(lambda on: self.font_family.setEnabled(not on))
         self.font_family.setEnabled(not self.font_default.isChecked())
         self.max_len.valueChanged.connect(self._len_note)
+        self.precision.currentIndexChanged.connect(self._precision_changed)
         self._check_timer = QTimer(self, singleShot=True, interval=300)
         self._check_timer.timeout.connect(self._check_model)
         self.model_dir.textChanged.connect(lambda _t: self._check_timer.start())
@@ -276,9 +313,10 @@ class SettingsDialog(QDialog):
     def _engine_kind(self) -> None:
         local = self.engine.currentData() == "local"
         for w in (self.model_dir, self.browse, self.dummy, self.graph_mode, self.kv, self.max_len,
-                  self.eager):
+                  self.eager, self.precision):
             w.setEnabled(local)
         self.model_check.setVisible(local)
+        self.precision_note.setVisible(local)
         for w in (self.server_url, self.server_model):
             w.setEnabled(not local)
 
@@ -291,6 +329,21 @@ class SettingsDialog(QDialog):
         minutes = self.max_len.value() / 12.5 / 60
         self.max_len_note.setText(f"≈ {minutes:.1f} min of audio per engine session; longer "
                                   "captioning rolls over to a new session without losing words")
+
+    def _precision_changed(self) -> None:
+        self._show_precision_note()
+        self._check_timer.start()  # what it fits here, sized again for this choice
+
+    def _show_precision_note(self) -> None:
+        key = self.precision.currentData()
+        if key == "auto":
+            text = ("Automatic: bfloat16 where it fits, FP8 weights (12 GB cards) or FP8 weights "
+                    "+ FP8 KV cache (8 GB cards) where it does not.")
+        else:
+            text = f"{PRECISION_BY_NAME[key].label}: {PRECISION_BY_NAME[key].accuracy}."
+        if self._precision_here:
+            text += f"\nOn this GPU now: {self._precision_here}"
+        self.precision_note.setText(text)
 
     def _browse(self) -> None:
         d = QFileDialog.getExistingDirectory(self, "Voxtral Realtime model folder",
@@ -306,17 +359,20 @@ class SettingsDialog(QDialog):
             return
         self.model_check.setText("Checking…")
 
-        streams = ENGINE_STREAMS
+        streams, precision = ENGINE_STREAMS, self.precision.currentData()
 
         def work() -> None:  # tekken.json is megabytes of JSON: not on the GUI thread
             reason, fix = check_model_dir(path, dummy)
-            self._validated.emit(path, reason, fix, "" if reason else kv_note(path, dummy, streams))
+            kv, here = ("", "") if reason else kv_note(path, dummy, streams, precision)
+            self._validated.emit(path, reason, fix, kv, here)
         threading.Thread(target=work, daemon=True, name="voxcap-model-check").start()
 
-    def _show_check(self, path: str, reason: str, fix: str, kv: str = "") -> None:
+    def _show_check(self, path: str, reason: str, fix: str, kv: str = "", here: str = "") -> None:
         if path and path != self.model_dir.text().strip():
             return  # an older check
         self.model_ok = not reason
+        self._precision_here = here
+        self._show_precision_note()
         self.kv.setSpecialValueText(f"Automatic ({kv})" if kv else "Automatic (sized for 2 streams)")
         if reason:
             self.model_check.setText(f"✗ {reason}" + (f"\nFix: {fix}" if fix else ""))
@@ -337,6 +393,7 @@ class SettingsDialog(QDialog):
         s.server_url = self.server_url.text().strip()
         s.server_model = self.server_model.text().strip()
         s.graph_mode = self.graph_mode.currentData()
+        s.precision = self.precision.currentData()
         s.delay_ms = self.delay.value() // TOKEN_MS * TOKEN_MS
         s.kv_cache_gib = self.kv.value() or None
         s.max_model_len = self.max_len.value() if self.max_len.value() >= 128 else None
@@ -354,6 +411,7 @@ class SettingsDialog(QDialog):
         o.background_color = self.bg_color.color
         o.background_opacity = self.opacity.value() / 100
         o.outline = self.outline.isChecked()
+        s.share = self.share.result()
         return s
 
     def apply(self) -> None:

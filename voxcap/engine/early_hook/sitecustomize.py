@@ -30,6 +30,14 @@ def _die_with_parent() -> None:
         return  # not Linux: the vLLM plugin's parent check still applies later
     if os.getppid() != expected:  # it died between the check and the prctl
         os._exit(1)
+    err = os.environ.get("VOXCAP_VLLM_STDERR")  # vllm_plugin.redirect_stderr, from the start
+    if err:
+        try:
+            fd = os.open(err, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            os.dup2(fd, 2)
+            os.close(fd)
+        except OSError:
+            pass  # the plugin tries again, and logs it, once vLLM has loaded
 
 
 def _next_sitecustomize() -> None:

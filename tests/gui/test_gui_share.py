@@ -1,0 +1,116 @@
+"""Settings → Share captions: on, the address and the viewer count from the running server,
+captions of the (scripted) engine in the feed, the local network with its token and QR code,
+off at once, and a busy port as one line with its fix."""
+
+from __future__ import annotations
+
+import socket
+import urllib.request
+
+from PySide6.QtGui import QImage
+
+from voxcap.app.settings import AppSettings, load_settings
+from voxcap.share.qr import qr_png
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _status(app, qtbot, panel, text: str) -> None:
+    def shown():
+        app.tick()
+        return text in panel.viewers.text()
+    qtbot.waitUntil(shown, timeout=15_000)
+
+
+def test_share_captions_section(qtbot, make_app, fake_audio, tmp_path, monkeypatch):
+    monkeypatch.setenv("VOXCAP_CONFIG_DIR", str(tmp_path / "cfg"))
+    app = make_app(AppSettings(model_dir="/tmp/fake-model"))
+    app.sharing.server_kw["bind"] = "127.0.0.1"  # LAN rules below, on loopback only
+    qtbot.waitUntil(lambda: app.window.engine_status.state == "ready", timeout=10_000)
+    app.window.act_settings.trigger()
+    dlg = app.settings_dialog
+    panel = dlg.share
+    dlg.tabs.setCurrentIndex(1)  # the "Share captions" tab
+    assert dlg.tabs.tabText(1) == "Share captions" and panel.isVisible()
+    assert not panel.enabled.isChecked() and panel.viewers.text() == "Not sharing."
+    assert not app.sharing.status().running  # off by default
+
+    port = _free_port()
+    panel.enabled.setChecked(True)
+    panel.port.setValue(port)
+    dlg.apply()
+    _status(app, qtbot, panel, "Sharing: 0 viewers connected (this computer only)")
+    assert panel.url.text() == f"http://127.0.0.1:{port}/" and not panel.qr.isVisible()
+    feed = urllib.request.urlopen(f"http://127.0.0.1:{port}/events", timeout=30)
+    _status(app, qtbot, panel, "Sharing: 1 viewer connected")
+
+    app.toggle_captioning()  # the scripted engine's words reach the feed through the controller
+    qtbot.waitUntil(lambda: app.state == "on", timeout=10_000)
+    fake_audio.feed("Them", 1.0)
+
+    def transcript():
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/captions.txt", timeout=30) as r:
+            return r.read().decode()
+    qtbot.waitUntil(lambda: transcript().startswith("hello there this is"), timeout=15_000)
+
+    panel.lan.setChecked(True)
+    dlg.apply()
+    _status(app, qtbot, panel, "(the address works on this network)")
+    token = app.settings.share.token
+    assert len(token) >= 20 and panel.url.text().endswith(f"/?token={token}")
+    assert load_settings()[0].share.token == token  # kept: the QR code stays valid
+    assert panel.qr.isVisible()
+    expected = QImage.fromData(qr_png(panel.url.text(), scale=4))
+    assert panel.qr.pixmap().toImage().size() == expected.size()
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/captions.txt?token={token}") as r:
+        assert r.status == 200
+    assert feed.read()  # the restart for LAN ended the old feed (it was not LAN-approved)
+
+    panel.enabled.setChecked(False)
+    dlg.apply()
+    _status(app, qtbot, panel, "Not sharing.")
+    with socket.socket() as s:  # the port is free at once
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("127.0.0.1", port))
+
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    try:
+        panel.enabled.setChecked(True)
+        panel.lan.setChecked(False)
+        panel.port.setValue(taken.getsockname()[1])
+        dlg.apply()
+        _status(app, qtbot, panel, "is in use")
+        assert "Fix: pick another port" in panel.viewers.text()
+        assert "Sharing captions: Port" in app.window.notice.text()
+    finally:
+        taken.close()
+
+
+def test_obs_captions_settings(qtbot, make_app, tmp_path, monkeypatch):
+    monkeypatch.setenv("VOXCAP_CONFIG_DIR", str(tmp_path / "cfg"))
+    app = make_app(AppSettings(model_dir="/tmp/fake-model"))
+    app.window.act_settings.trigger()
+    panel = app.settings_dialog.share
+    assert not panel.obs.isChecked() and not panel.obs_url.isEnabled()
+    port = _free_port()  # nothing listens there: OBS is not running
+    panel.obs.setChecked(True)
+    panel.obs_url.setText(f"ws://127.0.0.1:{port}")
+    panel.obs_password.setText("secret-obs-password")
+    app.settings_dialog.apply()
+    assert app.settings.share.obs and app.settings.share.obs_url == f"ws://127.0.0.1:{port}"
+
+    def shown():
+        app.tick()
+        return "not reachable" in panel.obs_status.text()
+    qtbot.waitUntil(shown, timeout=15_000)
+    assert panel.obs_status.text().startswith(f"OBS captions: OBS not reachable at ws://127.0.0.1:{port}")
+    assert "secret-obs-password" not in panel.obs_status.text()
+    panel.obs.setChecked(False)
+    app.settings_dialog.apply()
+    qtbot.waitUntil(lambda: app.sharing.obs is None, timeout=10_000)

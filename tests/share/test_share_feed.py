@@ -1,0 +1,90 @@
+"""The feed without a network: journal + live events joined without repeats, new sessions,
+masking, and each viewer's bounded queue."""
+
+from __future__ import annotations
+
+import json
+
+from voxcap.captions.journal import Journal
+from voxcap.captions.masking import make_masker
+from voxcap.events import CaptioningState
+from voxcap.share.feed import CaptionFeed
+
+
+def _text(feed) -> list[str]:
+    return " ".join(ln["text"] for ln in feed.snapshot()["lines"]).split()
+
+
+def test_journal_then_live_without_repeats(script, tmp_path):
+    journal = Journal.create({"model": "test"}, kind="test", root=tmp_path)
+    feed = CaptionFeed()
+    held = []
+    s = script(lambda ev: (journal.on_event(ev), held.append(ev)), session_id=journal.session_id)
+    journal.stream_opened(s.stream_id, label=s.label, source="test")
+    s.say(8)
+    feed.load(journal.session())  # what was journalled, then the live events: some seen twice
+    for ev in held[-6:]:
+        feed.on_event(ev)
+    s.say(3)
+    for ev in held[-6:]:
+        feed.on_event(ev)
+    assert _text(feed) == s.words
+    assert feed.snapshot()["session"] == journal.session_id
+    assert feed.labels == {s.stream_id: "Them"}
+    journal.close()
+
+
+def test_a_new_session_starts_empty(script):
+    feed = CaptionFeed()
+    s = script(feed.on_event)
+    s.say(3)
+    s.finish()
+    feed.on_event(CaptioningState("off", "sess-1"))
+    assert _text(feed) == ["w0", "w1", "w2"]  # the last session stays up while off
+    first_ids = [ln["id"] for ln in feed.snapshot()["lines"]]
+    feed.on_event(CaptioningState("starting", "sess-2"))
+    assert _text(feed) == [] and feed.snapshot()["session"] == "sess-2"
+    script(feed.on_event, session_id="sess-2").say(2)
+    assert feed.snapshot()["lines"][0]["id"] > max(first_ids)  # ids never repeat
+
+
+def test_lines_become_final_when_the_next_starts(script):
+    feed = CaptionFeed()
+    got = []
+    v = feed.add_viewer(lambda: None)
+    s = script(feed.on_event)  # a new session: the viewer starts with its snapshot
+    assert [json.loads(m)["type"] for m in v.take()] == ["snapshot"]
+    s.say(4, pause_every=2)
+    s.say(1)
+    for text in v.take():
+        got.append(json.loads(text))
+    finals = [m["text"] for m in got if m["type"] == "line" and m["final"]]
+    assert finals == ["w0 w1", "w2 w3"]
+    assert all(m["seq"] == got[0]["seq"] + i for i, m in enumerate(got))
+
+
+def test_masking_applies_to_what_is_shared(script):
+    feed = CaptionFeed(masker=make_masker(True))
+    s = script(feed.on_event)
+    s.delta(" fuck")
+    s.delta(" off")
+    s.delta("")
+    shown = " ".join(_text(feed))
+    assert "fuck" not in shown and shown.endswith("off")
+
+
+def test_a_viewer_that_falls_behind_gets_a_snapshot_not_a_backlog(script):
+    feed = CaptionFeed(viewer_queue=10)
+    wakes = []
+    v = feed.add_viewer(lambda: wakes.append(1))
+    s = script(feed.on_event)
+    assert json.loads(v.take()[0])["type"] == "snapshot"
+    s.say(5)
+    assert len(v.pending) == 5 and not v.resync
+    s.say(100)
+    assert v.pending == type(v.pending)() and v.resync and v.skips == 1  # nothing piles up
+    (msg,) = v.take()
+    snap = json.loads(msg)
+    assert snap["type"] == "snapshot" and _text(feed) == s.words
+    assert " ".join(ln["text"] for ln in snap["lines"]).split() == s.words
+    assert wakes

@@ -1,0 +1,175 @@
+"""The caption page in a real browser (Debian's chromium, headless, through Selenium): the words
+in order, what a screen reader follows, recovery after a server restart, the token, other
+origins and other host names (DNS rebinding) refused. Fed with the controller's event types."""
+
+from __future__ import annotations
+
+import http.server
+import threading
+
+import pytest
+from support.browser import REBIND_NAME, caption_text, wait_for
+
+pytestmark = pytest.mark.timeout(180)
+
+
+def _words_shown(driver, words):
+    return wait_for(lambda: caption_text(driver).split() == words, what=f"{len(words)} words")
+
+
+def test_page_shows_the_words_in_order_for_people_and_screen_readers(browser, make_server, script):
+    server = make_server()
+    s = script(server.post)
+    s.say(6)
+    browser.get(server.url)
+    _words_shown(browser, s.words)  # what was said before the page opened: the snapshot
+    s.say(30, pause_every=12)  # live, with pauses: several lines
+    _words_shown(browser, s.words)
+    s.finish()
+    assert browser.title == "voxcap — live captions"
+    log = browser.find_element("css selector", "[role=log]")
+    assert log.get_attribute("aria-live") == "polite"
+    assert log.get_attribute("aria-label") == "Live captions"
+    # every finished line goes to the log once, whole (not word by word)
+    wait_for(lambda: browser.execute_script(
+        "return [...document.querySelectorAll('#log p')].map(p => p.textContent).join(' ')")
+        .split() == s.words, what="the screen reader's log")
+    n_lines = browser.execute_script("return document.querySelectorAll('#captions .line').length")
+    assert n_lines == browser.execute_script("return document.querySelectorAll('#log p').length")
+    assert n_lines >= 3  # the pauses started new lines
+    assert browser.find_element("id", "status").get_attribute("data-state") == "connected"
+    assert browser.find_element("id", "captions").get_attribute("aria-hidden") == "true"
+
+
+def test_style_from_the_app_and_from_the_url(browser, make_server, script):
+    style = {"font_size_px": 40, "text_color": "#ffff00", "background_color": "#000080",
+             "background_opacity": 0.5, "bold": False, "outline": True, "lines": 3,
+             "font_family": ""}
+    server = make_server(style=style)
+    script(server.post).say(3)
+    css = ("return (e => [getComputedStyle(e).color, "
+           "getComputedStyle(document.getElementById('band')).backgroundColor, "
+           "getComputedStyle(e).fontWeight, getComputedStyle(e).textAlign, "
+           "getComputedStyle(document.body).backgroundColor])(document.getElementById('captions'))")
+    browser.get(server.url)
+    wait_for(lambda: caption_text(browser), what="captions")
+    assert browser.execute_script(css)[:3] == ["rgb(255, 255, 0)", "rgba(0, 0, 128, 0.5)", "400"]
+    browser.get(server.url + "?color=%2300ff00&bg=transparent&page=transparent&bold=1"
+                             "&align=center&size=64&lines=1")
+    wait_for(lambda: caption_text(browser), what="captions")
+    color, band, weight, align, page = browser.execute_script(css)
+    assert (color, band, weight, align) == ("rgb(0, 255, 0)", "rgba(0, 0, 0, 0)", "700", "center")
+    assert page == "rgba(0, 0, 0, 0)"  # transparent: an OBS Browser Source shows the scene
+    assert browser.execute_script(
+        "return getComputedStyle(document.getElementById('band')).fontSize") == "64px"
+    browser.get(server.url)
+    wait_for(lambda: caption_text(browser), what="captions")
+    server.call(server.feed.set_style, {**style, "text_color": "#ff0000"})  # changed in the app
+    wait_for(lambda: browser.execute_script(css)[0] == "rgb(255, 0, 0)", what="the new style")
+
+
+def test_page_recovers_after_a_server_restart_and_fills_in_the_gap(browser, make_server,
+                                                                   journalled):
+    hub, journal, s = journalled.hub, journalled.journal, journalled.script
+    first = make_server(session_source=journal.session)
+    hub.subscribe(first.post)
+    port = first.port
+    s.say(5)
+    browser.get(first.url)
+    _words_shown(browser, s.words)
+    hub.unsubscribe(first.post)
+    first.stop()  # the app goes on captioning while nothing serves the page
+    wait_for(lambda: browser.find_element("id", "status").get_attribute("data-state")
+             == "reconnecting", what="the page noticing")
+    s.say(7)  # only in the journal
+    second = make_server(port=port, session_source=journal.session)
+    hub.subscribe(second.post)
+    s.say(4)
+    _words_shown(browser, s.words)  # the gap from the journal, then live, in order
+    assert browser.execute_script("return window.voxcap.snapshots") >= 2  # reconnected
+    assert browser.find_element("id", "status").get_attribute("data-state") == "connected"
+
+
+def test_lan_sharing_needs_the_token(browser, make_server, script):
+    server = make_server(lan=True, bind="127.0.0.1")  # LAN rules, on loopback only
+    script(server.post).say(4)
+    assert len(server.token) >= 20 and f"?token={server.token}" in server.url
+    browser.get(server.local_url("/"))
+    wait_for(lambda: caption_text(browser).split() == ["w0", "w1", "w2", "w3"], what="words")
+    for url in (f"http://127.0.0.1:{server.port}/", f"http://127.0.0.1:{server.port}/?token=x" +
+                server.token[1:]):
+        browser.get(url)
+        assert "needs its access token" in browser.find_element("tag name", "body").text
+    before = server.guard.refused
+    browser.get(f"http://127.0.0.1:{server.port}/captions.txt")
+    assert "needs its access token" in browser.find_element("tag name", "body").text
+    assert server.guard.refused > before
+
+
+class _OtherSite:
+    """A page served from another origin (another loopback port) that tries to read the feed
+    and the transcript of ``target`` and reports what it could read."""
+
+    def __init__(self) -> None:
+        self.target = ""
+        site = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802
+                page = f"""<!DOCTYPE html><title>other</title><script>
+                window.results = {{}};
+                fetch("{site.target}/captions.txt").then(r => r.text())
+                  .then(t => results.txt = "read:" + t, () => results.txt = "blocked");
+                const es = new EventSource("{site.target}/events");
+                es.onmessage = e => {{ results.sse = "read:" + e.data.slice(0, 20); es.close(); }};
+                es.onerror = () => {{ if (!results.sse) results.sse = "blocked"; es.close(); }};
+                </script>""".encode()
+                self.send_response(200)
+                self.send_header("content-type", "text/html")
+                self.end_headers()
+                self.wfile.write(page)
+
+            def log_message(self, *args):
+                pass
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.origin = f"http://127.0.0.1:{self.httpd.server_port}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def results(self, browser, server):
+        self.target = f"http://127.0.0.1:{server.port}"
+        browser.get(self.origin + "/")
+        return wait_for(lambda: (r := browser.execute_script("return window.results"))
+                        and len(r) == 2 and r, what="the other page's attempts")
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def other_site():
+    site = _OtherSite()
+    yield site
+    site.close()
+
+
+def test_a_page_from_another_origin_cannot_read_the_feed(browser, make_server, script, other_site):
+    server = make_server()
+    script(server.post).say(3)
+    assert other_site.results(browser, server) == {"txt": "blocked", "sse": "blocked"}
+    # the same page can read it once the user allows its origin (so the refusal above is CORS)
+    allowed = make_server(allow_origin=other_site.origin)
+    script(allowed.post).say(3)
+    got = other_site.results(browser, allowed)
+    assert got["txt"] == "read:w0 w1 w2\n" and got["sse"].startswith('read:{"type":"snapshot')
+
+
+def test_other_host_names_are_refused_in_the_browser(browser, make_server, script):
+    server = make_server()
+    script(server.post).say(3)
+    before = server.guard.refused
+    browser.get(f"http://{REBIND_NAME}:{server.port}/")  # a name that resolves to 127.0.0.1
+    assert "wrong Host" in browser.find_element("tag name", "body").text
+    assert server.guard.refused > before and server.viewers == 0
+    browser.get(f"http://localhost:{server.port}/")
+    wait_for(lambda: caption_text(browser).split() == ["w0", "w1", "w2"], what="localhost works")

@@ -1,0 +1,138 @@
+"""Settings → Share captions: on/off, the local network (with its token and QR code), the port,
+an allowed origin; and, from the running server, the address and how many are watching."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication, QPixmap
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ..app.settings import ShareSettings
+from ..share import ShareStatus, new_token
+from ..share.qr import qr_png
+from .a11y import status_label
+
+
+class SharePanel(QGroupBox):
+    def __init__(self, settings: ShareSettings, parent=None) -> None:
+        super().__init__("Share captions (OBS, a phone, a second screen, programs)", parent)
+        self.token = settings.token
+        self.enabled = QCheckBox("Share captions &via a page and a feed at the address below", self)
+        self.enabled.setChecked(settings.enabled)
+        self.lan = QCheckBox("On the local network too: an access token and a &QR code", self)
+        self.lan.setChecked(settings.lan)
+        self.port = QSpinBox(self)
+        self.port.setRange(1024, 65535)
+        self.port.setValue(settings.port)
+        self.port.setAccessibleName("Share port")
+        self.origin = QLineEdit(settings.allow_origin, self)
+        self.origin.setPlaceholderText("none: pages of other sites cannot read the captions")
+        self.origin.setAccessibleName("Site allowed to read the captions")
+        self.url = QLabel("", self)
+        self.url.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse
+                                         | Qt.TextInteractionFlag.TextSelectableByKeyboard)
+        self.url.setAccessibleName("Share address")
+        self.url.setWordWrap(True)
+        self.copy = QPushButton("Cop&y address", self)
+        self.new_address = QPushButton("New address (old links stop working)", self)
+        self.obs = QCheckBox("Send them to OBS Studio as the stream's closed captions", self)
+        self.obs.setChecked(settings.obs)
+        self.obs_url = QLineEdit(settings.obs_url, self)
+        self.obs_url.setAccessibleName("OBS WebSocket address")
+        self.obs_password = QLineEdit(settings.obs_password, self)
+        self.obs_password.setEchoMode(QLineEdit.EchoMode.Password)
+        self.obs_password.setAccessibleName("OBS WebSocket password")
+        self.obs_password.setPlaceholderText("OBS: Tools → WebSocket Server Settings")
+        self.obs_status = status_label(QLabel("", self), "OBS captions status")
+        self.viewers = status_label(QLabel("Not sharing.", self), "Sharing status")
+        self.viewers.setWordWrap(True)
+        self.qr = QLabel(self)
+        self.qr.setAccessibleName("QR code of the share address")
+        self.qr.setVisible(False)
+        self._qr_for = ""
+
+        url_row = QHBoxLayout()
+        url_row.addWidget(self.url, 1)
+        url_row.addWidget(self.copy)
+        url_box = QWidget(self)
+        url_row.setContentsMargins(0, 0, 0, 0)
+        url_box.setLayout(url_row)
+        form = QFormLayout()
+        form.addRow("", self.enabled)
+        form.addRow("", self.lan)
+        form.addRow("Port:", self.port)
+        form.addRow("Allow site:", self.origin)
+        form.addRow("Address:", url_box)
+        form.addRow("", self.viewers)
+        form.addRow("", self.new_address)
+        form.addRow("", self.obs)
+        form.addRow("OBS WebSocket:", self.obs_url)
+        form.addRow("OBS password:", self.obs_password)
+        form.addRow("", self.obs_status)
+        lay = QHBoxLayout(self)
+        left = QVBoxLayout()
+        left.addLayout(form)
+        lay.addLayout(left, 1)
+        lay.addWidget(self.qr, 0, Qt.AlignmentFlag.AlignTop)
+        self.copy.clicked.connect(lambda: QGuiApplication.clipboard().setText(self.url.text()))
+        self.new_address.clicked.connect(self._new_token)
+        self.enabled.toggled.connect(self._enable)
+        self.obs.toggled.connect(self._enable)
+        self._enable()
+        self.show_status(ShareStatus())
+
+    def _enable(self) -> None:
+        on = self.enabled.isChecked()
+        for w in (self.lan, self.port, self.origin):
+            w.setEnabled(on)
+        for w in (self.obs_url, self.obs_password):
+            w.setEnabled(self.obs.isChecked())
+
+    def _new_token(self) -> None:
+        self.token = new_token()
+        self.viewers.setText("A new address is made when you apply the settings.")
+
+    def result(self) -> ShareSettings:
+        return ShareSettings(enabled=self.enabled.isChecked(), lan=self.lan.isChecked(),
+                             port=self.port.value(), allow_origin=self.origin.text().strip(),
+                             token=self.token, obs=self.obs.isChecked(),
+                             obs_url=self.obs_url.text().strip() or "ws://127.0.0.1:4455",
+                             obs_password=self.obs_password.text())
+
+    def show_status(self, status: ShareStatus) -> None:
+        """What the running server says (the app calls this every second while shown)."""
+        self.url.setText(status.url)
+        obs = f"OBS captions: {status.obs}" if status.obs else ""
+        if self.obs_status.text() != obs:
+            self.obs_status.setText(obs)
+        self.copy.setEnabled(bool(status.url))
+        self.new_address.setVisible(status.lan)
+        if status.problem:
+            text = f"✗ {status.problem}" + (f"\nFix: {status.fix}" if status.fix else "")
+        elif status.running:
+            n = status.viewers
+            text = (f"Sharing: {n} viewer{'s' if n != 1 else ''} connected"
+                    + (" (the address works on this network)" if status.lan else
+                       " (this computer only)"))
+        else:
+            text = "Not sharing."
+        if self.viewers.text() != text:
+            self.viewers.setText(text)
+        show_qr = status.running and status.lan
+        if show_qr and self._qr_for != status.url:
+            pix = QPixmap()
+            pix.loadFromData(qr_png(status.url, scale=4), "PNG")
+            self.qr.setPixmap(pix)
+            self._qr_for = status.url
+        self.qr.setVisible(show_qr)

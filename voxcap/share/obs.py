@@ -1,0 +1,162 @@
+"""Captions into OBS Studio's stream as closed captions (CEA-608), through obs-websocket 5
+(``SendStreamCaption``; OBS 28 and later have it built in: Tools → WebSocket Server Settings).
+
+    obs = ObsCaptions("ws://127.0.0.1:4455", password="")  # a thread with its own event loop
+    hub.subscribe(obs.post)                                 # the controller's events
+    obs.status()                                            # "sending", "connecting…", a problem
+    obs.stop()
+
+It follows the captions as the caption page does (``feed.CaptionFeed``) and sends the line
+being spoken, as it grows, at most every ``interval_s`` (its last ``CAPTION_CHARS`` characters:
+two rows of a 608 caption). OBS shows it only while it streams; nothing is queued meanwhile
+(captions are live or useless). It reconnects with backoff when OBS is not running or restarts.
+The password (obs-websocket's SHA-256 challenge) is never logged, nor is caption text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import hashlib
+import json
+import logging
+import threading
+
+from .feed import CaptionFeed
+
+log = logging.getLogger(__name__)
+CAPTION_CHARS = 64
+INTERVAL_S = 0.3
+RPC_VERSION = 1
+
+
+def auth_string(password: str, salt: str, challenge: str) -> str:
+    """obs-websocket 5's authentication: base64(sha256(base64(sha256(password + salt)) +
+    challenge))."""
+    secret = base64.b64encode(hashlib.sha256((password + salt).encode()).digest()).decode()
+    return base64.b64encode(hashlib.sha256((secret + challenge).encode()).digest()).decode()
+
+
+class ObsCaptions:
+    def __init__(self, url: str = "ws://127.0.0.1:4455", password: str = "", masker=None,
+                 interval_s: float = INTERVAL_S) -> None:
+        self.url = url
+        self.password = password
+        self.interval_s = interval_s
+        self.feed = CaptionFeed(masker=masker, viewer_queue=64)
+        self.sent = 0  # captions OBS accepted
+        self.state = "connecting"
+        self.problem = ""
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True, name="voxcap-obs")
+
+    def start(self) -> ObsCaptions:
+        self._thread.start()
+        self._ready.wait(5)
+        return self
+
+    def post(self, event) -> None:
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(self.feed.on_event, event)
+
+    def set_masker(self, masker) -> None:
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(self.feed.set_masker, masker)
+
+    def stop(self, timeout: float = 5.0) -> None:
+        loop, stop = self._loop, self._stop
+        if loop is not None and stop is not None and not loop.is_closed():
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(stop.set)
+        self._thread.join(timeout)
+
+    # ----------------------------------------------------------------------- loop ----
+    def _run(self) -> None:
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        try:
+            loop.run_until_complete(self._main())
+        except Exception:  # noqa: BLE001 - logged; captions go on elsewhere
+            log.exception("obs: the caption sender failed")
+        finally:
+            loop.close()
+
+    async def _main(self) -> None:
+        self._stop = asyncio.Event()
+        self._ready.set()
+        wake = asyncio.Event()
+        viewer = self.feed.add_viewer(wake.set)
+        backoff = 1.0
+        while not self._stop.is_set():
+            try:
+                await self._session(viewer, wake)
+                backoff = 1.0
+            except (TimeoutError, OSError, ValueError) as exc:
+                self._set("connecting",
+                          f"OBS not reachable at {self.url} ({exc.__class__.__name__})")
+                log.info("obs: not connected (%s); again in %.0f s", exc.__class__.__name__,
+                         backoff)
+            except Exception as exc:  # noqa: BLE001 - websockets' closes and protocol errors
+                self._set("connecting", f"OBS connection lost ({exc.__class__.__name__})")
+                log.info("obs: connection lost", exc_info=True)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop.wait(), backoff)
+            backoff = min(backoff * 2, 15.0)
+
+    def _set(self, state: str, problem: str = "") -> None:
+        self.state, self.problem = state, problem
+
+    async def _session(self, viewer, wake) -> None:
+        from websockets.asyncio.client import connect
+
+        async with connect(self.url, open_timeout=5, max_size=2**20) as ws:
+            hello = json.loads(await asyncio.wait_for(ws.recv(), 5))
+            identify = {"rpcVersion": RPC_VERSION, "eventSubscriptions": 0}
+            auth = (hello.get("d") or {}).get("authentication")
+            if auth:
+                identify["authentication"] = auth_string(self.password, auth["salt"],
+                                                         auth["challenge"])
+            await ws.send(json.dumps({"op": 1, "d": identify}))
+            reply = json.loads(await asyncio.wait_for(ws.recv(), 5))
+            if reply.get("op") != 2:
+                raise ValueError("obs-websocket refused the identification (password?)")
+            self._set("sending")
+            log.info("obs: connected to obs-websocket %s",
+                     (hello.get("d") or {}).get("obsWebSocketVersion", "?"))
+            viewer.take()  # the session so far is not sent: captions are live
+            n = 0
+            while not self._stop.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(wake.wait(), 1.0)
+                wake.clear()
+                text = None
+                for raw in viewer.take():
+                    msg = json.loads(raw)
+                    if msg["type"] == "line" and (msg["added"] or msg["new"]):
+                        text = msg["text"][-CAPTION_CHARS:].lstrip()
+                    elif msg["type"] == "snapshot" and msg["lines"]:  # a new session, or behind
+                        text = msg["lines"][-1]["text"][-CAPTION_CHARS:].lstrip()
+                if text is None:
+                    continue
+                n += 1
+                await ws.send(json.dumps({"op": 6, "d": {
+                    "requestType": "SendStreamCaption", "requestId": str(n),
+                    "requestData": {"captionText": text}}}))
+                while True:  # its answer (events are not subscribed: nothing else comes)
+                    answer = json.loads(await asyncio.wait_for(ws.recv(), 5))
+                    if answer.get("op") == 7:
+                        break
+                status = answer["d"]["requestStatus"]
+                if status.get("result"):
+                    self.sent += 1
+                    self._set("sending")
+                else:  # e.g. 501 "not streaming": shown, and tried again with the next words
+                    self._set("sending", f"OBS: {status.get('comment') or status.get('code')}")
+                await asyncio.sleep(self.interval_s)  # coalesce: the latest text goes next

@@ -1,0 +1,329 @@
+"""The caption server: Starlette routes served by uvicorn on a thread with its own event loop.
+
+    server = ShareServer(port=8765, lan=False, session_source=lambda: session_or_none)
+    server.start()              # binds now (ShareError naming the problem and its fix), serves
+    hub.subscribe(server.post)  # any thread; quick (one call_soon_threadsafe)
+    server.url, server.viewers  # what to show; viewers = open caption feeds
+    server.stop()               # every viewer is disconnected at once, the port is freed
+
+Routes (GET only, see ``guard``): ``/`` the caption page, ``/events`` the feed (Server-Sent
+Events, one JSON message each, see ``feed``), ``/captions.txt`` and ``/captions.vtt`` the
+session so far (``captions.export``). It listens on 127.0.0.1, or with ``lan`` on every
+IPv4 address with a token in every URL. At most ``max_viewers`` feeds at once (503 beyond).
+The session so far comes from ``session_source`` (the journal) when the server starts, so a
+page that reconnects after a restart of the server fills in what it missed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import errno
+import hashlib
+import logging
+import re
+import secrets
+import socket
+import threading
+import time
+from importlib import resources
+
+from ..captions.export import render
+from ..errors import VoxcapError
+from .feed import CaptionFeed
+from .guard import Guard
+
+log = logging.getLogger(__name__)
+DEFAULT_PORT = 8765
+MAX_VIEWERS = 50
+HEARTBEAT_S = 15.0
+RETRY_MS = 2000
+SEND_BUFFER = 64 * 1024
+PING = 'data: {"type":"ping"}\n\n'
+RELOADS = 3  # journal re-reads when the first live deltas show a gap (the journal lagged)
+
+
+class ShareError(VoxcapError):
+    """The caption server cannot start."""
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(16)
+
+
+def lan_address() -> str:
+    """This computer's address on its network (the one its default route uses); no packet is
+    sent (a UDP socket only picks its source address). 127.0.0.1 without a network."""
+    with contextlib.suppress(OSError), socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.connect(("10.254.254.254", 9))
+        return s.getsockname()[0]
+    return "127.0.0.1"
+
+
+def _page() -> tuple[str, str]:
+    """The page's HTML and its Content-Security-Policy (hashes of its inline script/style)."""
+    html = resources.files(__package__).joinpath("page.html").read_text(encoding="utf-8")
+
+    def digest(kind: str) -> str:
+        body = re.search(rf"<{kind}>(.*?)</{kind}>", html, re.S).group(1)
+        return "'sha256-" + base64.b64encode(hashlib.sha256(body.encode()).digest()).decode() + "'"
+    csp = (f"default-src 'none'; script-src {digest('script')}; style-src {digest('style')}; "
+           "connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'")
+    return html, csp
+
+
+class ShareServer:
+    def __init__(self, *, port: int = DEFAULT_PORT, lan: bool = False, token: str = "",
+                 allow_origin: str = "", bind: str | None = None, session_source=None,
+                 masker=None, style: dict | None = None, max_viewers: int = MAX_VIEWERS,
+                 viewer_queue: int | None = None) -> None:
+        self.port = port
+        self.lan = lan
+        self.token = (token or new_token()) if lan else ""
+        self.allow_origin = allow_origin
+        self.bind = bind or ("0.0.0.0" if lan else "127.0.0.1")
+        self.session_source = session_source or (lambda: None)
+        self.max_viewers = max_viewers
+        kw = {} if viewer_queue is None else {"viewer_queue": viewer_queue}
+        self.feed = CaptionFeed(masker=masker, style=style, **kw)
+        self.guard: Guard | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._uv = None
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._loading = True
+        self._held: list = []  # events that came while the journal was read
+        self._reloads = 0
+        self._journalled: set[str] = set()  # streams the journal had when loaded
+
+    # ------------------------------------------------------------------ life cycle ----
+    def start(self, timeout: float = 10.0) -> ShareServer:
+        import uvicorn
+
+        sock = self._bind()
+        self.port = sock.getsockname()[1]
+        self.guard = Guard(self._app(), token=self.token, lan=self.lan)
+        config = uvicorn.Config(self.guard, log_config=None, access_log=False, lifespan="off",
+                                ws="none", http="h11", loop="asyncio", server_header=False,
+                                limit_concurrency=self.max_viewers + 20,
+                                timeout_graceful_shutdown=2, timeout_keep_alive=5)
+        self._uv = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._run, args=(sock,), daemon=True,
+                                        name="voxcap-share")
+        self._thread.start()
+        if not self._ready.wait(timeout) or not self._thread.is_alive():
+            self.stop()
+            raise ShareError("The caption server did not start.", "see the log for why")
+        log.info("share: serving on %s:%d (%s)", self.bind, self.port,
+                 "network, with a token" if self.lan else "this computer only")
+        return self
+
+    def _bind(self) -> socket.socket:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        # each viewer's kernel buffer, inherited by every connection: captions need ~1 kB/s,
+        # and a sleeping phone then ties up this much, not the 4 MB autotuning would allow
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER)
+        try:
+            sock.bind((self.bind, self.port))
+            sock.listen(128)
+        except OSError as exc:
+            sock.close()
+            log.warning("share: cannot listen on %s:%s", self.bind, self.port, exc_info=True)
+            if exc.errno == errno.EADDRINUSE:
+                raise ShareError(f"Port {self.port} is in use (another program, or another "
+                                 "voxcap sharing captions).",
+                                 "pick another port (Settings → Share captions, or "
+                                 "--share PORT)") from None
+            if exc.errno == errno.EACCES:
+                raise ShareError(f"Port {self.port} needs administrator rights.",
+                                 "pick a port from 1024 up") from None
+            raise ShareError(f"Cannot share captions on port {self.port}: {exc.strerror}.",
+                             "pick another port") from None
+        sock.setblocking(False)
+        return sock
+
+    def _run(self, sock: socket.socket) -> None:
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        try:
+            loop.run_until_complete(self._main(sock))
+        except Exception:  # noqa: BLE001 - logged; the app goes on without sharing
+            log.exception("share: the caption server failed")
+        finally:
+            with contextlib.suppress(Exception):
+                loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.close()
+            sock.close()
+            self._ready.set()
+
+    async def _main(self, sock: socket.socket) -> None:
+        serving = asyncio.create_task(self._uv.serve(sockets=[sock]))
+        await self._load()
+        while not self._uv.started and not serving.done():
+            await asyncio.sleep(0.01)
+        self._ready.set()
+        await serving
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Disconnect every viewer and free the port (returns once done, ``timeout`` at most)."""
+        loop, uv = self._loop, self._uv
+        if loop is not None and not loop.is_closed() and uv is not None:
+            def close() -> None:
+                self.feed.close_viewers()
+                uv.should_exit = True
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                loop.call_soon_threadsafe(close)
+        if self._thread is not None:
+            self._thread.join(timeout)
+            if self._thread.is_alive() and uv is not None:
+                uv.force_exit = True
+                self._thread.join(timeout)
+        log.info("share: stopped")
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive() and self._ready.is_set()
+
+    # -------------------------------------------------------------------- status ----
+    @property
+    def viewers(self) -> int:
+        return len(self.feed.viewers)
+
+    @property
+    def url(self) -> str:
+        host = lan_address() if self.lan else "127.0.0.1"
+        return f"http://{host}:{self.port}/" + (f"?token={self.token}" if self.token else "")
+
+    def local_url(self, path: str = "/") -> str:
+        sep = "&" if "?" in path else "?"
+        return f"http://127.0.0.1:{self.port}{path}" + (f"{sep}token={self.token}"
+                                                         if self.token else "")
+
+    def cpu_seconds(self, timeout: float = 5.0) -> float:
+        """CPU time the server's thread (its event loop: HTTP, feed, every viewer) has used."""
+        async def now() -> float:
+            return time.thread_time()
+        return asyncio.run_coroutine_threadsafe(now(), self._loop).result(timeout)
+
+    # --------------------------------------------------------------------- input ----
+    def post(self, event) -> None:
+        """An event from the controller, on any thread (an ``EventHub`` subscriber)."""
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+        with contextlib.suppress(RuntimeError):  # stopping: the loop just closed
+            loop.call_soon_threadsafe(self._on_event, event)
+
+    def call(self, fn, *args) -> None:
+        """Run ``fn(*args)`` on the server's loop (style or masking changed in the app)."""
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(fn, *args)
+
+    def _on_event(self, event) -> None:
+        if self._loading:
+            self._held.append(event)
+            return
+        sid, index = getattr(event, "stream_id", None), getattr(event, "index", None)
+        if (index is not None and sid in self._journalled and self._reloads < RELOADS
+                and index > self.feed.last_index.get(sid, -1) + 1):
+            self._journalled.discard(sid)  # the journal had not written these yet: read again
+            self._reloads += 1
+            self._held.append(event)
+            asyncio.get_running_loop().create_task(self._load(delay=0.2))
+            return
+        try:
+            self.feed.on_event(event)
+        except Exception:  # noqa: BLE001 - one bad event must not stop the feed
+            log.exception("share: the feed failed on %s", type(event).__name__)
+
+    async def _load(self, delay: float = 0.0) -> None:
+        self._loading = True
+        if delay:
+            await asyncio.sleep(delay)
+        try:
+            session = await asyncio.to_thread(self.session_source)
+        except Exception:  # noqa: BLE001 - without the journal the page starts empty
+            log.exception("share: the session so far could not be read")
+            session = None
+        self.feed.load(session)
+        self._journalled = set(self.feed.last_index)
+        held, self._held = self._held, []
+        self._loading = False
+        for event in held:
+            self._on_event(event)
+
+    # --------------------------------------------------------------------- routes ----
+    def _app(self):
+        from starlette.applications import Starlette
+        from starlette.middleware import Middleware
+        from starlette.middleware.cors import CORSMiddleware
+        from starlette.responses import HTMLResponse, PlainTextResponse, Response, StreamingResponse
+        from starlette.routing import Route
+
+        html, csp = _page()
+
+        async def page(request):
+            return HTMLResponse(html, headers={"content-security-policy": csp})
+
+        async def events(request):
+            if self.viewers >= self.max_viewers:
+                return PlainTextResponse(f"too many viewers ({self.max_viewers}): try again "
+                                         "later\n", status_code=503)
+            return StreamingResponse(self._stream(request), media_type="text/event-stream",
+                                     headers={"x-accel-buffering": "no"})
+
+        async def transcript(request):
+            fmt = ".vtt" if request.url.path.endswith(".vtt") else ".txt"
+            text = await asyncio.to_thread(self._render, fmt)
+            kind = "text/vtt" if fmt == ".vtt" else "text/plain"
+            return PlainTextResponse(text, media_type=f"{kind}; charset=utf-8")
+
+        middleware = []
+        if self.allow_origin:
+            middleware.append(Middleware(CORSMiddleware, allow_origins=[self.allow_origin],
+                                         allow_methods=["GET"]))
+        return Starlette(routes=[Route("/", page), Route("/events", events),
+                                 Route("/captions.txt", transcript),
+                                 Route("/captions.vtt", transcript),
+                                 Route("/favicon.ico", lambda _r: Response(status_code=204))],
+                         middleware=middleware)
+
+    async def _stream(self, request):
+        wake = asyncio.Event()
+        wake.set()  # its snapshot at once
+        viewer = self.feed.add_viewer(wake.set)
+        peer = request.client.host if request.client else "?"
+        log.info("share: viewer from %s connected (%d)", peer, self.viewers)
+        try:
+            yield f"retry: {RETRY_MS}\n\n"
+            while not viewer.closed:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(wake.wait(), HEARTBEAT_S)
+                wake.clear()
+                messages = viewer.take()
+                if viewer.closed:
+                    return
+                if messages:
+                    yield "".join(f"data: {m}\n\n" for m in messages)
+                else:
+                    yield PING  # the page's watchdog sees it: a silent stream is stale
+        finally:
+            self.feed.remove_viewer(viewer)
+            log.info("share: viewer from %s left (%d; %d skips)", peer, self.viewers,
+                     viewer.skips)
+
+    def _render(self, fmt: str) -> str:
+        session = None
+        try:
+            session = self.session_source()
+        except Exception:  # noqa: BLE001 - falls back to what the feed kept
+            log.exception("share: the session so far could not be read")
+        masker = self.feed.asm.masker
+        if session is not None and session.session_id == self.feed.session_id:
+            return render(session, fmt, masker=masker)[0]
+        return render(list(self.feed.deltas), fmt, labels=dict(self.feed.labels),
+                      masker=masker)[0]
