@@ -58,6 +58,7 @@ class VllmServer:
         self.server_log = self.home / "state" / "vllm-server.log"  # vLLM's own output
         self.proc: subprocess.Popen | None = None
         self.start_seconds: float | None = None
+        self._output_from = 0
 
     @property
     def url(self) -> str:
@@ -87,6 +88,8 @@ class VllmServer:
             env[KEY_ENV] = self.given_key
         env.update(self.extra_env)
         t0 = time.perf_counter()
+        # a restart appends to the same file: only what this start prints counts
+        self._output_from = self.log_path.stat().st_size if self.log_path.exists() else 0
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT,
                                          stdin=subprocess.DEVNULL, env=env,
@@ -122,9 +125,11 @@ class VllmServer:
         self.api_key = self.key_file.read_text().strip()
 
     def output(self) -> str:
-        """What ``voxcap serve`` printed (its stdout and stderr)."""
+        """What ``voxcap serve`` printed (its stdout and stderr) since its latest start."""
         try:
-            return self.log_path.read_text(errors="replace")
+            with open(self.log_path, "rb") as fh:
+                fh.seek(self._output_from)
+                return fh.read().decode("utf-8", errors="replace")
         except OSError:
             return ""
 
