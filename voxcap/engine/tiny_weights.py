@@ -35,6 +35,20 @@ ENCODER_PREFIX = f"{EMBEDDING_PREFIX}.whisper_encoder"
 NUM_MEL_BINS = 128
 
 
+def _layer_shapes(p: str, dim: int, heads: int, kv_heads: int, head_dim: int,
+                  hidden: int) -> dict[str, tuple[int, ...]]:
+    """The weights of one transformer layer (attention, SwiGLU feed-forward, two norms)."""
+    return {
+        f"{p}.attention.wq.weight": (heads * head_dim, dim),
+        f"{p}.attention.wk.weight": (kv_heads * head_dim, dim),
+        f"{p}.attention.wv.weight": (kv_heads * head_dim, dim),
+        f"{p}.attention.wo.weight": (dim, heads * head_dim),
+        f"{p}.attention_norm.weight": (dim,), f"{p}.ffn_norm.weight": (dim,),
+        f"{p}.feed_forward.w1.weight": (hidden, dim), f"{p}.feed_forward.w2.weight": (dim, hidden),
+        f"{p}.feed_forward.w3.weight": (hidden, dim),
+    }
+
+
 def tensor_shapes(params: dict) -> dict[str, tuple[int, ...]]:
     """Every tensor of a Mistral-format Voxtral Realtime checkpoint and its shape, from
     params.json; ``*.norm*`` tensors are RMSNorm weights, ``*.bias`` biases."""
@@ -48,13 +62,7 @@ def tensor_shapes(params: dict) -> dict[str, tuple[int, ...]]:
         shapes["output.weight"] = (params["vocab_size"], d)
     for i in range(params["n_layers"]):
         p = f"layers.{i}"
-        shapes.update({
-            f"{p}.attention.wq.weight": (nh * hd, d), f"{p}.attention.wk.weight": (nkv * hd, d),
-            f"{p}.attention.wv.weight": (nkv * hd, d), f"{p}.attention.wo.weight": (d, nh * hd),
-            f"{p}.attention_norm.weight": (d,), f"{p}.ffn_norm.weight": (d,),
-            f"{p}.feed_forward.w1.weight": (hidden, d), f"{p}.feed_forward.w2.weight": (d, hidden),
-            f"{p}.feed_forward.w3.weight": (hidden, d),
-        })
+        shapes.update(_layer_shapes(p, d, nh, nkv, hd, hidden))
         if params.get("ada_rms_norm_t_cond"):
             t = params["ada_rms_norm_t_cond_dim"]
             shapes[f"{p}.ada_rms_norm_t_cond.0.weight"] = (t, d)
@@ -70,13 +78,7 @@ def tensor_shapes(params: dict) -> dict[str, tuple[int, ...]]:
         shapes[f"{ENCODER_PREFIX}.conv_layers.{k}.conv.bias"] = (e,)
     for i in range(enc["n_layers"]):
         p = f"{ENCODER_PREFIX}.transformer.layers.{i}"
-        shapes.update({
-            f"{p}.attention.wq.weight": (eh * ehd, e), f"{p}.attention.wk.weight": (ekv * ehd, e),
-            f"{p}.attention.wv.weight": (ekv * ehd, e), f"{p}.attention.wo.weight": (e, eh * ehd),
-            f"{p}.attention_norm.weight": (e,), f"{p}.ffn_norm.weight": (e,),
-            f"{p}.feed_forward.w1.weight": (ehidden, e), f"{p}.feed_forward.w2.weight": (e, ehidden),
-            f"{p}.feed_forward.w3.weight": (ehidden, e),
-        })
+        shapes.update(_layer_shapes(p, e, eh, ekv, ehd, ehidden))
         if bias:  # the real encoder: q, v, o and the down projection have biases (k never)
             shapes.update({f"{p}.attention.wq.bias": (eh * ehd,), f"{p}.attention.wv.bias": (ekv * ehd,),
                            f"{p}.attention.wo.bias": (e,), f"{p}.feed_forward.w2.bias": (e,)})
