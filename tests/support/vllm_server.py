@@ -39,6 +39,9 @@ class VllmServer:
                  kv_cache_mib: int = 512, env: dict | None = None,
                  log_path: str | Path | None = None) -> None:
         self.model_dir = str(model_dir)
+        # the model's weight files when it has them, as a user's server would load them
+        self.load_format = "mistral" if (Path(model_dir) / "consolidated.safetensors").is_file() \
+            else "dummy"
         self.served_name = served_name
         self.port = port or free_port()
         self.api_key = api_key
@@ -63,7 +66,7 @@ class VllmServer:
             sys.executable, "-m", "vllm.entrypoints.openai.api_server",
             "--model", self.model_dir, "--served-model-name", self.served_name,
             "--host", "127.0.0.1", "--port", str(self.port),
-            "--load-format", "dummy", "--tokenizer-mode", "mistral", "--config-format", "mistral",
+            "--load-format", self.load_format, "--tokenizer-mode", "mistral", "--config-format", "mistral",
             "--dtype", "float32", "--max-model-len", str(self.max_model_len),
             "--kv-cache-memory-bytes", str(self.kv_cache_mib * 2**20), "--max-num-seqs", "4",
             "--enforce-eager", "--limit-mm-per-prompt", '{"audio": 1}',
