@@ -75,10 +75,14 @@ def engine_hub():
 
 
 @pytest.fixture(scope="session")
-def engine(tiny_weights_dir, engine_hub, tmp_path_factory):
+def engine(tiny_weights_dir, engine_hub, tmp_path_factory, request):
     """The session's engine: production settings (FULL_DECODE_ONLY requested, torch.compile
     on, default session length and KV budget), the tiny model with its weight files loaded as
     a user's are (no --dummy-weights), up to 4 streams."""
+    from support.parity_fixtures import reference_wanted
+
+    if reference_wanted(request.session):  # vLLM's own tokens, computed while this one starts
+        request.getfixturevalue("reference_started")
     settings = EngineSettings(str(tiny_weights_dir), max_streams=SESSION_MAX_STREAMS)
     eng = LocalEngine(settings, on_event=engine_hub.publish).start()
     eng.wait_ready(timeout=600)

@@ -63,12 +63,36 @@ def _checked(out: dict, what: str = "tokens") -> dict:
             for run, streams in out["tokens"].items()}
 
 
+REFERENCE_FIXTURES = ("reference", "reference_texts")
+
+
+def reference_wanted(session) -> bool:
+    """Whether a collected test of this session uses the default-delay reference."""
+    return any(name in getattr(item, "fixturenames", ()) for item in session.items
+               for name in REFERENCE_FIXTURES)
+
+
 @pytest.fixture(scope="session")
-def _reference_480(tiny_weights_dir, parity_audio, tmp_path_factory):
+def reference_started(tiny_weights_dir, parity_audio, tmp_path_factory):
+    """The default-delay reference, started (the session engine starts it before itself when a
+    test will want it: the two starts overlap)."""
     tmp = tmp_path_factory.mktemp("reference")
     job = _job(tiny_weights_dir, [{"name": "480", "eager": True, "delay_ms": None,
                                    "streams": dict(parity_audio)}], tmp)
-    return reference_tokens.compute(job)
+    return reference_tokens.start(job)
+
+
+def _session_engine_wanted(session) -> bool:
+    # engine_hub is in the fixture closure of the session engine only (not in a module's own
+    # fixture named "engine", such as the remote engine's)
+    return any("engine_hub" in getattr(item, "fixturenames", ()) for item in session.items)
+
+
+@pytest.fixture(scope="session")
+def _reference_480(reference_started, request):
+    if _session_engine_wanted(request.session):  # its start overlaps the reference's
+        request.getfixturevalue("engine")
+    return reference_started.result()
 
 
 @pytest.fixture(scope="session")

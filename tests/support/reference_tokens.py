@@ -101,20 +101,51 @@ async def _run(job: dict, run: dict, tmp: Path) -> dict:
     return result
 
 
-def compute(job: dict, timeout: float = 900) -> dict:
-    """Run ``job`` in a fresh process without voxcap's plugins; its output (see the module doc)."""
-    with tempfile.TemporaryDirectory(prefix="voxcap-reference-") as tmp:
-        job_file, out_file = Path(tmp) / "job.json", Path(tmp) / "out.json"
+class Pending:
+    """A reference run going on in its own process; ``result()`` waits for its output."""
+
+    def __init__(self, job: dict, timeout: float) -> None:
+        self._tmp = tempfile.TemporaryDirectory(prefix="voxcap-reference-")
+        tmp = Path(self._tmp.name)
+        job_file, self._out = tmp / "job.json", tmp / "out.json"
         job_file.write_text(json.dumps(job))
         env = {k: v for k, v in os.environ.items()
                if not k.startswith("VOXCAP_VLLM_") and k != "PYTHONPATH"}
         env["VLLM_PLUGINS"] = NO_PLUGINS
-        proc = subprocess.run([sys.executable, __file__, str(job_file), str(out_file)], env=env,
-                              capture_output=True, text=True, timeout=timeout, cwd=tmp)
-        if not out_file.exists():
-            raise RuntimeError(f"reference run failed (exit {proc.returncode}):\n"
-                               f"{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
-        return json.loads(out_file.read_text())
+        self._log = open(tmp / "log.txt", "w+")  # noqa: SIM115 - closed in result()
+        self._proc = subprocess.Popen([sys.executable, __file__, str(job_file), str(self._out)],
+                                      env=env, stdout=self._log, stderr=subprocess.STDOUT,
+                                      cwd=tmp)
+        self._timeout = timeout
+        self._result: dict | None = None
+
+    def result(self) -> dict:
+        if self._result is None:
+            try:
+                code = self._proc.wait(self._timeout)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+                code = "killed after the timeout"
+            self._log.seek(0)
+            log = self._log.read()
+            self._log.close()
+            if not self._out.exists():
+                self._tmp.cleanup()
+                raise RuntimeError(f"reference run failed (exit {code}):\n{log[-5000:]}")
+            self._result = json.loads(self._out.read_text())
+            self._tmp.cleanup()
+        return self._result
+
+
+def start(job: dict, timeout: float = 900) -> Pending:
+    """Start ``job`` in a fresh process without voxcap's plugins (see the module doc)."""
+    return Pending(job, timeout)
+
+
+def compute(job: dict, timeout: float = 900) -> dict:
+    """``start(job)`` and wait for its output."""
+    return start(job, timeout).result()
 
 
 def main(job_path: str, out_path: str) -> int:
