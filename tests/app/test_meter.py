@@ -83,7 +83,7 @@ def test_a_prompt_sent_ahead_counts_from_the_previous_token():
         marks.append((before, step, clock()))
     # the first: from its send, nothing before it
     assert (marks[0][0] - sent_after) * 1000 <= marks[0][1] <= (marks[0][2] - sent_before) * 1000
-    for (prev_before, _, prev_after), (before, step, after) in zip(marks, marks[1:]):
+    for (prev_before, _, prev_after), (before, step, after) in zip(marks, marks[1:], strict=False):
         # from the previous token back: between the two calls' readings...
         assert (before - prev_after) * 1000 <= step <= (after - prev_before) * 1000, marks
         # ...and so shorter than the time since its own send

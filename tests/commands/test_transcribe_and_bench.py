@@ -7,7 +7,6 @@ import os
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 import soundfile as sf
 from support.framing import expected_tokens

@@ -179,3 +179,19 @@ def _unreadable(weights_model, top):
                            "be read (Permission denied)")
     weights_model.chmod(0o711)  # the folder's listing unreadable
     assert as_nobody().startswith("Model directory cannot be read (Permission denied)")
+
+
+def test_cli_says_it_in_one_line_before_any_engine_starts(weights_model, tmp_path):
+    import soundfile as sf
+
+    f = weights_model / WEIGHTS_FILE
+    f.write_bytes(f.read_bytes()[: f.stat().st_size // 2])  # a download cut in half
+    wav = tmp_path / "a.wav"
+    sf.write(wav, np.zeros(16000, np.float32), 16000)
+    r = subprocess.run([sys.executable, "-m", "voxcap.cli", "transcribe", str(wav), "--model",
+                        str(weights_model)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2, r.stderr
+    lines = [x for x in r.stderr.strip().splitlines() if not x.startswith("audio: ")]
+    assert lines[0].startswith(f"error: The weights {f} cannot be used: it is incomplete"), lines
+    assert lines[1].startswith("  fix: download the model again") and len(lines) == 2, lines
+    assert "engine:" not in r.stderr and "Traceback" not in r.stderr

@@ -6,7 +6,8 @@ from ..engine.tiny_model import write_tiny_model
 
 
 def add_parser(sub) -> list[str]:
-    m = sub.add_parser("make-tiny-model", help="write a tiny test model (with --weights, or use it with --dummy-weights)",
+    m = sub.add_parser("make-tiny-model",
+                       help="write a tiny test model (with --weights, or use it with --dummy-weights)",
                        description="Write params.json and tekken.json of a tiny Voxtral Realtime "
                                    "model: checks an install end to end without the 9 GB download.")
     m.add_argument("directory", metavar="DIR")
