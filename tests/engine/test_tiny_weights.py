@@ -72,6 +72,9 @@ def test_same_seed_same_bytes_and_read_back_as_written(tmp_path):
             np.testing.assert_allclose(t.float().numpy(), want[name], rtol=2**-8, atol=0)
     norm = want["norm.weight"]
     assert (norm == 1).all()
+    # </s> is never sampled (a session would end there, its remaining audio untranscribed)
+    emb = want["mm_streams_embeddings.embedding_module.tok_embeddings.weight"]
+    assert not emb[2].any() and emb[3].any()
     w = want["layers.0.feed_forward.w1.weight"]
     assert 0.5 < w.std() / np.sqrt(2 / sum(w.shape)) < 1.5  # Xavier
 

@@ -68,8 +68,7 @@ REFERENCE_FIXTURES = ("reference", "reference_texts")
 
 def reference_wanted(session) -> bool:
     """Whether a collected test of this session uses the default-delay reference."""
-    return any(name in getattr(item, "fixturenames", ()) for item in session.items
-               for name in REFERENCE_FIXTURES)
+    return any(wanted(session, name) for name in REFERENCE_FIXTURES)
 
 
 @pytest.fixture(scope="session")
@@ -108,7 +107,9 @@ def reference_texts(_reference_480):
 
 
 @pytest.fixture(scope="session")
-def reference_delays(tiny_weights_dir, parity_audio, stereo_44k_file, tmp_path_factory):
+def reference_delays_started(tiny_weights_dir, parity_audio, stereo_44k_file, tmp_path_factory):
+    """The other delays' reference, started (the 960 ms engine of test_engine_lifecycle.py
+    starts it before itself: the starts overlap)."""
     from voxcap.audio_file import read_all
 
     tmp = tmp_path_factory.mktemp("reference-delays")
@@ -117,7 +118,17 @@ def reference_delays(tiny_weights_dir, parity_audio, stereo_44k_file, tmp_path_f
          "streams": {"file44k": read_all(stereo_44k_file)}},  # voxcap's resampler, as transcribe
         {"name": "960", "eager": True, "delay_ms": 960, "streams": {"speech": parity_audio["speech"]}},
     ], tmp)
-    return _checked(reference_tokens.compute(job, timeout=1200))
+    return reference_tokens.start(job, timeout=1200)
+
+
+@pytest.fixture(scope="session")
+def reference_delays(reference_delays_started):
+    return _checked(reference_delays_started.result())
+
+
+def wanted(session, fixture: str) -> bool:
+    """Whether a collected test of this session uses ``fixture``."""
+    return any(fixture in getattr(item, "fixturenames", ()) for item in session.items)
 
 
 def same_share(a: list[int], b: list[int]) -> float:

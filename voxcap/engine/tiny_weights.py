@@ -33,6 +33,7 @@ WEIGHTS_FILE = "consolidated.safetensors"
 EMBEDDING_PREFIX = "mm_streams_embeddings.embedding_module"
 ENCODER_PREFIX = f"{EMBEDDING_PREFIX}.whisper_encoder"
 NUM_MEL_BINS = 128
+EOS_ID = 2  # </s> in Mistral's tekken tokenizers (the real model's and the tiny one's)
 
 
 def _layer_shapes(p: str, dim: int, heads: int, kv_heads: int, head_dim: int,
@@ -128,6 +129,12 @@ def random_tensors(params: dict, seed: int = 0) -> dict[str, np.ndarray]:
                 # positive mean; either would otherwise drown out what the audio says, and the
                 # model would give one token whatever it hears
                 w -= w.mean(axis=tuple(range(1, w.ndim)), keepdims=True)
+            if name.endswith("tok_embeddings.weight"):
+                # never </s>: a session that samples it ends there, and the rest of its audio is
+                # never transcribed (vLLM stops the request). A trained model does not end a
+                # stream mid-speech; random weights would, about once in a thousand steps. With
+                # tied embeddings a zero row gives it a logit of 0, below the best of the others.
+                w[EOS_ID] = 0.0
             out[name] = w.astype(np.float32)
     return out
 
