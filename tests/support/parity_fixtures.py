@@ -8,11 +8,15 @@ only): 240 ms for the 44.1 kHz stereo file as voxcap reads it, 960 ms for "speec
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 import soundfile as sf
 
 from support import reference_tokens
+from voxcap.engine.settings import DEFAULT_MAX_MODEL_LEN
 
 SHIFT_SAMPLES = 320  # 20 ms
 
@@ -51,9 +55,10 @@ def _job(model, runs, tmp):
             path = tmp / f"{run['name']}-{name}.npy"
             np.save(path, audio)
             run["streams"][name] = str(path)
-    from conftest import SESSION_MAX_MODEL_LEN
-
-    return {"model": str(model), "max_model_len": SESSION_MAX_MODEL_LEN, "runs": runs}
+    # the session engine's length: the default, clamped to the model's own maximum
+    params = json.loads((Path(model) / "params.json").read_text())
+    length = min(DEFAULT_MAX_MODEL_LEN, params["model_max_length"])
+    return {"model": str(model), "max_model_len": length, "runs": runs}
 
 
 def _checked(out: dict, what: str = "tokens") -> dict:
