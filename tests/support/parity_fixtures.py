@@ -86,16 +86,8 @@ def reference_started(tiny_weights_dir, parity_audio, tmp_path_factory):
     return reference_tokens.start(job)
 
 
-def _session_engine_wanted(session) -> bool:
-    # engine_hub is in the fixture closure of the session engine only (not in a module's own
-    # fixture named "engine", such as the remote engine's)
-    return any("engine_hub" in getattr(item, "fixturenames", ()) for item in session.items)
-
-
 @pytest.fixture(scope="session")
-def _reference_480(reference_started, request):
-    if _session_engine_wanted(request.session):  # its start overlaps the reference's
-        request.getfixturevalue("engine")
+def _reference_480(reference_started):
     return reference_started.result()
 
 
