@@ -1,4 +1,5 @@
-"""Shared fixtures: the tiny model and ONE real vLLM engine (CPU build) per test session.
+"""Shared fixtures: the tiny model (without and with weight files) and ONE real vLLM engine (CPU
+build, the tiny model's weight files) per test session.
 
 The engine takes ~40-80 s to start on 2 cores, so every test that needs one shares it;
 each test subscribes to the engine's events through ``engine_events`` and filters by the
@@ -31,10 +32,12 @@ os.environ.setdefault("VLLM_CPU_OMP_THREADS_BIND", "nobind")
 # The tiny model says it allows 4096 tokens; the session engine runs on the default length, so
 # it proves the default is clamped to the model's maximum.
 # the sound-server fixtures (pulse, speech_them, speech_you): one server for the session
-pytest_plugins = ["support.pulse_fixtures"]
+# the parity checks' audio and vLLM's own tokens for it (reference, reference_delays)
+pytest_plugins = ["support.pulse_fixtures", "support.parity_fixtures"]
 
 SESSION_MAX_MODEL_LEN = 4096
 SESSION_MAX_STREAMS = 4
+TINY_WEIGHTS_SEED = 0
 
 
 @pytest.fixture(autouse=True)
@@ -58,15 +61,29 @@ def tiny_model_dir(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def tiny_weights_dir(tmp_path_factory):
+    """The tiny model with real weight files (consolidated.safetensors in the real model's layout,
+    random values from seed 0 whose tokens follow the audio): what vLLM loads as it loads the
+    real model (load_format "mistral", through voxcap's model view)."""
+    return write_tiny_model(tmp_path_factory.mktemp("tiny-weights"), max_len=SESSION_MAX_MODEL_LEN,
+                            weights_seed=TINY_WEIGHTS_SEED)
+
+
+@pytest.fixture(scope="session")
 def engine_hub():
     return EventHub()
 
 
 @pytest.fixture(scope="session")
-def engine(tiny_model_dir, engine_hub, tmp_path_factory):
+def engine(tiny_weights_dir, engine_hub, tmp_path_factory, request):
     """The session's engine: production settings (FULL_DECODE_ONLY requested, torch.compile
-    on, default session length and KV budget), tiny model with dummy weights, up to 4 streams."""
-    settings = EngineSettings(str(tiny_model_dir), dummy_weights=True, max_streams=SESSION_MAX_STREAMS)
+    on, default session length and KV budget), the tiny model with its weight files loaded as
+    a user's are (no --dummy-weights), up to 4 streams."""
+    from support.parity_fixtures import reference_wanted
+
+    if reference_wanted(request.session):  # vLLM's own tokens, computed while this one starts
+        request.getfixturevalue("reference_started")
+    settings = EngineSettings(str(tiny_weights_dir), max_streams=SESSION_MAX_STREAMS)
     eng = LocalEngine(settings, on_event=engine_hub.publish).start()
     eng.wait_ready(timeout=600)
     yield eng

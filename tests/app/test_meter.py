@@ -64,20 +64,39 @@ def test_figures_come_from_the_measurements():
 def test_a_prompt_sent_ahead_counts_from_the_previous_token():
     """With token carry a chunk leaves before the previous token is back and waits its turn in
     the engine: its step starts when that token came back, not when it was sent (else a
-    pipeline two deep would read as steps twice as long)."""
+    pipeline two deep would read as steps twice as long). Each step is checked against the
+    test's own clock readings around the calls, so a loaded machine's pauses move both sides."""
+    clock = time.perf_counter
     stats = EngineStats()
     stats.open("s1", 9000, 1280)
-    steps = []
+    sent_before = clock()
     for _ in range(3):
         stats.prompt_sent("s1")  # three chunks in flight at once
+    sent_after = clock()
     time.sleep(0.03)
-    steps.append(stats.token_back("s1", 1))  # the first: sent 30 ms ago, nothing before it
-    for _ in range(2):
-        time.sleep(0.005)
-        steps.append(stats.token_back("s1", 1))
-    assert steps[0] >= 30.0
-    assert all(5.0 <= s < 25.0 for s in steps[1:]), steps
+    marks = []  # (just before token_back, its step, just after)
+    for k in range(3):
+        if k:
+            time.sleep(0.005)
+        before = clock()
+        step = stats.token_back("s1", 1)
+        marks.append((before, step, clock()))
+    # the first: from its send, nothing before it
+    assert (marks[0][0] - sent_after) * 1000 <= marks[0][1] <= (marks[0][2] - sent_before) * 1000
+    for (prev_before, _, prev_after), (before, step, after) in zip(marks, marks[1:], strict=False):
+        # from the previous token back: between the two calls' readings...
+        assert (before - prev_after) * 1000 <= step <= (after - prev_before) * 1000, marks
+        # ...and so shorter than the time since its own send
+        assert step < (before - sent_after) * 1000
     time.sleep(0.02)  # the engine idles; a prompt sent now starts its own step
+    last_back = marks[-1][2]
+    sent_before = clock()
     stats.prompt_sent("s1")
+    sent_after = clock()
     time.sleep(0.004)
-    assert 4.0 <= stats.token_back("s1", 1) < 18.0
+    before = clock()
+    step = stats.token_back("s1", 1)
+    after = clock()
+    # from its send, not from the previous token (which came back 20 ms before the send)
+    assert (before - sent_after) * 1000 <= step <= (after - sent_before) * 1000
+    assert step < (before - last_back) * 1000

@@ -95,8 +95,8 @@ def _cli(args, env, timeout=30):
     return r, time.monotonic() - t0
 
 
-def test_unknown_device_cli_fails_before_starting_the_engine(pulse, tiny_model_dir):
-    r, took = _cli(["live", "--source", "Blue Yeti", "--model", str(tiny_model_dir), "--dummy-weights"],
+def test_unknown_device_cli_fails_before_starting_the_engine(pulse, tiny_weights_dir):
+    r, took = _cli(["live", "--source", "Blue Yeti", "--model", str(tiny_weights_dir)],
                    pulse.env())
     assert r.returncode == 2
     assert "error: No capture device called 'Blue Yeti'" in r.stderr

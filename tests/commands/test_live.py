@@ -1,5 +1,5 @@
 """`voxcap live` end to end: the virtual speaker and microphone through capture and the tiny vLLM
-model (dummy weights: the text is gibberish, but every 80 ms of audio gives one token)."""
+model (its random weight files: the text is gibberish, but every 80 ms of audio gives one token)."""
 
 from __future__ import annotations
 
@@ -92,9 +92,9 @@ def _records(path):
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-def test_live_both_sources_for_a_duration(pulse, tiny_model_dir, tmp_path, speech_them, speech_you):
+def test_live_both_sources_for_a_duration(pulse, tiny_weights_dir, tmp_path, speech_them, speech_you):
     out = tmp_path / "live.jsonl"
-    with LiveRun(["--source", "both", "--model", str(tiny_model_dir), "--dummy-weights", "--eager",
+    with LiveRun(["--source", "both", "--model", str(tiny_weights_dir), "--eager",
                   "--max-model-len", "2048", "--duration", "8", "-o", str(out)],
                  _env(pulse, tmp_path)) as run:
         run.wait_line("live: captioning for 8 s")
@@ -126,9 +126,9 @@ def test_live_both_sources_for_a_duration(pulse, tiny_model_dir, tmp_path, speec
     assert "[Them]" in stdout and "[You]" in stdout  # captions printed as they came
 
 
-def test_live_survives_a_server_restart_and_flushes_on_ctrl_c(pulse, tiny_model_dir, tmp_path):
+def test_live_survives_a_server_restart_and_flushes_on_ctrl_c(pulse, tiny_weights_dir, tmp_path):
     out = tmp_path / "live.jsonl"
-    with LiveRun(["--source", "system", "--model", str(tiny_model_dir), "--dummy-weights", "--eager",
+    with LiveRun(["--source", "system", "--model", str(tiny_weights_dir), "--eager",
                   "--max-model-len", "2048", "-o", str(out)], _env(pulse, tmp_path)) as run:
         run.wait_line("live: captioning (Ctrl-C to stop)")
         time.sleep(2.0)
@@ -153,12 +153,12 @@ def test_live_survives_a_server_restart_and_flushes_on_ctrl_c(pulse, tiny_model_
     assert records[-1]["end"] >= 3.5
 
 
-def test_kill9_of_live_leaves_no_engine(pulse, tiny_model_dir, tmp_path):
+def test_kill9_of_live_leaves_no_engine(pulse, tiny_weights_dir, tmp_path):
     """`kill -9` of `voxcap live` while captioning: vLLM's processes die with it within 5 s."""
     import psutil
     from support.engine_helpers import kill9_and_check_children_die
 
-    with LiveRun(["--source", "system", "--model", str(tiny_model_dir), "--dummy-weights", "--eager",
+    with LiveRun(["--source", "system", "--model", str(tiny_weights_dir), "--eager",
                   "-o", str(tmp_path / "live.jsonl")], _env(pulse, tmp_path)) as run:
         run.wait_line("live: captioning (Ctrl-C to stop)")
         kids = psutil.Process(run.proc.pid).children(recursive=True)

@@ -7,7 +7,6 @@ import os
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 import soundfile as sf
 from support.framing import expected_tokens
@@ -22,20 +21,21 @@ def run_cli(*args, timeout=600, env=None):
                           text=True, timeout=timeout, env={**os.environ, **(env or {})})
 
 
-def test_transcribe_stereo_44k_file_to_jsonl_and_txt(tiny_model_dir, tmp_path):
-    audio = speech_like(4.0, seed=21)
-    # 44.1 kHz stereo on disk: the command must resample and average channels
-    t44 = np.interp(np.arange(int(4.0 * 44100)) / 44100, np.arange(audio.size) / 16000, audio)
-    path = tmp_path / "talk.flac"
-    sf.write(path, np.stack([t44, t44], axis=1), 44100)
+def test_transcribe_stereo_44k_file_to_jsonl_and_txt(tiny_weights_dir, stereo_44k_file, tmp_path,
+                                                     reference_delays):
+    """The path a user's first file takes: the weight files loaded through the model view, a
+    44.1 kHz stereo file resampled and averaged, a 240 ms delay; the tokens are vLLM's own for
+    the audio as voxcap's reader gives it (the reference was fed that)."""
+    path = stereo_44k_file  # 44.1 kHz stereo on disk: the command must resample and average
     out = tmp_path / "talk.jsonl"
-    r = run_cli("transcribe", str(path), "--model", str(tiny_model_dir), "--dummy-weights",
+    r = run_cli("transcribe", str(path), "--model", str(tiny_weights_dir), "--delay-ms", "240",
                 "--eager", "--max-model-len", "2048", "-o", str(out))
     assert r.returncode == 0, r.stderr[-2000:]
     records = [json.loads(line) for line in out.read_text().splitlines()]
     n16 = int(4.0 * 16000)
-    assert abs(len(records) - expected_tokens(n16)) <= 1  # resampler length is exact +- 1 sample
+    assert abs(len(records) - expected_tokens(n16, delay_ms=240)) <= 1  # resampler: exact +- 1 sample
     assert [r_["index"] for r_ in records] == list(range(len(records)))
+    assert [t for r_ in records for t in r_["tokens"]] == reference_delays["240"]["file44k"]
     assert records[-1]["end"] == pytest.approx(4.0, abs=0.01)
     text = "".join(r_["text"] for r_ in records)
     assert text.strip() and text.strip() in r.stdout  # printed as it arrived
@@ -43,8 +43,8 @@ def test_transcribe_stereo_44k_file_to_jsonl_and_txt(tiny_model_dir, tmp_path):
     assert "Traceback" not in r.stderr
 
 
-def test_bench_runs_each_mode_in_one_engine_sized_for_the_most_streams(tiny_model_dir):
-    r = run_cli("bench", "--model", str(tiny_model_dir), "--dummy-weights", "--eager",
+def test_bench_runs_each_mode_in_one_engine_sized_for_the_most_streams(tiny_weights_dir):
+    r = run_cli("bench", "--model", str(tiny_weights_dir), "--eager",
                 "--max-model-len", "1024", "--modes", "PIECEWISE,FULL_DECODE_ONLY",
                 "--streams", "1,2", "--seconds", "2", "--json", timeout=900)
     assert r.returncode == 0, r.stderr[-2000:]
@@ -65,7 +65,7 @@ def test_bench_runs_each_mode_in_one_engine_sized_for_the_most_streams(tiny_mode
         results[3]["tokens_per_s"] / results[1]["tokens_per_s"], rel=1e-2)
 
 
-def test_ctrl_c_in_a_terminal_flushes_and_exits_cleanly(tiny_model_dir, tmp_path):
+def test_ctrl_c_in_a_terminal_flushes_and_exits_cleanly(tiny_weights_dir, tmp_path):
     """A terminal sends SIGINT to the whole process group: vLLM's children must not die of it
     before the app has flushed the stream (they detach through voxcap's vLLM plugin)."""
     import signal
@@ -75,8 +75,8 @@ def test_ctrl_c_in_a_terminal_flushes_and_exits_cleanly(tiny_model_dir, tmp_path
     sf.write(path, speech_like(60.0, seed=22), 16000)
     out = tmp_path / "long.jsonl"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "voxcap.cli", "transcribe", str(path), "--model", str(tiny_model_dir),
-         "--dummy-weights", "--eager", "--max-model-len", "2048", "--realtime", "-o", str(out)],
+        [sys.executable, "-m", "voxcap.cli", "transcribe", str(path), "--model",
+         str(tiny_weights_dir), "--eager", "--max-model-len", "2048", "--realtime", "-o", str(out)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         deadline = time.monotonic() + 600

@@ -50,10 +50,10 @@ class App:
 
 @pytest.mark.engine
 @pytest.mark.slow
-def test_kill9_of_transcribe_leaves_no_engine(tiny_model_dir, tmp_path):
+def test_kill9_of_transcribe_leaves_no_engine(tiny_weights_dir, tmp_path):
     wav = tmp_path / "speech.wav"
     sf.write(wav, speech_like(30.0, seed=5), 16000)
-    app = App(["transcribe", str(wav), "--model", str(tiny_model_dir), "--dummy-weights", "--eager",
+    app = App(["transcribe", str(wav), "--model", str(tiny_weights_dir), "--eager",
                "--realtime", "-o", str(tmp_path / "out.srt")])
     kids = app.wait(lambda text, kids: "engine: ready" in text)
     time.sleep(1.0)  # streaming
@@ -62,10 +62,10 @@ def test_kill9_of_transcribe_leaves_no_engine(tiny_model_dir, tmp_path):
 
 @pytest.mark.engine
 @pytest.mark.slow
-def test_kill9_of_the_gui_while_its_engine_starts_leaves_no_engine(tiny_model_dir, tmp_path):
+def test_kill9_of_the_gui_while_its_engine_starts_leaves_no_engine(tiny_weights_dir, tmp_path):
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", VOXCAP_CONFIG_DIR=str(tmp_path / "config"),
                VOXCAP_DATA_DIR=str(tmp_path / "data"), OMP_NUM_THREADS="1")
-    app = App(["gui", "--model", str(tiny_model_dir), "--dummy-weights", "--eager"], env)
+    app = App(["gui", "--model", str(tiny_weights_dir), "--eager"], env)
     kids = app.wait(lambda text, kids: engine_core_among(kids))  # mid start: the state a user quits in most
     app.kill9_and_check_children_die(kids)
 

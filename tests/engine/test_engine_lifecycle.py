@@ -1,4 +1,5 @@
-"""A second, short-lived engine: a non-default transcription delay, then its child process killed."""
+"""A second, short-lived engine: a non-default transcription delay (vLLM's own tokens for it), then
+its child process killed."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import time
 import pytest
 from support.engine_helpers import collect_stream
 from support.framing import expected_tokens, first_step_samples
+from support.parity_fixtures import same_share
 
 from voxcap.commands.bench import speech_like
 from voxcap.engine.local import LocalEngine
@@ -20,18 +22,22 @@ pytestmark = [pytest.mark.engine, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
-def delay_engine(tiny_model_dir, tmp_path_factory):
+def delay_engine(tiny_weights_dir, tmp_path_factory, request):
+    from support.parity_fixtures import wanted
+
+    if wanted(request.session, "reference_delays"):  # computed while this engine starts
+        request.getfixturevalue("reference_delays_started")
     hub = EventHub()
     events = hub.subscribe()
-    before = (tiny_model_dir / "tekken.json").read_bytes()
-    eng = LocalEngine(EngineSettings(str(tiny_model_dir), dummy_weights=True, max_model_len=2048,
+    before = (tiny_weights_dir / "tekken.json").read_bytes()
+    eng = LocalEngine(EngineSettings(str(tiny_weights_dir), max_model_len=2048,
                                      max_streams=1, enforce_eager=True,
                                      transcription_delay_ms=960),
                       on_event=hub.publish).start()
     eng.wait_ready(timeout=600)
     yield eng, events
     eng.shutdown()
-    assert (tiny_model_dir / "tekken.json").read_bytes() == before  # user's model untouched
+    assert (tiny_weights_dir / "tekken.json").read_bytes() == before  # user's model untouched
 
 
 def _drain(events):
@@ -57,6 +63,22 @@ def test_delay_is_applied_through_a_tokenizer_copy(delay_engine):
     deltas, fin = collect_stream(events, sid)
     assert fin.reason == "flushed"
     assert len(deltas) == expected_tokens(audio.size, delay_ms=960)
+
+
+def test_delay_960_gives_vllms_tokens(delay_engine, parity_audio, reference_delays, reference):
+    """Eager, a 960 ms delay (voxcap's tokenizer copy; the reference's own copy of the folder):
+    the tokens are vLLM's own for the same audio, and not those of the default delay (an
+    engine that ignored the delay would fail)."""
+    eng, events = delay_engine
+    audio = parity_audio["speech"]
+    sid = eng.open_stream()
+    for i in range(0, audio.size, 3000):
+        eng.push_audio(sid, audio[i:i + 3000])
+    eng.close_stream(sid)
+    deltas, _ = collect_stream(events, sid)
+    ids = [t for d in deltas for t in d.token_ids]
+    assert ids == reference_delays["960"]["speech"]
+    assert same_share(ids, reference["speech"]) < 0.5
 
 
 def test_engine_process_killed_mid_stream(delay_engine):

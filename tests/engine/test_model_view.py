@@ -16,12 +16,10 @@ from voxcap.engine.tiny_model import write_tiny_model
 
 def _model_like_the_real_one(tmp_path, weights_file: bool = False):
     """The tiny model with params.json lacking max_position_embeddings, as the real model's does."""
-    model = write_tiny_model(tmp_path / "model")
+    model = write_tiny_model(tmp_path / "model", weights_seed=0 if weights_file else None)
     params = json.loads((model / "params.json").read_text())
     del params["max_position_embeddings"]
     (model / "params.json").write_text(json.dumps(params))
-    if weights_file:  # a stand-in (vLLM would try to read it, the view only links it)
-        (model / "consolidated.safetensors").write_bytes(b"weights")
     return model, params
 
 

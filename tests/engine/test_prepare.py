@@ -15,14 +15,13 @@ import textwrap
 import time
 
 import pytest
-import torch
-from safetensors.torch import save_file
 from support.vllm_logs import vllm_errors
 
 from voxcap.app.engine_prep import EnginePreparation
 from voxcap.engine.prepare import MODEL_ARCH, prepared_settings, vllm_config_hash
 from voxcap.engine.settings import EngineSettings
 from voxcap.engine.tiny_model import write_tiny_model
+from voxcap.engine.tiny_weights import write_weights
 
 pytestmark = pytest.mark.engine
 
@@ -40,8 +39,7 @@ def test_the_prepared_engine_compiles_under_the_real_starts_key(tmp_path):
     """vLLM reads the weights file's header for the config's dtype: before the download ends
     there is none, so without voxcap's view saying the dtype the keys would differ."""
     model = _model_without_max_positions(tmp_path / "model")
-    weights = model / "consolidated.safetensors"
-    save_file({"tok_embeddings.weight": torch.zeros(4, 4, dtype=torch.bfloat16)}, str(weights))
+    weights = write_weights(model)  # the real layout, bf16 as the real model's
     real = EngineSettings(str(model), max_streams=2).validated()
     with vllm_errors() as errors:
         real_key = vllm_config_hash(real, "cpu")

@@ -1,5 +1,5 @@
 """The remote engine against a real vLLM server started as a person would: ``voxcap serve``
-(vLLM's own server, CPU build, tiny model, dummy weights).
+(vLLM's own server, CPU build, the tiny model's weight files).
 
 One server for the module (~50 s to start), with the API key it generated and a short max session length
 (512 tokens = 473 steps ≈ 37.8 s of audio) so a session's end is reachable in a test. Its
@@ -47,8 +47,8 @@ SR = 16000
 
 
 @pytest.fixture(scope="module")
-def server(tiny_model_dir, tmp_path_factory):
-    srv = VllmServer(tiny_model_dir, max_model_len=MAX_MODEL_LEN,
+def server(tiny_weights_dir, tmp_path_factory):
+    srv = VllmServer(tiny_weights_dir, max_model_len=MAX_MODEL_LEN,
                      env={"VLLM_MAX_AUDIO_CLIP_FILESIZE_MB": "1"},
                      log_path=tmp_path_factory.mktemp("vllm-server") / "server.log")
     srv.start()
@@ -123,25 +123,29 @@ def check_spans(deltas, audio_s):
 
 
 # ------------------------------------------------------------------ streaming ----
-def test_transcription_end_to_end(engine, server):
+def test_transcription_end_to_end(engine, server, parity_audio, reference_texts):
     assert isinstance(engine, CaptionEngine)
     ready = engine.ready_info
     assert ready.resolved_graph_mode == "remote" and ready.device == server.url
     assert ready.max_model_len == MAX_MODEL_LEN  # from the server's /v1/models
-    audio = speech_like(3.0, seed=1)
+    audio = parity_audio["other"]
     sid = engine.open_stream("Them")
     push_blocks(engine, sid, audio, 1280)
     engine.close_stream(sid)
     events = collect(engine.events, [sid])[sid]
     deltas, (fin,) = of(events, TextDelta), of(events, StreamFinished)
-    assert fin.reason == "flushed" and fin.audio_seconds == pytest.approx(3.0)
+    seconds = audio.size / SR
+    assert fin.reason == "flushed" and fin.audio_seconds == pytest.approx(seconds)
     n = expected_tokens(audio.size)
-    assert len(deltas) == fin.tokens == n == 48
+    assert len(deltas) == fin.tokens == n
     # token k covers [k*0.08, (k+1)*0.08] s, clamped to the audio: as the in-process engine
     for d in deltas:
-        assert d.audio_start_s == pytest.approx(min(d.index * 0.08, 3.0))
-        assert d.audio_end_s == pytest.approx(min((d.index + 1) * 0.08, 3.0))
-    assert "w" in "".join(d.text for d in deltas)  # the tiny model's visible words came through
+        assert d.audio_start_s == pytest.approx(min(d.index * 0.08, seconds))
+        assert d.audio_end_s == pytest.approx(min((d.index + 1) * 0.08, seconds))
+    # the server's weight files, and the text vLLM's own realtime plumbing gives for this audio
+    # (the server streams text, not ids), not just any words
+    text = "".join(d.text for d in deltas)
+    assert text == reference_texts["other"] and len(set(text.split())) >= 10
     usage = engine.usage(sid)
     assert usage == {"prompt_tokens": 39, "completion_tokens": n, "sessions": 1}
     snap = engine.stats.snapshot().streams[0]

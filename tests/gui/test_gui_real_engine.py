@@ -1,6 +1,7 @@
-"""The real tiny vLLM engine (CPU build, dummy weights) behind the real GUI: captions appear in
-the overlay and the history, the meter shows measured figures, and switching the graph mode
-restarts the engine while the captions shown stay and captioning resumes."""
+"""The real tiny vLLM engine (CPU build, the tiny model's weight files) behind the real GUI: the
+first run's "Use this" with a folder the user chose starts it, captions appear in the overlay and
+the history, the meter shows measured figures, and switching the graph mode restarts the engine
+while the captions shown stay and captioning resumes."""
 
 from __future__ import annotations
 
@@ -20,11 +21,29 @@ def _wait_ready(qtbot, app):
     assert status.state == "ready", (status.label.text(), status.fix.text())
 
 
-def test_real_engine_behind_the_gui(qtbot, make_app, fake_audio, tiny_model_dir):
-    settings = AppSettings(model_dir=str(tiny_model_dir), dummy_weights=True, enforce_eager=True,
-                           max_model_len=2048, graph_mode="FULL_DECODE_ONLY")
-    app = make_app(settings, engine_factory=default_engine_factory())
+def _choose_folder_in_the_first_run(qtbot, app, folder):
+    """What a user does: "Use a model folder I already have", the folder typed in, its check
+    passed, "Use this"."""
+    dlg = app.first_run_dialog
+    assert dlg is not None and dlg.isVisible()
+    dlg.opt_folder.setChecked(True)
+    dlg.folder.setText(str(folder))
+    qtbot.waitUntil(lambda: dlg.folder_check.text().startswith("✓"), timeout=30_000)
+    ok = dlg.buttons.button(dlg.buttons.StandardButton.Ok)
+    assert ok.isEnabled() and ok.text() == "Use this"
+    ok.click()
+
+
+def test_real_engine_behind_the_gui(qtbot, make_app, fake_audio, tiny_weights_dir, tmp_path):
+    import shutil
+
+    folder = tmp_path / "My models" / "Voxtral tiny"  # the user's own place, a space in it
+    shutil.copytree(tiny_weights_dir, folder)
+    settings = AppSettings(enforce_eager=True, max_model_len=2048, graph_mode="FULL_DECODE_ONLY")
+    app = make_app(settings, engine_factory=default_engine_factory(), first_run=True)
+    _choose_folder_in_the_first_run(qtbot, app, folder)
     _wait_ready(qtbot, app)
+    assert app.settings.model_dir == str(folder) and not app.settings.dummy_weights
     status = app.window.engine_status.label.text()
     assert "Graph mode NONE (asked for FULL_DECODE_ONLY)" in status  # CPU: resolved
     assert "Press Start captioning (F5)" in status and "gibberish" in status  # dummy weights

@@ -44,6 +44,9 @@ class VllmServer:
                  api_key: str | None = None, max_model_len: int = 4096, max_streams: int = 4,
                  env: dict | None = None, log_path: str | Path | None = None) -> None:
         self.model_dir = str(model_dir)
+        # the model's weight files when it has them, as a user's server would load them
+        self.load_format = "mistral" if (Path(model_dir) / "consolidated.safetensors").is_file() \
+            else "dummy"
         self.served_name = served_name
         self.port = port or free_port()
         self.given_key = api_key
@@ -70,9 +73,11 @@ class VllmServer:
 
     def command(self) -> list[str]:
         cmd = [sys.executable, "-m", "voxcap.cli", "serve", "--model", self.model_dir,
-               "--dummy-weights", "--eager", "--max-model-len", str(self.max_model_len),
+               "--eager", "--max-model-len", str(self.max_model_len),
                "--max-streams", str(self.max_streams), "--served-model-name", self.served_name,
                "--port", str(self.port)]
+        if self.load_format == "dummy":  # the model's weight files when it has them
+            cmd.append("--dummy-weights")
         return cmd + (["--api-key-env", KEY_ENV] if self.given_key else [])
 
     def start(self, timeout: float = 600.0) -> VllmServer:

@@ -21,7 +21,6 @@ import logging
 import os
 import platform
 import shutil
-import struct
 import subprocess
 import sys
 import tempfile
@@ -434,31 +433,9 @@ def check_gpu_memory(ctx: Context, args) -> Check:
                  details)
 
 
-def _safetensors_problem(path: Path) -> str | None:
-    """Why a safetensors file is unusable (truncated, not safetensors), or None."""
-    try:
-        size = path.stat().st_size
-        with open(path, "rb") as fh:
-            head = fh.read(8)
-            if len(head) < 8:
-                return "the file is too short to be a safetensors file"
-            (n,) = struct.unpack("<Q", head)
-            if n > min(size, 100 * 2**20):
-                return "its header is damaged"
-            header = json.loads(fh.read(n))
-    except (OSError, ValueError) as exc:
-        return f"it cannot be read ({exc})"
-    ends = [t["data_offsets"][1] for k, t in header.items()
-            if k != "__metadata__" and isinstance(t, dict) and "data_offsets" in t]
-    expected = 8 + n + max(ends, default=0)
-    if size < expected:
-        return (f"it is incomplete ({size / 1e9:.2f} of {expected / 1e9:.2f} GB): the download "
-                "did not finish")
-    return None
-
-
 def check_model(ctx: Context, args) -> Check:
     from ..engine.model_dir import GET_MODEL, inspect_model_dir
+    from ..engine.weights_check import weights_problem
     from ..errors import ModelDirError
 
     title = "Model"
@@ -478,7 +455,7 @@ def check_model(ctx: Context, args) -> Check:
         return Check("model", title, FAIL, exc.message, exc.fix, details)
     weights = Path(info.path) / "consolidated.safetensors"
     if info.has_weights:
-        problem = _safetensors_problem(weights)
+        problem = weights_problem(weights)
         details["weights_bytes"] = weights.stat().st_size
         if problem:
             return Check("model", title, FAIL, f"the weights {weights} are unusable: {problem}",

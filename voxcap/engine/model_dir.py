@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ModelDirError
+from .weights_check import unfinished_download, weights_problem
 
 MODEL_ID = "mistralai/Voxtral-Mini-4B-Realtime-2602"
 # What vLLM 0.32 assumes when params.json has no max_position_embeddings (MistralConfigParser ->
@@ -70,7 +71,13 @@ def inspect_model_dir(directory: str | Path, dummy_weights: bool = False) -> Mod
         raise ModelDirError(f"Model directory does not exist: {path}", GET_MODEL)
     if not path.is_dir():
         raise ModelDirError(f"Model path is not a directory: {path}", GET_MODEL)
-    if not any(path.iterdir()):
+    try:
+        empty = not any(path.iterdir())
+    except OSError as exc:
+        raise ModelDirError(f"Model directory cannot be read ({exc.strerror or exc}): {path}",
+                            "give voxcap's user read access to the folder (and its files), or "
+                            "choose another folder") from None
+    if empty:
         raise ModelDirError(f"Model directory is empty: {path}", GET_MODEL)
     params = _read_json(path / "params.json", "params.json")
     missing = [k for k in ("dim", "n_layers", "n_heads", "vocab_size") if k not in params]
@@ -89,12 +96,33 @@ def inspect_model_dir(directory: str | Path, dummy_weights: bool = False) -> Mod
         raise ModelDirError("tekken.json describes an offline (non-streaming) Voxtral model; "
                             "live captions need Voxtral Realtime", GET_MODEL)
     has_weights = any((path / f).is_file() for f in WEIGHT_FILES)
+    if not dummy_weights:
+        _check_weights(path, params, has_weights)
     if not has_weights and not dummy_weights:
         raise ModelDirError(
             f"No weights (consolidated.safetensors) in {path}",
             f"{GET_MODEL}; random weights are never used unless --dummy-weights is given",
         )
     return ModelInfo(path=path, params=params, audio=audio, has_weights=has_weights)
+
+
+def _check_weights(path: Path, params: dict, has_weights: bool) -> None:
+    """ModelDirError when the weights vLLM is to load are unfinished, unreadable, truncated or do
+    not fit params.json (their header is read, not the tensors)."""
+    name = WEIGHT_FILES[0]
+    if not has_weights:
+        part = unfinished_download(path, name)
+        if part is not None:
+            raise ModelDirError(
+                f"The weights are not downloaded yet: only {part.name} "
+                f"({part.stat().st_size / 1e9:.2f} GB so far) is in {path}",
+                "finish the download (the app resumes it where it stopped), then start again")
+        return
+    problem = weights_problem(path / name, params)
+    if problem:
+        raise ModelDirError(f"The weights {path / name} cannot be used: {problem}",
+                            "download the model again (the app resumes a broken download); "
+                            "the other files of the folder are fine")
 
 
 def tokenizer_dir_for_delay(info: ModelInfo, delay_ms: int | None, cache_dir: Path) -> Path:

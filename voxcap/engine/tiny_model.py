@@ -1,6 +1,7 @@
-"""Generate a tiny Voxtral Realtime model directory (params.json + tekken.json).
+"""Generate a tiny Voxtral Realtime model directory (params.json + tekken.json, and optionally
+random weights in the real model's file layout: tiny_weights.py).
 
-Used with ``load_format="dummy"`` (random weights): the text is gibberish, but every
+Without weights it is used with ``load_format="dummy"``: the text is gibberish, but every
 mechanism of the real model runs (framing, streaming steps, flush, batching).  Word tokens
 (" w0", " w1", ...) after the 256 byte tokens make the random model emit visible words, so
 the text path (deltas -> words -> lines -> files) is exercised for real.
@@ -11,6 +12,8 @@ from __future__ import annotations
 import base64
 import json
 from pathlib import Path
+
+from .tiny_weights import write_weights
 
 # Tekken v7 control tokens at the ids the real model uses; unused slots are filled.
 _NAMED_SPECIALS = {
@@ -95,13 +98,18 @@ def _params(vocab_size: int, max_len: int = 131072) -> dict:
     }
 
 
-def write_tiny_model(directory: str | Path, num_words: int = 2000, max_len: int = 131072) -> Path:
+def write_tiny_model(directory: str | Path, num_words: int = 2000, max_len: int = 131072,
+                     weights_seed: int | None = None) -> Path:
     """Write params.json and tekken.json of a tiny Voxtral Realtime model into ``directory``
-    (``max_len``: the model's own maximum session length, model_max_length)."""
+    (``max_len``: the model's own maximum session length, model_max_length); with
+    ``weights_seed``, also random weights from that seed as consolidated.safetensors in the
+    real model's layout (tiny_weights.py), loaded by vLLM like the real file."""
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     tekken = _tekken(num_words)
     vocab_size = tekken["config"]["default_vocab_size"]
     (out / "params.json").write_text(json.dumps(_params(vocab_size, max_len), indent=2))
     (out / "tekken.json").write_text(json.dumps(tekken))
+    if weights_seed is not None:
+        write_weights(out, weights_seed)
     return out
