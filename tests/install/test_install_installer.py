@@ -82,8 +82,7 @@ def test_install_doctor_verdicts(installed, pulse_env, tmp_path):
     """On this GPU-less machine with vLLM's CPU build: the GPU check says captions come from a
     vLLM server and how to start one, everything else passes, nothing blocks."""
     home = installed
-    model = write_tiny_model(tmp_path / "model")
-    (model / "consolidated.safetensors").write_bytes(safetensors_bytes())
+    model = write_tiny_model(tmp_path / "model", weights_seed=0)  # weight files the check accepts
     config = home.root / ".config" / "voxcap"
     config.mkdir(parents=True, exist_ok=True)
     (config / "settings.json").write_text(json.dumps({"model_dir": str(model)}))
@@ -111,12 +110,6 @@ def test_install_doctor_verdicts(installed, pulse_env, tmp_path):
     text = home.run_voxcap("doctor", env=env).stdout
     assert "WARN  NVIDIA GPU" in text and "Result: ready for a vLLM server (no NVIDIA GPU here: " \
         "start `voxcap serve` on a computer with one" in text
-
-
-def safetensors_bytes() -> bytes:
-    """A small, valid safetensors file (one tensor of 4 bfloat16 zeros)."""
-    header = json.dumps({"w": {"dtype": "BF16", "shape": [4], "data_offsets": [0, 8]}}).encode()
-    return len(header).to_bytes(8, "little") + header + bytes(8)
 
 
 def test_install_twice_upgrades_in_place(installed, wheel):

@@ -10,8 +10,6 @@ import logging
 import struct
 from pathlib import Path
 
-from .tiny_weights import tensor_shapes
-
 log = logging.getLogger(__name__)
 
 PART_SUFFIXES = (".part", ".incomplete")
@@ -62,6 +60,8 @@ def weights_problem(path: Path, params: dict | None = None) -> str | None:
                 "did not finish")
     if params is None:
         return None
+    from .tiny_weights import tensor_shapes  # numpy: not needed for the checks above (doctor -S)
+
     try:
         wanted = tensor_shapes(params)
     except (KeyError, TypeError):  # params.json without what the shapes need: vLLM will say
