@@ -10,6 +10,9 @@ estimate, step p50/p95 at 1 and 2 streams, the share of steps replayed as full C
              RTX 30/40 cards run (the H200 runs FlashAttention 3)
 --marlin     VLLM_DISABLED_KERNELS lists every FP8 kernel ahead of MarlinFP8ScaledMMLinearKernel
              (weight-only FP8, what RTX 20/30 run)
+--turing     what an RTX 20 card (compute capability 7.5) runs, forced on the H200: float16 (no
+             bfloat16 before 8.0) and vLLM's TRITON_ATTN backend (FlashAttention needs 8.0, and
+             vLLM 0.32 keeps FlashInfer off sm75); with an FP8 precision add --marlin
 --app        the settings the desktop app starts its engine with (AppSettings.engine_settings():
              2 streams asked, precision Automatic unless --precision); the engine is its
              LocalEngine (the app wraps it in rollover, which changes neither memory nor precision)
@@ -37,7 +40,8 @@ AHEAD_OF_MARLIN = ("FlashInferFP8ScaledMMLinearKernel,CutlassFP8ScaledMMLinearKe
                    "B12xTensorFP8ScaledMMLinearKernel,PerTensorTorchFP8ScaledMMLinearKernel,"
                    "ChannelWiseTorchFP8ScaledMMLinearKernel")
 CHOSEN = re.compile(r"Using FlashAttention version \d|Selected \w+ for \w+|"
-                    r"Using \w+ attention backend|Using \w+ backend\.")
+                    r"Using \w+ attention backend|Using \w+ backend\.|[Dd]owncasting \S+ to \S+|"
+                    r"Casting \S+ to \S+")
 
 
 def used_bytes() -> int | None:
@@ -49,7 +53,9 @@ def used_bytes() -> int | None:
 def settings_for(args):
     from voxcap.engine.settings import EngineSettings
 
-    extra = {"attention_config": {"flash_attn_version": args.fa}} if args.fa else {}
+    extra: dict = {"attention_config": {"flash_attn_version": args.fa}} if args.fa else {}
+    if args.turing:
+        extra = {"dtype": "float16", "attention_config": {"backend": "TRITON_ATTN"}}
     if args.app:
         from voxcap.app.settings import AppSettings
 
@@ -107,6 +113,7 @@ def main() -> int:
     ap.add_argument("--precision", default="auto")
     ap.add_argument("--fa", type=int, choices=(2, 3), default=None)
     ap.add_argument("--marlin", action="store_true")
+    ap.add_argument("--turing", action="store_true")
     ap.add_argument("--app", action="store_true")
     ap.add_argument("--max-streams", type=int, default=2)
     ap.add_argument("--streams", default="1,2")
@@ -134,7 +141,7 @@ def main() -> int:
     deltas: list = []
     engine = LocalEngine(settings, on_event=deltas.append, verbose=True)
     result: dict = {"label": args.label, "precision_asked": args.precision, "fa": args.fa,
-                    "marlin": args.marlin, "app_settings": args.app}
+                    "marlin": args.marlin, "turing": args.turing, "app_settings": args.app}
     engine.start()
     try:
         ready = engine.wait_ready()

@@ -1,0 +1,30 @@
+#!/bin/bash
+# GPU machine, detached (issues 21 and 24): the consumer cards' kernels forced on the H200, one
+# engine each (precision_gpu.py), in order of what is least known; `voxcap serve` with the app's
+# remote engine connected (serve_check.sh); the WER benchmark's plumbing (precision_wer.py, random
+# weights, espeak-ng audio made beforehand: .gpu/wer/audio, jiwer's wheels in .gpu/wer/wheels).
+# Config PREC:FA:MARLIN:TURING; TURING = float16 + TRITON_ATTN (what an RTX 20 runs).
+# Launch after the kit's pieces are stashed:  bash benchmarks/gpu/launch_prepare.sh chain_consumer.sh
+# Poll back to back:                          OUT=$OUT bash benchmarks/gpu/poll_prepare.sh 500
+cd "$(dirname "$0")/../.."
+. .gpu/kit/env.sh
+P=$PWD/benchmarks W=$VOXCAP_GPU_WORK R=$VOXCAP_GPU_WORK/res M=$VOXCAP_GPU_WORK/rsmodel
+export CUDA_VISIBLE_DEVICES=0 CUDA_DEVICE_ORDER=PCI_BUS_ID
+export VLLM_CACHE_ROOT=$W/cc/vllm TORCHINDUCTOR_CACHE_DIR=$W/cc/inductor TRITON_CACHE_DIR=$W/cc/triton
+step() { local name=$1 limit=$2; shift 2; ( date +%s.%N; timeout "$limit" "$@"; echo "EXIT $?"; date +%s.%N ) > "$R/$name.log" 2>&1; }
+kernel() {
+  IFS=: read -r prec fa m t <<< "$1"
+  local name="k_${prec}${fa:+_fa$fa}${m:+_marlin}${t:+_turing}"
+  step "$name" 300 python3 "$P/precision_gpu.py" --model "$M" --dummy-weights --precision "$prec" \
+    ${fa:+--fa $fa} ${m:+--marlin} ${t:+--turing} --seconds ${SECONDS_RUN:-6} --label "$name" \
+    --log "$R/$name.vllm.log" --out "$R/$name.json"
+}
+for cfg in ${KERNELS_A:-fp8_kv:2:: bfloat16:2:: fp8:2:m:}; do kernel "$cfg"; done
+[ -n "${NO_SERVE:-}" ] || step serve_check 600 bash "$P/gpu/serve_check.sh" 20
+for cfg in ${KERNELS_B:-bfloat16:::t fp8::m:t fp8:2:: fp8_kv:2:m: fp8_kv::m:t}; do kernel "$cfg"; done
+if [ -z "${NO_WER:-}" ]; then
+  python3 -m pip install -q --no-index --find-links .gpu/wer/wheels jiwer > "$R/jiwer.log" 2>&1
+  step wer 400 python3 "$P/precision_wer.py" --model "$M" --dummy-weights --audio .gpu/wer/audio \
+    --precisions bfloat16,fp8 --out "$R/wer.json"
+fi
+echo done > "$R/all.done"
