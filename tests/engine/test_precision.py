@@ -61,10 +61,16 @@ def test_an_explicit_precision_is_kept_even_when_it_does_not_fit():
 
 
 def test_turing_runs_float16_and_older_cards_no_fp8():
-    c = auto(8, 7.5, cc=(7, 5))  # RTX 2070: FP8 Marlin, no bfloat16
-    assert c.precision.name == "fp8_kv" and c.dtype == "float16"
-    assert c.engine_args() == {"dtype": "float16", "quantization": "fp8_per_tensor",
-                               "kv_cache_dtype": "fp8"}
+    c = auto(12, 11.5, cc=(7, 5))  # RTX 2080 Ti: FP8 Marlin (weight-only), no bfloat16
+    assert c.precision.name == "fp8" and c.dtype == "float16"
+    assert c.engine_args() == {"dtype": "float16", "quantization": "fp8_per_tensor"}
+    # no FP8 KV cache before 8.0 (no attention kernel of vLLM 0.32 reads one there): an 8 GB
+    # RTX 20 card is too small for any choice, and is told so
+    small = auto(8, 7.5, cc=(7, 5))
+    assert not small.fits and small.precision.name == "fp8"
+    with pytest.raises(ConfigError, match="FP8 KV cache needs compute capability 8.0"):
+        auto(12, 11.5, cc=(7, 5), requested="fp8_kv")
+    assert auto(8, 7.5, cc=(8, 6)).precision.name == "fp8_kv"  # RTX 3070: FlashInfer reads it
     big = auto(24, 23, cc=(7, 5))
     assert big.precision.name == "bfloat16" and big.dtype == "float16"
     assert big.label.startswith("float16")

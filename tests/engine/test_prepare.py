@@ -61,7 +61,7 @@ def test_preparation_compiles_and_reports_done(tmp_path, monkeypatch):
 
     monkeypatch.delenv("VLLM_CACHE_ROOT", raising=False)  # the session engine set it here
     monkeypatch.setenv("VOXCAP_CACHE_DIR", str(tmp_path))
-    assert cache_env() == {"VLLM_CACHE_ROOT": str(tmp_path / "vllm")}  # what a real start gets
+    assert cache_env()["VLLM_CACHE_ROOT"] == str(tmp_path / "vllm")  # what a real start gets
     model = _model_without_max_positions(tmp_path / "model")
     settings = EngineSettings(str(model), max_streams=2, max_model_len=1024)
     seen = []

@@ -28,6 +28,10 @@ DEFAULT_PRECISION = "auto"
 BF16_COMPUTE = (8, 0)  # bfloat16 needs Ampere or newer
 FP8_COMPUTE = (7, 5)  # vLLM's FP8 Marlin kernels (weight-only) need Turing or newer
 FP8_W8A8_COMPUTE = (8, 9)  # FP8 matrix units: RTX 40/50, Hopper
+# An FP8 KV cache needs an attention kernel that reads it; vLLM 0.32 has one from 8.0 on only:
+# FlashInfer (a dependency of vLLM's CUDA wheel) on 8.x, Triton on 8.9+, FlashAttention 3 on
+# Hopper. On 7.5 FlashAttention needs 8.0, FlashInfer is kept off sm75, Triton's FP8 KV wants 8.9.
+FP8_KV_COMPUTE = (8, 0)
 ONLINE_FP8 = "fp8_per_tensor"  # vLLM 0.32's online FP8 ("fp8" is its deprecated alias)
 
 
@@ -110,6 +114,10 @@ def supported(p: Precision, build: str, compute_capability: tuple[int, int] | No
     if p.fp8_weights and build == "cuda" and cc is not None and cc < FP8_COMPUTE:
         return (f"FP8 needs compute capability {FP8_COMPUTE[0]}.{FP8_COMPUTE[1]} or newer "
                 f"(this GPU: {cc[0]}.{cc[1]})")
+    if p.kv_bytes == 1 and build == "cuda" and cc is not None and cc < FP8_KV_COMPUTE:
+        return (f"an FP8 KV cache needs compute capability {FP8_KV_COMPUTE[0]}."
+                f"{FP8_KV_COMPUTE[1]} or newer, an RTX 30 or later (this GPU: {cc[0]}.{cc[1]}; "
+                "vLLM 0.32 has no attention kernel for it before that)")
     return None
 
 
