@@ -174,7 +174,8 @@ def choose(requested: str, footprint_for: Callable[[Precision, int], int], strea
     candidates = [BY_NAME[n] for n in names if supported(BY_NAME[n], build, cc) is None]
     if not candidates:  # the one asked for cannot run here: say so when it starts
         p = BY_NAME[requested]
-        raise ConfigError(f"{p.label} cannot run on this GPU: {supported(p, build, cc)}.",
+        where = "with this vLLM build" if build == "cpu" else "on this GPU"
+        raise ConfigError(f"{p.label} cannot run {where}: {supported(p, build, cc)}.",
                           "choose bfloat16 or Automatic as the precision")
     if not known:
         p = candidates[0]
