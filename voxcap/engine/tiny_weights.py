@@ -130,10 +130,12 @@ def random_tensors(params: dict, seed: int = 0) -> dict[str, np.ndarray]:
                 # model would give one token whatever it hears
                 w -= w.mean(axis=tuple(range(1, w.ndim)), keepdims=True)
             if name.endswith("tok_embeddings.weight"):
-                # never </s>: a session that samples it ends there, and the rest of its audio is
-                # never transcribed (vLLM stops the request). A trained model does not end a
-                # stream mid-speech; random weights would, about once in a thousand steps. With
-                # tied embeddings a zero row gives it a logit of 0, below the best of the others.
+                # never </s>: random weights would sample it about once in a thousand steps,
+                # where a trained model does not mid-speech. A streaming session goes on past
+                # one (vLLM 0.32 resumes a resumable request with its next input: seen, the
+                # same tokens before and after), but it ends vLLM's turn, which the parity
+                # tests' reference need not do alike. With tied embeddings a zero row gives it
+                # a logit of 0, below the best of the others.
                 w[EOS_ID] = 0.0
             out[name] = w.astype(np.float32)
     return out
