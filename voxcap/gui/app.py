@@ -282,8 +282,8 @@ class VoxcapApp(QObject):
                               cause="sound server", assertive=True)
         elif isinstance(ev, DiagnosticsReady):
             QApplication.clipboard().setText(ev.text)
-            w.show_notice("Diagnostics copied to the clipboard (the log's end and `voxcap doctor "
-                          "--json`; no caption text): paste them into your bug report.")
+            w.show_notice("Diagnostics copied to the clipboard (the log's end and doctor's "
+                          "report; no caption text): paste them into your bug report.")
         elif isinstance(ev, AppProblem):
             w.show_notice(ev.message, ev.fix, cause=ev.where, assertive=True)
         elif isinstance(ev, JournalStatus):
