@@ -105,6 +105,15 @@ class AtspiBus:
             raise RuntimeError(f"reading the app through AT-SPI failed: {out.stderr[-2000:]}")
         return json.loads(out.stdout)
 
+    def do(self, app: int | str, role: str, name: str, what: str = "press", text: str = "",
+           timeout: float = 60) -> None:
+        """Press the first ``role`` named ``name…`` of the app (or set its text), over AT-SPI."""
+        out = subprocess.run([SYSTEM_PYTHON, READER, "do", str(app), role, name, what,
+                              *([text] if what == "text" else [])], capture_output=True,
+                             text=True, timeout=timeout)
+        if out.returncode != 0:
+            raise RuntimeError(f"AT-SPI {what} on {role} {name!r} failed: {out.stderr[-2000:]}")
+
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
             try:

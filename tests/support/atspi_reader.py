@@ -5,6 +5,10 @@ as a subprocess on the same private D-Bus session (``tests/support/atspi.py``).
     python3 atspi_reader.py dump APP           # one JSON object: the whole tree of APP_NAME
     python3 atspi_reader.py listen             # JSON lines: announcements and name
                                                # changes of every app, until stdin closes
+    python3 atspi_reader.py do APP ROLE NAME press|text [TEXT]
+                                               # what a keyboard/screen-reader user does: the
+                                               # first ROLE (or ROLE|ROLE) whose name starts with NAME pressed
+                                               # (its first action), or its text set to TEXT
 
 Each node: role, name, description, text (the Text interface's whole text), value (the Value
 interface), labelled_by (the names of the labels that name it), states (showing, focused, ...),
@@ -72,8 +76,36 @@ def _event(ev) -> None:
                       "detail1": ev.detail1}), flush=True)
 
 
+def _find(acc, role: str, name: str, depth: int = 0):
+    if acc.getRoleName() in role.split("|") and (acc.name or "").startswith(name):
+        return acc
+    for i in range(acc.childCount if depth < 40 else 0):
+        child = acc.getChildAtIndex(i)
+        found = _find(child, role, name, depth + 1) if child is not None else None
+        if found is not None:
+            return found
+    return None
+
+
+def _do(app_name: str, role: str, name: str, what: str, text: str = "") -> None:
+    target = _find(_app(app_name), role, name)
+    if target is None:
+        raise SystemExit(f"no {role} named {name!r}")
+    if what == "text":
+        target.queryEditableText().setTextContents(text)
+    else:
+        action = target.queryAction()
+        names = [action.getName(i) for i in range(action.nActions)]
+        action.doAction(next((i for i, n in enumerate(names) if n in ("Press", "Toggle", "click")),
+                             0))
+    print(json.dumps({"done": what, "role": role, "name": target.name}))
+
+
 def main() -> None:
     mode = sys.argv[1]
+    if mode == "do":
+        _do(*sys.argv[2:])
+        return
     if mode == "dump":
         app = _app(sys.argv[2])
         print(json.dumps({"name": app.name, "children": [_node(app.getChildAtIndex(i))

@@ -69,7 +69,7 @@ from .stats import SAMPLE_RATE
 log = logging.getLogger(__name__)
 KEY_FIX = ("give the key the server was started with: `voxcap serve` printed its file; copy it to "
            "~/.config/voxcap/remote-api-key (chmod 600), or use --api-key-file PATH or "
-           "--api-key-env VAR (in the app: Settings, the server's API key)")
+           "--api-key-env VAR")
 
 STEP_SAMPLES = 1280  # one token per 80 ms at 16 kHz
 LOOK_AHEAD_SAMPLES = 40
@@ -77,8 +77,8 @@ GRAPH_MODE = "remote"  # the protocol does not say how the server runs its model
 _GAP_REPORT_INTERVAL_S = 2.0
 _BACKOFF_S = (0.5, 1.0, 2.0, 4.0, 8.0, 10.0)
 _PROBE_WAIT_S = 5.0
-_SERVER_FIX = ("start it, e.g. python -m vllm.entrypoints.openai.api_server --model MODEL "
-               "(vllm serve MODEL on GPU builds), or check the host and port in --server")
+_SERVER_FIX = ("start it on the computer with the GPU: `voxcap serve --model FOLDER` prints its "
+               "address; or check the host and port in --server")
 
 
 def first_step_samples(delay_ms: int) -> int:

@@ -70,6 +70,7 @@ from .global_shortcuts import GlobalShortcuts
 from .icons import app_icon
 from .main_window import MainWindow
 from .overlay import CaptionOverlay, place_overlay
+from .overlay_linger import OverlayLinger
 from .overlay_placement import OverlayPlacement, prepare_platform
 from .settings_dialog import SettingsDialog
 from .tray import Tray, tray_available
@@ -130,6 +131,7 @@ class VoxcapApp(QObject):
         self.overlay = CaptionOverlay(self.settings.overlay)
         self.overlay.setWindowIcon(app_icon())
         self.overlay.on_painted = self._painted
+        self.overlay_linger = OverlayLinger(self.overlay)  # the last rows after Stop, then clear
         self.placement = OverlayPlacement(self.overlay, overlay_path)  # on top: X11/layer-shell
         self.placement.menuRequested.connect(self.show_window)
         self.placement.outputsChanged.connect(self.place_overlay)
@@ -280,8 +282,8 @@ class VoxcapApp(QObject):
                               cause="sound server", assertive=True)
         elif isinstance(ev, DiagnosticsReady):
             QApplication.clipboard().setText(ev.text)
-            w.show_notice("Diagnostics copied to the clipboard (the log's end and `voxcap doctor "
-                          "--json`; no caption text): paste them into your bug report.")
+            w.show_notice("Diagnostics copied to the clipboard (the log's end and doctor's "
+                          "report; no caption text): paste them into your bug report.")
         elif isinstance(ev, AppProblem):
             w.show_notice(ev.message, ev.fix, cause=ev.where, assertive=True)
         elif isinstance(ev, JournalStatus):
@@ -320,11 +322,13 @@ class VoxcapApp(QObject):
         if ev.state == "closed":
             QApplication.quit()
             return
-        if ev.state == "starting" and self.state in ("off", "stopping"):
+        new_session = ev.state == "starting" and self.state in ("off", "stopping")
+        if new_session:
             self._new_session()
             self.window.history.clear_history()
             self.window.history.show_labels = self.overlay.show_labels = False
             self.window.meter.set_origin("", "")
+        self.overlay_linger.on_state(ev.state, new_session)
         self.state = ev.state
         if ev.session_id:
             self.session_id = ev.session_id

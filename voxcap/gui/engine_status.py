@@ -13,6 +13,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QVBoxLayout, QWidget
 
 from .a11y import announce, status_label
+from .plain_words import for_the_app
 
 STAGES = ("importing", "starting engine process", "loading weights", "compiling",
           "capturing graphs", "allocating cache")
@@ -54,6 +55,7 @@ class EngineStatus(QWidget):
         self.state = state
         self.label.setToolTip("")
         self.label.setAccessibleDescription("Engine status")
+        text, fix = for_the_app(text), for_the_app(fix)  # the core writes for the terminal
         self.label.setText(text)
         self.label.setStyleSheet("color: #c62828; font-weight: bold;" if state == "failed" else "")
         self.fix.setText(f"Fix: {fix}" if fix else "")
@@ -118,8 +120,8 @@ class EngineStatus(QWidget):
 
     def failed(self, ev) -> None:
         self._set("failed", f"Engine error: {ev.message}", ev.fix)
-        announce(self, f"Engine error: {ev.message}" + (f" Fix: {ev.fix}" if ev.fix else ""),
-                 assertive=True)
+        said = for_the_app(f"Engine error: {ev.message}" + (f" Fix: {ev.fix}" if ev.fix else ""))
+        announce(self, said, assertive=True)
 
     def stopped(self) -> None:
         self._set("idle", "Engine: stopped")

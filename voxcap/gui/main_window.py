@@ -30,6 +30,7 @@ from .a11y import announce, status_label
 from .engine_status import EngineStatus
 from .history import HistoryView
 from .meter import MeterWidget
+from .plain_words import for_the_app
 from .search_bar import SearchBar
 from .sessions_view import SessionsView
 
@@ -221,7 +222,7 @@ class MainWindow(QMainWindow):
                     assertive: bool = False) -> None:
         """Show (and announce) a notice; ``cause`` lets ``clear_notice`` remove it once the
         cause is gone."""
-        full = text + (f" — {fix}" if fix else "")
+        full = for_the_app(text + (f" — {fix}" if fix else ""))  # the core writes for the terminal
         self.notice.setText(full)
         self.notice_cause = cause
         now = time.monotonic()

@@ -37,6 +37,7 @@ from ..engine.precision import PRECISIONS
 from ..engine.settings import GRAPH_MODES, MAX_DELAY_MS, MIN_DELAY_MS, TOKEN_MS
 from ..errors import VoxcapError
 from .a11y import announce, status_label
+from .plain_words import for_the_app
 from .share_panel import SharePanel
 
 log = logging.getLogger(__name__)
@@ -79,7 +80,7 @@ def check_model_dir(path: str, dummy_weights: bool) -> tuple[str, str]:
     try:
         inspect_model_dir(path, dummy_weights)
     except VoxcapError as exc:
-        return exc.message, exc.fix
+        return for_the_app(exc.message), for_the_app(exc.fix)
     return "", ""
 
 

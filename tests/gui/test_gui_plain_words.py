@@ -1,0 +1,101 @@
+"""No command-line flags in what the app tells its user where a setting or a button would do:
+the GUI's own strings, every message of the core as the app shows it (``for_the_app``), and a
+real engine failure in a running window."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from voxcap.app.controller import default_engine_factory
+from voxcap.app.settings import AppSettings
+from voxcap.gui.plain_words import FLAG, for_the_app
+
+PKG = Path(__file__).resolve().parents[2] / "voxcap"
+# where a command is truly the answer, or the text is not an instruction to the app's user
+ALLOWED = (
+    "voxcap serve --model FOLDER",  # run on the GPU computer: no button here can do it
+    "voxcap gui --toggle-",  # what to bind desktop keyboard shortcuts to (no key grab here)
+    "voxcap doctor --json",  # the diagnostics' heading in the clipboard text, not on screen
+    "--api-key-env",  # errors about a flag the user typed (no such setting in the app)
+    "--start-timeout",  # `voxcap serve`'s own server, a terminal command
+    "--vllm-args",  # idem
+    "--share PORT",  # the sharing port clash of `voxcap gui --share` (the app's own port: Share tab)
+    "systemctl --user start", "pulseaudio --start",  # the sound server: the system's commands
+    "--source \"app:NAME\"",  # `voxcap devices`' listing, a terminal command
+    "--served-model-name",  # a flag of the vLLM server the user started themselves
+)
+TERMINAL_ONLY = ("commands", "cli.py", "launcher.py")  # what prints to the terminal only
+
+
+def _texts(path: Path):
+    """(line, text) of each string literal of a module that is not a docstring nor a log call's
+    (f-strings with their holes as {})."""
+    tree = ast.parse(path.read_text())
+    skip: set[int] = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
+                and isinstance(body[0].value, ast.Constant):
+            skip.add(id(body[0].value))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "log":
+            skip.update(id(n) for n in ast.walk(node))
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        if isinstance(node, ast.JoinedStr):
+            skip.update(id(v) for v in node.values)
+            yield node.lineno, "".join(v.value if isinstance(v, ast.Constant) else "{}"
+                                       for v in node.values)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            yield node.lineno, node.value
+
+
+def _flagged(text: str) -> list[str]:
+    if " " not in text.strip() or text.startswith("--"):  # an argv element, not a sentence
+        return []
+    for allowed in ALLOWED:
+        text = text.replace(allowed, "")
+    return FLAG.findall(text)
+
+
+def _scan(files, translate=lambda t: t) -> list[str]:
+    found = []
+    for path in files:
+        for line, text in _texts(path):
+            if flags := _flagged(translate(text)):
+                found.append(f"{path.relative_to(PKG)}:{line}: {flags} in {text[:120]!r}")
+    return found
+
+
+def test_the_guis_own_strings_have_no_flags():
+    files = [p for p in sorted((PKG / "gui").glob("*.py")) if p.name != "plain_words.py"]
+    assert _scan(files) == [], '\n'.join(_scan(files))
+
+
+def test_the_cores_messages_as_the_app_shows_them_have_no_flags():
+    files = [p for p in sorted(PKG.rglob("*.py")) if "gui" not in p.relative_to(PKG).parts
+             and p.relative_to(PKG).parts[0] not in TERMINAL_ONLY]
+    assert _scan(files, for_the_app) == [], '\n'.join(_scan(files, for_the_app))
+
+
+def test_known_fixes_name_the_setting():
+    from voxcap.engine.platform import NO_GPU_FIX
+
+    text = for_the_app(NO_GPU_FIX)
+    assert "Settings → Engine: “A vLLM server”, and its address in Server" in text, text
+    assert "voxcap serve" in text and not FLAG.findall(text)
+    assert for_the_app("lower the max session length (--max-model-len) to the model's") == \
+        "lower the max session length (Settings → Engine → Max session length) to the model's"
+
+
+def test_a_real_engine_failure_in_the_window_names_the_setting(qtbot, make_app):
+    """The remote engine (real) with nothing listening: its fix names Settings, not --server."""
+    app = make_app(AppSettings(engine="remote", server_url="ws://127.0.0.1:9"),
+                   engine_factory=default_engine_factory())
+    status = app.window.engine_status
+    qtbot.waitUntil(lambda: status.fix.text() != "", timeout=60_000)
+    shown = f"{status.label.text()} {status.fix.text()}"
+    assert "127.0.0.1:9" in shown
+    assert "Settings → Engine → Server" in shown and not _flagged(shown), shown
