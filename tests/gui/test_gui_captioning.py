@@ -27,6 +27,8 @@ def test_captions_reach_overlay_and_history(qtbot, make_app, fake_audio):
     app.window.act_start.trigger()
     qtbot.waitUntil(lambda: app.state == "on", timeout=5000)
     assert "Stop" in app.window.start_button.text()
+    status = app.window.engine_status.label.text()  # captions run: no "press Start" any more
+    assert "Press Start" not in status and "Captioning." in status, status
     fake_audio.feed("Them", 2.0)
     qtbot.waitUntil(lambda: "scripted caption" in app.window.history.toPlainText(), timeout=5000)
     qtbot.waitUntil(lambda: any("tests." in t for t in app.overlay.visible_text()), timeout=5000)
@@ -45,6 +47,7 @@ def test_captions_reach_overlay_and_history(qtbot, make_app, fake_audio):
     assert meter["gpu_mem"].text().startswith("n/a")  # no NVIDIA GPU here: never a made-up number
     app.window.act_start.trigger()
     qtbot.waitUntil(lambda: app.state == "off", timeout=5000)
+    assert "Press Start captioning (F5)." in app.window.engine_status.label.text()  # again
 
 
 def test_two_streams_are_labelled(qtbot, make_app, fake_audio):

@@ -330,6 +330,7 @@ class VoxcapApp(QObject):
             self.window.meter.set_origin("", "")
         self.overlay_linger.on_state(ev.state, new_session)
         self.state = ev.state
+        self.window.engine_status.captioning(ev.state not in ("off", "stopping"))
         if ev.session_id:
             self.session_id = ev.session_id
         pair = self._captioning_source.casefold().startswith("both")

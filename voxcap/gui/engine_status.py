@@ -102,21 +102,32 @@ class EngineStatus(QWidget):
     def ready(self, ev, random_weights: bool = False, captioning: bool = False) -> None:
         """``random_weights``: a self-check engine (its words are gibberish: said so);
         ``captioning``: already on (a restart), so no "press Start"."""
-        mode = ev.resolved_graph_mode
-        asked = "" if mode == ev.requested_graph_mode else f" (asked for {ev.requested_graph_mode})"
-        precision = f", {ev.precision}" if getattr(ev, "precision", "") else ""
-        next_step = "" if captioning else " Press Start captioning (F5)."
-        words = (" Random weights (self-check): the captions will be gibberish, not your speech."
-                 if random_weights else "")
-        self._set("ready", f"Engine ready on {ev.device} in {ev.start_seconds:.0f} s.{next_step}"
-                           f"{words} Graph mode {mode}{asked}{precision}, delay "
-                           f"{ev.transcription_delay_ms} ms.")
+        self._ready = (ev, random_weights)
+        self._set("ready", self._ready_text(captioning))
         notes = "\n".join((getattr(ev, "precision_line", "") and [ev.precision_line] or [])
                           + list(ev.notes))
         self.label.setToolTip(notes)
         self.label.setAccessibleDescription("Engine status" + (f". {notes}" if notes else ""))
         self._stage = ""
         announce(self, f"Engine ready in {ev.start_seconds:.0f} s")
+
+    def _ready_text(self, captioning: bool) -> str:
+        ev, random_weights = self._ready
+        mode = ev.resolved_graph_mode
+        asked = "" if mode == ev.requested_graph_mode else f" (asked for {ev.requested_graph_mode})"
+        precision = f", {ev.precision}" if getattr(ev, "precision", "") else ""
+        next_step = " Captioning." if captioning else " Press Start captioning (F5)."
+        words = (" Random weights (self-check): the captions will be gibberish, not your speech."
+                 if random_weights else "")
+        return (f"Engine ready on {ev.device} in {ev.start_seconds:.0f} s.{next_step}{words} "
+                f"Graph mode {mode}{asked}{precision}, delay {ev.transcription_delay_ms} ms.")
+
+    def captioning(self, on: bool) -> None:
+        """Captioning started or stopped: the ready line names the next step for that
+        (no "Press Start" while captions run; it is back after Stop). Nothing announced: the
+        captioning state is announced by its own control."""
+        if self.state == "ready" and getattr(self, "_ready", None):
+            self.label.setText(for_the_app(self._ready_text(on)))
 
     def failed(self, ev) -> None:
         self._set("failed", f"Engine error: {ev.message}", ev.fix)
