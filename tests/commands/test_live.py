@@ -76,7 +76,8 @@ class LiveRun:
             self.proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             self.kill()
-            raise
+            raise AssertionError(f"`voxcap live` still running {timeout} s after the test let it "
+                                 f"go; its stderr:\n{self.stderr[-3000:]}") from None
         for t in self._readers:
             t.join(10)
         return self.proc.returncode, "\n".join(self.out)

@@ -81,9 +81,11 @@ def test_ctrl_c_in_a_terminal_flushes_and_exits_cleanly(tiny_weights_dir, tmp_pa
     try:
         deadline = time.monotonic() + 600
         line = ""
-        while "engine: ready" not in line and time.monotonic() < deadline:
+        # the Ctrl-C comes once the app says it may ("captioning (Ctrl-C to stop)"): on a loaded
+        # machine a few seconds can pass between "engine: ready" and that line
+        while "(Ctrl-C to stop)" not in line and time.monotonic() < deadline:
             line = proc.stderr.readline()
-            assert line or proc.poll() is None, "transcribe ended before the engine was ready"
+            assert line or proc.poll() is None, "transcribe ended before captioning began"
         time.sleep(3.0)  # some captions on the way
         os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
         _, err = proc.communicate(timeout=120)

@@ -135,7 +135,10 @@ def wait_for_pip(home: Home, old_env: str | None, timeout: float = 120) -> None:
                     cmdline = (proc / "cmdline").read_bytes()
                 except OSError:
                     continue
-                if cmdline.startswith(needle) and b"pip" in cmdline:
+                # its `pip install`, not the CPU build's closing `pip uninstall ... || true`,
+                # which a Ctrl-C cannot fail (a loaded machine's slow scan can miss the first)
+                if cmdline.startswith(needle) and b"\0pip\0" in cmdline \
+                        and b"\0install\0" in cmdline:
                     return
         time.sleep(0.05)
     raise AssertionError("the installer's pip never started")
