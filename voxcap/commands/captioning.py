@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import queue
+import signal
 import sys
 import time
 from dataclasses import dataclass, field
@@ -110,6 +111,32 @@ class RunResult:
     lag: Window = field(default_factory=lambda: Window(keep_s=1e9))
 
 
+class _CtrlCCounted:
+    """While captioning, SIGINT only counts (the loop acts on it between events): raised as
+    KeyboardInterrupt wherever the main thread happened to be (showing a caption, inside the
+    controller), a Ctrl-C on a loaded machine could skip the flush or leave the run going. A
+    counter, not a queue: a signal handler must not take a lock the interrupted code may hold."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._installed, self._old = False, None
+
+    def _count(self, signum, frame) -> None:
+        self.count += 1
+
+    def __enter__(self) -> _CtrlCCounted:
+        try:
+            self._old = signal.signal(signal.SIGINT, self._count)
+            self._installed = True
+        except ValueError:  # not the main thread (a test's): KeyboardInterrupt as before
+            log.debug("SIGINT handler not installed (not the main thread)")
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._installed:  # None: a handler set outside Python; Python's own is the default
+            signal.signal(signal.SIGINT, self._old or signal.default_int_handler)
+
+
 class CaptionRun:
     """One captioning run in a terminal: engine start, captioning ``source`` from ``audio``
     (``app.sources``) until it ends, ``duration`` passes or Ctrl-C, then a clean stop."""
@@ -162,13 +189,21 @@ class CaptionRun:
                 raise EngineError(event.message, event.fix)
 
     def _caption(self, duration: float | None) -> None:
+        with _CtrlCCounted() as ctrl_c:
+            self._caption_loop(duration, ctrl_c)
+
+    def _caption_loop(self, duration: float | None, ctrl_c: _CtrlCCounted) -> None:
         deadline = None
         stopping = aborted = False
         started = False
         problems: list[AppProblem] = []  # before captioning starts: kept for the outcome
         t0 = time.perf_counter()
+        seen = 0  # Ctrl-Cs acted on
         while True:
             try:
+                if ctrl_c.count > seen:
+                    seen += 1
+                    raise KeyboardInterrupt
                 if deadline is not None and not stopping and time.monotonic() >= deadline:
                     stopping = True
                     self.term.line(f"{self.name}: {duration:g} s done: flushing")
