@@ -11,8 +11,8 @@ import os
 import signal
 
 import soundfile as sf
-
 from support.gui_fakes import ScriptedEngine
+
 from voxcap.commands import captioning, main
 from voxcap.commands.bench import speech_like
 
