@@ -138,8 +138,8 @@ def reference_continued(_reference_480):
 
 @pytest.fixture(scope="session")
 def reference_delays_started(tiny_weights_dir, parity_audio, stereo_44k_file, tmp_path_factory):
-    """The other delays' reference, started (the 960 ms engine of test_engine_lifecycle.py
-    starts it before itself: the starts overlap)."""
+    """The other delays' reference, started (the session engine, and the 960 ms engine of
+    test_engine_lifecycle.py, start it before themselves: the starts overlap)."""
     from voxcap.audio_file import read_all
 
     tmp = tmp_path_factory.mktemp("reference-delays")
