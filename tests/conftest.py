@@ -37,7 +37,6 @@ pytest_plugins = ["support.pulse_fixtures", "support.parity_fixtures"]
 
 SESSION_MAX_MODEL_LEN = 4096
 SESSION_MAX_STREAMS = 4
-REMOTE_MAX_MODEL_LEN = 512  # the remote tests' server: a session's end reachable in a test
 TINY_WEIGHTS_SEED = 0
 
 
@@ -86,27 +85,11 @@ def engine(tiny_weights_dir, engine_hub, tmp_path_factory, request):
         request.getfixturevalue("reference_started")
     if wanted(request.session, "reference_delays"):  # the other delays' too: tests/commands
         request.getfixturevalue("reference_delays_started")  # wants them before engine/ runs
-    if wanted(request.session, "remote_server_launched"):  # and the remote tests' server
-        request.getfixturevalue("remote_server_launched")
     settings = EngineSettings(str(tiny_weights_dir), max_streams=SESSION_MAX_STREAMS)
     eng = LocalEngine(settings, on_event=engine_hub.publish).start()
     eng.wait_ready(timeout=600)
     yield eng
     eng.shutdown()
-
-
-@pytest.fixture(scope="session")
-def remote_server_launched(tiny_weights_dir, tmp_path_factory):
-    """The remote engine tests' ``voxcap serve`` (tests/engine/test_remote_engine.py: its 512-token
-    sessions, a 1 MB clip limit), launched, not waited for: the session engine launches it as
-    it starts itself, when those tests will run, so the two starts overlap."""
-    from support.vllm_server import VllmServer
-
-    srv = VllmServer(tiny_weights_dir, max_model_len=REMOTE_MAX_MODEL_LEN,
-                     env={"VLLM_MAX_AUDIO_CLIP_FILESIZE_MB": "1"},
-                     log_path=tmp_path_factory.mktemp("vllm-server") / "server.log").launch()
-    yield srv
-    srv.stop()
 
 
 @pytest.fixture

@@ -1,8 +1,7 @@
 """The remote engine against a real vLLM server started as a person would: ``voxcap serve``
 (vLLM's own server, CPU build, the tiny model's weight files).
 
-One server for the module (~50 s to start; launched while the session engine starts, when
-both are wanted: tests/conftest.py), with the API key it generated and a short max session length
+One server for the module (~50 s to start), with the API key it generated and a short max session length
 (512 tokens = 473 steps ≈ 37.8 s of audio) so a session's end is reachable in a test. Its
 clip limit (VLLM_MAX_AUDIO_CLIP_FILESIZE_MB=1: 1,048,576 samples per append) lets a test
 provoke a genuine server error event. The test that kills ``voxcap serve`` (kill -9) restarts it;
@@ -26,7 +25,7 @@ import soundfile as sf
 from support.framing import STEP_SAMPLES, expected_tokens
 from support.parity_fixtures import CONTINUED_AT_TOKEN, continued_audio
 from support.throttle_proxy import ThrottleProxy
-from support.vllm_server import free_port
+from support.vllm_server import VllmServer, free_port
 
 from voxcap.commands.bench import speech_like
 from voxcap.engine.base import CaptionEngine
@@ -49,9 +48,11 @@ SR = 16000
 
 
 @pytest.fixture(scope="module")
-def server(remote_server_launched):
-    srv = remote_server_launched.wait_started()  # tests/conftest.py: launched early when it can
-    assert srv.max_model_len == MAX_MODEL_LEN
+def server(tiny_weights_dir, tmp_path_factory):
+    srv = VllmServer(tiny_weights_dir, max_model_len=MAX_MODEL_LEN,
+                     env={"VLLM_MAX_AUDIO_CLIP_FILESIZE_MB": "1"},
+                     log_path=tmp_path_factory.mktemp("vllm-server") / "server.log")
+    srv.start()
     yield srv
     srv.stop()
 

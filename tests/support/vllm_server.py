@@ -81,12 +81,6 @@ class VllmServer:
         return cmd + (["--api-key-env", KEY_ENV] if self.given_key else [])
 
     def start(self, timeout: float = 600.0) -> VllmServer:
-        self.launch()
-        self.wait_started(timeout)
-        return self
-
-    def launch(self) -> VllmServer:
-        """Start ``voxcap serve`` without waiting for it (``wait_started`` then)."""
         env = dict(os.environ)
         env.update({"VOXCAP_CONFIG_DIR": str(self.home / "config"),
                     "VOXCAP_STATE_DIR": str(self.home / "state"),
@@ -98,23 +92,19 @@ class VllmServer:
         if self.given_key:
             env[KEY_ENV] = self.given_key
         env.update(self.extra_env)
-        self._t0 = time.perf_counter()
+        t0 = time.perf_counter()
         # a restart appends to the same file: only what this start prints counts
         self._output_from = self.log_path.stat().st_size if self.log_path.exists() else 0
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT,
                                          stdin=subprocess.DEVNULL, env=env,
                                          start_new_session=True)
-        return self
-
-    def wait_started(self, timeout: float = 600.0) -> VllmServer:
-        """Until the launched server is ready (stopped if it is not)."""
         try:
             self.wait_ready(timeout)
         except BaseException:
             self.stop()
             raise
-        self.start_seconds = time.perf_counter() - self._t0
+        self.start_seconds = time.perf_counter() - t0
         return self
 
     def wait_ready(self, timeout: float) -> None:
