@@ -79,10 +79,12 @@ def engine(tiny_weights_dir, engine_hub, tmp_path_factory, request):
     """The session's engine: production settings (FULL_DECODE_ONLY requested, torch.compile
     on, default session length and KV budget), the tiny model with its weight files loaded as
     a user's are (no --dummy-weights), up to 4 streams."""
-    from support.parity_fixtures import reference_wanted
+    from support.parity_fixtures import reference_wanted, wanted
 
     if reference_wanted(request.session):  # vLLM's own tokens, computed while this one starts
         request.getfixturevalue("reference_started")
+    if wanted(request.session, "reference_delays"):  # the other delays' too: tests/commands
+        request.getfixturevalue("reference_delays_started")  # wants them before engine/ runs
     settings = EngineSettings(str(tiny_weights_dir), max_streams=SESSION_MAX_STREAMS)
     eng = LocalEngine(settings, on_event=engine_hub.publish).start()
     eng.wait_ready(timeout=600)

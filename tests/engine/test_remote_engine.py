@@ -23,6 +23,7 @@ import psutil
 import pytest
 import soundfile as sf
 from support.framing import STEP_SAMPLES, expected_tokens
+from support.parity_fixtures import CONTINUED_AT_TOKEN, continued_audio
 from support.throttle_proxy import ThrottleProxy
 from support.vllm_server import VllmServer, free_port
 
@@ -180,10 +181,12 @@ def test_two_concurrent_streams(engine):
         assert engine.usage(sid)["completion_tokens"] == len(deltas)
 
 
-def test_session_past_the_servers_max_length_continues(engine):
-    """45 s of audio > one 512-token session (37.8 s): continued in a new session, with the
-    same token count and spans as one long session, nothing lost or repeated."""
-    audio = speech_like(45.0, seed=4)
+def test_session_past_the_servers_max_length_continues(engine, reference_continued):
+    """40 s of audio > one 512-token session (37.8 s): continued in a new session from exactly
+    where the first one's text stopped. Each token's text is vLLM's own (the server streams
+    text, not ids): a replay of the wrong slice, of the right length, would fail."""
+    assert SESSION_TOKENS == CONTINUED_AT_TOKEN
+    audio = continued_audio()
     sid = engine.open_stream()
     push_blocks(engine, sid, audio)
     engine.close_stream(sid)
@@ -191,12 +194,13 @@ def test_session_past_the_servers_max_length_continues(engine):
     deltas, (fin,) = of(events, TextDelta), of(events, StreamFinished)
     assert fin.reason == "flushed"
     assert len(deltas) == expected_tokens(audio.size)
-    check_spans(deltas, 45.0)
+    check_spans(deltas, audio.size / SR)
     # the second session starts exactly where the first one's text stopped
     d = deltas[SESSION_TOKENS]
     assert d.audio_start_s == pytest.approx(SESSION_TOKENS * 0.08)
     assert engine.usage(sid)["sessions"] == 2
     assert not of(events, StreamGap) and not of(events, StreamInterrupted)
+    assert [d.text for d in deltas] == reference_continued
 
 
 # ------------------------------------------------------------------ failures ----

@@ -150,13 +150,17 @@ def test_flag_off_applies_nothing(monkeypatch):
     assert vllm_patches.apply_enabled() == []
 
 
-@pytest.mark.engine
-@pytest.mark.slow
-def test_same_tokens_with_and_without_fix(tmp_path):
+@pytest.fixture(scope="module")
+def growth(tmp_path_factory):
+    """benchmarks/step_growth.py's four variants over the same 16 s of audio, each in a vLLM of
+    its own (one run for the fix's and the carry's tests: the starts are most of the time):
+    "on" (the session fix, the echo), "off" (vLLM as installed), "carry" and "blind" (the fix on,
+    placeholders ahead with and without the carry). {variant: its run}."""
     from voxcap.engine.tiny_model import write_tiny_model
 
-    model = write_tiny_model(tmp_path / "tiny")
-    out = tmp_path / "growth.json"
+    tmp = tmp_path_factory.mktemp("growth")
+    model = write_tiny_model(tmp / "tiny")
+    out = tmp / "growth.json"
     env = dict(os.environ, OMP_NUM_THREADS="1", VLLM_CPU_OMP_THREADS_BIND="nobind")
     proc = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "step_growth.py"), "--model", str(model),
@@ -164,19 +168,31 @@ def test_same_tokens_with_and_without_fix(tmp_path):
          # block hashes every 16 tokens instead of 128: the fix then lets items go every 16
          # steps, often enough to matter in 16 s of audio
          "--extra-args", '{"prefix_match_unit": 16}',
-         "--out", str(out)], env=env, capture_output=True, text=True, timeout=600)
+         "--variants", "on,off,carry,blind", "--out", str(out)],
+        env=env, capture_output=True, text=True, timeout=1500)
     assert out.exists(), proc.stdout[-3000:] + proc.stderr[-3000:]
     res = json.loads(out.read_text())
-    off, on = res["runs"]
-    assert (off["variant"], on["variant"]) == ("off", "on")
-    for run in (off, on):  # a variant whose engine failed says why
+    runs = {r["variant"]: r for r in res["runs"]}
+    assert list(runs) == ["on", "off", "carry", "blind"]
+    for run in runs.values():  # a variant whose engine failed says why
         assert "failure" not in run, f"{run['variant']}: {run['failure']}\n{run['stderr_tail']}"
+    return res, runs
+
+
+@pytest.mark.engine
+@pytest.mark.slow
+@pytest.mark.timeout(1800)  # the fixture's four vLLM starts, on a loaded 2-core machine
+def test_same_tokens_with_and_without_fix(growth):
+    res, runs = growth
+    off, on = runs["off"], runs["on"]
     assert not off["fix_applied"] and on["fix_applied"]
     # 16 s of audio: one token per 80 ms plus the flush
     assert len(off["tokens"]) >= 150 and len(on["tokens"]) == len(off["tokens"])
     assert on["tokens"] == off["tokens"]
+    # across off, on and carry (the control "blind" is meant to differ)
     assert res["tokens_identical"] is True
     assert res["logprob_max_diff"] == 0.0
+    assert off["vs_first"]["logprob_max_diff"] == 0.0  # off against on
     # The dummy-weight model's logits hardly depend on its input, so the tokens alone prove
     # little. The model's input path is checked instead: the encoder ran the same audio items
     # (content hashes), each once, in the same order, and no step lacked its audio embedding.
@@ -193,31 +209,20 @@ def test_same_tokens_with_and_without_fix(tmp_path):
 
 @pytest.mark.engine
 @pytest.mark.slow
-def test_carried_tokens_give_the_echo_s_results(tmp_path):
+@pytest.mark.timeout(1800)
+def test_carried_tokens_give_the_echo_s_results(growth):
     """Chunks sent ahead with a placeholder the engine core replaces ("carry") give the same
     tokens and the same log-probabilities, step for step, as chunks that wait for the echoed
     token ("on"). The control ("blind": the same placeholders, the carry off) shows the
     comparison can fail: the model then sees the placeholder and other tokens come out (the
     dummy model's log-probabilities hardly vary, its token ids do)."""
-    from voxcap.engine.tiny_model import write_tiny_model
-
-    model = write_tiny_model(tmp_path / "tiny")
-    out = tmp_path / "carry.json"
-    env = dict(os.environ, OMP_NUM_THREADS="1", VLLM_CPU_OMP_THREADS_BIND="nobind")
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "step_growth.py"), "--model", str(model),
-         "--dummy-weights", "--enforce-eager", "--duration", "12", "--bucket", "50",
-         "--variants", "on,carry,blind", "--out", str(out)],
-        env=env, capture_output=True, text=True, timeout=900)
-    assert out.exists(), proc.stdout[-3000:] + proc.stderr[-3000:]
-    on, carry, blind = json.loads(out.read_text())["runs"]
-    for run in (on, carry, blind):
-        assert "failure" not in run, f"{run['variant']}: {run['failure']}\n{run['stderr_tail']}"
+    _, runs = growth
+    on, carry, blind = runs["on"], runs["carry"], runs["blind"]
     assert (on["feed"], carry["feed"], blind["feed"]) == ("echo", "carry", "carry")
     assert carry["token_carry_applied"] and not on["token_carry_applied"]
     assert not blind["token_carry_applied"]
     assert len(on["tokens"]) >= 140 and carry["tokens"] == on["tokens"]
-    assert carry["vs_first"]["logprob_max_diff"] == 0.0
+    assert carry["vs_first"]["variant"] == "on" and carry["vs_first"]["logprob_max_diff"] == 0.0
     assert blind["vs_first"]["tokens_identical"] is False
 
 

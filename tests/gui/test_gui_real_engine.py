@@ -1,14 +1,26 @@
 """The real tiny vLLM engine (CPU build, the tiny model's weight files) behind the real GUI: the
 first run's "Use this" with a folder the user chose starts it, captions appear in the overlay and
 the history, the meter shows measured figures, and switching the graph mode restarts the engine
-while the captions shown stay and captioning resumes."""
+while the captions shown stay and captioning resumes; quitting while a real engine starts."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import psutil
 import pytest
+from support.engine_helpers import check_children_gone, engine_core_among
 
 from voxcap.app.controller import default_engine_factory
 from voxcap.app.settings import AppSettings
+from voxcap.captions.sessions import SessionStore
+from voxcap.captions.words import clean_piece
 from voxcap.commands.bench import speech_like
 
 pytestmark = [pytest.mark.engine, pytest.mark.slow, pytest.mark.timeout(1800)]
@@ -85,3 +97,74 @@ def test_real_engine_behind_the_gui(qtbot, make_app, fake_audio, tiny_weights_di
     session = app.current_session()
     assert len(session.labels) == 2 and set(session.labels.values()) == {"Them"}
     assert session.info.settings["graph_mode"] == "PIECEWISE"
+
+
+QUIT_S = 30  # quit waits 3 s for the engine (QUIT_ENGINE_WAIT_S); a start takes longer
+
+
+def test_quit_while_a_real_engine_starts(tiny_weights_dir, tmp_path):
+    """The real app (own process, left as ``voxcap gui`` leaves) captions on a real engine, a
+    graph-mode switch starts a new one, and the user quits while it loads: the app is gone
+    before that start could end, every vLLM process with it, the captions shown are in the
+    closed journal, and nothing printed a traceback."""
+    helper = Path(__file__).resolve().parents[1] / "support" / "real_engine_app.py"
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", VOXCAP_DATA_DIR=str(tmp_path / "data"),
+               VOXCAP_CONFIG_DIR=str(tmp_path / "config"), OMP_NUM_THREADS="1")
+    proc = subprocess.Popen([sys.executable, str(helper), str(tiny_weights_dir)], env=env,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    err: list[str] = []
+    threading.Thread(target=lambda: err.extend(proc.stderr), daemon=True).start()
+
+    def ask(cmd: str) -> dict:
+        proc.stdin.write(cmd + "\n")
+        proc.stdin.flush()
+        line = proc.stdout.readline()
+        assert line, "".join(err)[-3000:]
+        return json.loads(line)
+
+    def until(cmd_pred, timeout_s: float, what: str) -> dict:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            s = ask("status")
+            if cmd_pred(s):
+                return s
+            time.sleep(0.2)
+        raise AssertionError(f"{what} not reached: {s}\n{''.join(err)[-3000:]}")
+
+    me = psutil.Process(proc.pid)
+    try:
+        until(lambda s: s["engine"] == "ready", START_MS / 1000, "the first engine ready")
+        (first_core,) = [p for p in me.children(recursive=True) if engine_core_among([p])]
+        ask("caption 4")
+        until(lambda s: len(s["deltas"]) > 10, 120, "captions")
+        ask("restart")
+        # the new engine is loading: its engine core runs, the old one's is gone
+        s = until(lambda s: s["engine"] == "loading" and any(
+            engine_core_among([p]) and p.pid != first_core.pid
+            for p in me.children(recursive=True)), START_MS / 1000, "the new engine loading")
+        kids = me.children(recursive=True)
+        shown = s["history"]
+        t0 = time.monotonic()
+        q = ask("quit")
+        code = proc.wait(QUIT_S)
+        took = time.monotonic() - t0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    text = "".join(err)
+    assert code == 0 and took < QUIT_S, (code, took)
+    # quit while the second engine started, and gone before that start ended
+    assert q["engine"] == "loading" and q["stages"][-1].startswith("2:"), q["stages"]
+    assert "engine stage 1:ready" in text and "engine stage 2:ready" not in text, text[-3000:]
+    check_children_gone(proc, kids, within_s=30)
+    for bad in ("Traceback", "Fatal Python error", "exception not rethrown", "terminate called"):
+        assert bad not in text, text[-3000:]
+    # the journal: closed, with every delta the engine gave, in order; the history showed them
+    (info,) = SessionStore(tmp_path / "data" / "sessions").list()
+    assert info.ended is not None
+    session = SessionStore(tmp_path / "data" / "sessions").open(info.session_id)
+    assert [r.text for r in session.records] == q["deltas"] and len(q["deltas"]) > 10
+    words = "".join(clean_piece(t) for t in q["deltas"]).split()  # as the history shows them
+    assert " ".join(words) in " ".join(shown.split()), (words, shown)

@@ -28,11 +28,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("QT_LINUX_ACCESSIBILITY_ALWAYS_ON", "1")
 
-from PySide6.QtCore import QObject, Signal  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
-
+from support.app_process import qt_app, steer_by_stdin, voxcap_app  # noqa: E402
 from support.gui_fakes import FakeAudio, ScriptedEngine  # noqa: E402
-from voxcap.app.controller import SessionController  # noqa: E402
 from voxcap.app.settings import AppSettings  # noqa: E402
 
 FAIL = {"message": ""}
@@ -59,27 +56,14 @@ class HeldPreparation:
         self.running = False
 
 
-class Commands(QObject):
-    line = Signal(str)
-
-
 def main() -> int:
-    qapp = QApplication(["voxcap"])
-    qapp.setApplicationName("voxcap")
-    qapp.setApplicationDisplayName("voxcap")
-    qapp.setQuitOnLastWindowClosed(False)
-    from voxcap.gui.app import VoxcapApp
-
+    qapp = qt_app()
     audio = FakeAudio()
-    root = Path(os.environ["VOXCAP_DATA_DIR"]) / "sessions"
 
     def factory(settings, on_event):
         return ScriptedEngine(settings, on_event, start_s=1.5, fail_start=FAIL["message"])
 
-    settings = AppSettings(model_dir="/tmp/fake-model", source="both")
-    app = VoxcapApp(settings, controller_factory=lambda publish: SessionController(
-        publish, engine_factory=factory, audio=audio, journal_root=root), sessions_root=root,
-        persist=False, use_tray=False, first_run=False)
+    app = voxcap_app(AppSettings(model_dir="/tmp/fake-model", source="both"), factory, audio)
 
     def handle(line: str) -> None:
         cmd, _, arg = line.partition(" ")
@@ -130,13 +114,7 @@ def main() -> int:
             app.quit()
         print(f"done {line}", flush=True)
 
-    commands = Commands()
-    commands.line.connect(handle)
-
-    def read() -> None:
-        for raw in sys.stdin:
-            commands.line.emit(raw.strip())
-    threading.Thread(target=read, daemon=True).start()
+    commands = steer_by_stdin(handle)  # noqa: F841 - kept while the app runs
     app.start()
     print(f"pid {os.getpid()}", flush=True)
     return qapp.exec()

@@ -52,12 +52,18 @@ def engine_core_among(processes) -> bool:
 def kill9_and_check_children_die(proc, kids, within_s: float = 5.0) -> None:
     """SIGKILL the app ``proc`` (no handler, no atexit, no flush); every process it had started
     (``kids``, an engine core among them) must be gone ``within_s`` later."""
-    import psutil
-
     assert engine_core_among(kids), [process_name(k) for k in kids]
-    app_pid = str(proc.pid)
     proc.kill()
     proc.wait(10)
+    check_children_gone(proc, kids, within_s)
+
+
+def check_children_gone(proc, kids, within_s: float) -> None:
+    """``proc`` (the app) has exited: every process it had started (``kids``, and any started
+    after they were taken) must be gone ``within_s`` later."""
+    import psutil
+
+    app_pid = str(proc.pid)
     _, alive = psutil.wait_procs(kids, timeout=within_s)
     for p in psutil.process_iter():  # any the app started after ``kids`` was taken (vLLM's
         try:  # process titles overwrite /proc/PID/environ: name and session tell them instead)
@@ -70,4 +76,4 @@ def kill9_and_check_children_die(proc, kids, within_s: float = 5.0) -> None:
     left = [(p.pid, process_name(p)) for p in alive]
     for p in alive:  # do not leave them to the next test
         p.kill()
-    assert not left, f"still running {within_s:.0f} s after the app was killed: {left}"
+    assert not left, f"still running {within_s:.0f} s after the app ended: {left}"

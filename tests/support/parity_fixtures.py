@@ -2,8 +2,10 @@
 computed once per test session, each set in one process of its own without voxcap's plugins.
 
 ``reference`` (every run): the default delay (480 ms), eager, for the session engine's checks
-(compiled): "speech", the same shifted by 20 ms, and "other". ``reference_delays`` (slow tests
-only): 240 ms for the 44.1 kHz stereo file as voxcap reads it, 960 ms for "speech".
+(compiled): "speech", the same shifted by 20 ms, and "other". ``reference_continued`` (when a
+test asks for it, in the same run): the remote server's session continuation (see CONTINUED_*).
+``reference_delays`` (slow tests only): 240 ms for the 44.1 kHz stereo file as voxcap reads it,
+960 ms for "speech".
 """
 
 from __future__ import annotations
@@ -25,6 +27,23 @@ def _speech(seconds: float, seed: int) -> np.ndarray:
     from voxcap.commands.bench import speech_like
 
     return speech_like(seconds, seed=seed)
+
+
+# A stream longer than one session of the remote tests' server (512 tokens, 39 of them the
+# prompt): its first session's text is vLLM's for the whole audio up to token 473; the next
+# session is vLLM's for the audio from 473 x 1,280 samples on, as the server decodes it (PCM16).
+CONTINUED_SECONDS = 40.0
+CONTINUED_AT_TOKEN = 473
+
+
+def continued_audio() -> np.ndarray:
+    return _speech(CONTINUED_SECONDS, 4)
+
+
+def _as_the_server_hears_it(audio: np.ndarray) -> np.ndarray:
+    from voxcap.engine.remote_audio import to_pcm16
+
+    return to_pcm16(audio).astype(np.float32) / 32768.0  # vLLM's realtime connection
 
 
 PARITY_AUDIO = {
@@ -68,7 +87,7 @@ def _checked(out: dict, what: str = "tokens") -> dict:
             for run, streams in out["tokens"].items()}
 
 
-REFERENCE_FIXTURES = ("reference", "reference_texts")
+REFERENCE_FIXTURES = ("reference", "reference_texts", "reference_continued")
 
 
 def reference_wanted(session) -> bool:
@@ -77,12 +96,17 @@ def reference_wanted(session) -> bool:
 
 
 @pytest.fixture(scope="session")
-def reference_started(tiny_weights_dir, parity_audio, tmp_path_factory):
+def reference_started(tiny_weights_dir, parity_audio, tmp_path_factory, request):
     """The default-delay reference, started (the session engine starts it before itself when a
     test will want it: the two starts overlap)."""
     tmp = tmp_path_factory.mktemp("reference")
+    streams = dict(parity_audio)
+    if wanted(request.session, "reference_continued"):  # same engine: no start of its own
+        heard = _as_the_server_hears_it(continued_audio())
+        streams["continued"] = heard
+        streams["continued_tail"] = heard[CONTINUED_AT_TOKEN * 1280:]
     job = _job(tiny_weights_dir, [{"name": "480", "eager": True, "delay_ms": None,
-                                   "streams": dict(parity_audio)}], tmp)
+                                   "streams": streams}], tmp)
     return reference_tokens.start(job)
 
 
@@ -104,9 +128,18 @@ def reference_texts(_reference_480):
 
 
 @pytest.fixture(scope="session")
+def reference_continued(_reference_480):
+    """The text pieces (one per token) a server gives for continued_audio() continued in a new
+    session at CONTINUED_AT_TOKEN: vLLM's for the whole audio up to there, then vLLM's for
+    the rest of the audio in a session of its own."""
+    pieces = _checked(_reference_480, "pieces")["480"]
+    return pieces["continued"][:CONTINUED_AT_TOKEN] + pieces["continued_tail"]
+
+
+@pytest.fixture(scope="session")
 def reference_delays_started(tiny_weights_dir, parity_audio, stereo_44k_file, tmp_path_factory):
-    """The other delays' reference, started (the 960 ms engine of test_engine_lifecycle.py
-    starts it before itself: the starts overlap)."""
+    """The other delays' reference, started (the session engine, and the 960 ms engine of
+    test_engine_lifecycle.py, start it before themselves: the starts overlap)."""
     from voxcap.audio_file import read_all
 
     tmp = tmp_path_factory.mktemp("reference-delays")

@@ -11,7 +11,8 @@ lists) and no voxcap import: what vLLM's /v1/realtime server does for a client
 JOB: {"model": DIR, "max_model_len": N, "runs": [{"name": RUN, "eager": bool,
       "delay_ms": 480 or null, "streams": {NAME: "AUDIO.npy"}}, ...]}: one engine per run, one
 after the other in the same process (the imports once), the streams of a run one after the other.
-OUT: {"tokens": {RUN: {NAME: {"tokens": [ids], "text": TEXT}}}, "plugins": [...],
+OUT: {"tokens": {RUN: {NAME: {"tokens": [ids], "text": TEXT, "pieces": [each output's text]}}},
+"plugins": [...],
 "voxcap_imported": bool}.
 """
 
@@ -84,7 +85,7 @@ async def _run(job: dict, run: dict, tmp: Path) -> dict:
                     yield StreamingInput(prompt=ei)
 
             ids: list[int] = []
-            text = []
+            text, pieces = [], []
             params = SamplingParams(temperature=0.0, max_tokens=model_cls.realtime_max_tokens,
                                     output_kind=RequestOutputKind.DELTA)
             async for out in engine.generate(prompt=inputs(), sampling_params=params,
@@ -93,9 +94,11 @@ async def _run(job: dict, run: dict, tmp: Path) -> dict:
                 tokens_q.put_nowait(new)  # the echo, as vLLM's realtime server does
                 ids += new
                 text.append(out.outputs[0].text if out.outputs else "")
+                if out.outputs:  # the server sends a transcription.delta for each of these
+                    pieces.append(out.outputs[0].text)
                 if out.finished:
                     break
-            result[name] = {"tokens": ids, "text": "".join(text)}
+            result[name] = {"tokens": ids, "text": "".join(text), "pieces": pieces}
     finally:
         engine.shutdown()
     return result

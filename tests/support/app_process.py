@@ -1,0 +1,48 @@
+"""The real app in a process of its own, steered by lines on stdin (atspi_app.py,
+real_engine_app.py): the Qt application, the app on a given engine factory and fake audio,
+journalling under $VOXCAP_DATA_DIR/sessions, and the stdin reader."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QApplication
+
+from voxcap.app.controller import SessionController
+
+
+def qt_app() -> QApplication:
+    qapp = QApplication(["voxcap"])
+    qapp.setApplicationName("voxcap")
+    qapp.setApplicationDisplayName("voxcap")
+    qapp.setQuitOnLastWindowClosed(False)
+    return qapp
+
+
+def voxcap_app(settings, engine_factory, audio):
+    from voxcap.gui.app import VoxcapApp
+
+    root = Path(os.environ["VOXCAP_DATA_DIR"]) / "sessions"
+    return VoxcapApp(settings, controller_factory=lambda publish: SessionController(
+        publish, engine_factory=engine_factory, audio=audio, journal_root=root),
+        sessions_root=root, persist=False, use_tray=False, first_run=False)
+
+
+class _Commands(QObject):
+    line = Signal(str)
+
+
+def steer_by_stdin(handle) -> QObject:
+    """``handle(line)`` on the GUI thread for each line on stdin; keep the returned object."""
+    commands = _Commands()
+    commands.line.connect(handle)
+
+    def read() -> None:
+        for raw in sys.stdin:
+            commands.line.emit(raw.strip())
+    threading.Thread(target=read, daemon=True).start()
+    return commands
