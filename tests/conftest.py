@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import tempfile
 
 import pytest
@@ -23,6 +24,12 @@ from voxcap.eventhub import EventHub
 _TEST_HOME = tempfile.mkdtemp(prefix="voxcap-test-dirs-")
 for _name in ("DATA", "CONFIG", "CACHE", "STATE"):
     os.environ.setdefault(f"VOXCAP_{_name}_DIR", os.path.join(_TEST_HOME, _name.lower()))
+
+# The Ctrl-C tests send SIGINT as a terminal would. A suite started in the background of a
+# non-interactive shell (`nohup scripts/test.sh &`) inherits SIGINT ignored, and so would every
+# process it starts (voxcap respects that, as Python does): undo it here, for the tests' children.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # Engine tests share CPU with the engine's own processes: keep torch from oversubscribing, and
 # keep vLLM's CPU build from pinning every engine's worker to core 0 (its default on 2 cores).

@@ -19,6 +19,7 @@ from voxcap.commands.bench import speech_like
 
 def test_ctrl_c_while_a_caption_is_shown_still_flushes(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("VOXCAP_DATA_DIR", str(tmp_path / "data"))
+    before = signal.getsignal(signal.SIGINT)  # pytest's or an earlier test's: put back after
     monkeypatch.setattr(captioning, "make_engine",
                         lambda args, on_event=None, settings=None, **kw: ScriptedEngine(settings, on_event))
     shown, original = [], captioning.CaptionRun._show
@@ -43,4 +44,4 @@ def test_ctrl_c_while_a_caption_is_shown_still_flushes(tmp_path, monkeypatch, ca
     assert "transcribe: interrupted (Ctrl-C again to abort): flushing" in err, err
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(records) >= 5 and records[-1]["end"] < 30.0  # stopped early, written anyway
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # put back
+    assert signal.getsignal(signal.SIGINT) == before  # put back as it was

@@ -125,6 +125,8 @@ class _CtrlCCounted:
         self.count += 1
 
     def __enter__(self) -> _CtrlCCounted:
+        if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+            return self  # started with Ctrl-C ignored (nohup, `cmd &` in a script): kept so
         try:
             self._old = signal.signal(signal.SIGINT, self._count)
             self._installed = True
@@ -134,7 +136,8 @@ class _CtrlCCounted:
 
     def __exit__(self, *exc) -> None:
         if self._installed:  # None: a handler set outside Python; Python's own is the default
-            signal.signal(signal.SIGINT, self._old or signal.default_int_handler)
+            signal.signal(signal.SIGINT, self._old if self._old is not None
+                          else signal.default_int_handler)
 
 
 class CaptionRun:
