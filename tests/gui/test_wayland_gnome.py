@@ -94,7 +94,7 @@ def test_mutter_screenshot_overlay_over_a_focused_fullscreen_window(tmp_path):
             st = app.wait_for(lambda s: "scripted" in " ".join(s["text"]))
             app.ask("fullscreen")
             gx, gy, w, h = st["geometry"]
-            for _ in range(5):  # mutter composites a moment after the window changes
+            for _ in range(15):  # mutter composites a moment after the window changes (seen: > 5 s once)
                 time.sleep(1.0)
                 shot = x.screenshot(tmp_path / "mutter.png")
                 img = QImage(str(shot))
