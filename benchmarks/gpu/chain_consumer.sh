@@ -6,12 +6,7 @@
 # Config PREC:FA:MARLIN:TURING; TURING = float16 + TRITON_ATTN (what an RTX 20 runs).
 # Launch after the kit's pieces are stashed:  bash benchmarks/gpu/launch_prepare.sh chain_consumer.sh
 # Poll back to back:                          OUT=$OUT bash benchmarks/gpu/poll_prepare.sh 500
-cd "$(dirname "$0")/../.."
-. .gpu/kit/env.sh
-P=$PWD/benchmarks W=$VOXCAP_GPU_WORK R=$VOXCAP_GPU_WORK/res M=$VOXCAP_GPU_WORK/rsmodel
-export CUDA_VISIBLE_DEVICES=0 CUDA_DEVICE_ORDER=PCI_BUS_ID
-export VLLM_CACHE_ROOT=$W/cc/vllm TORCHINDUCTOR_CACHE_DIR=$W/cc/inductor TRITON_CACHE_DIR=$W/cc/triton
-step() { local name=$1 limit=$2; shift 2; ( date +%s.%N; timeout "$limit" "$@"; echo "EXIT $?"; date +%s.%N ) > "$R/$name.log" 2>&1; }
+. "$(dirname "$0")/chain_common.sh"
 kernel() {
   IFS=: read -r prec fa m t <<< "$1"
   local name="k_${prec}${fa:+_fa$fa}${m:+_marlin}${t:+_turing}"

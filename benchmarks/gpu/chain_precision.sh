@@ -5,12 +5,7 @@
 # FlashAttention 2 for each precision, FP8 Marlin for both FP8 choices. Results in $R, poll with
 #   OUT=$OUT bash benchmarks/gpu/poll_prepare.sh 400
 # Launch (after the kit's pieces are stashed): bash benchmarks/gpu/launch_prepare.sh chain_precision.sh
-cd "$(dirname "$0")/../.."
-. .gpu/kit/env.sh
-P=$PWD/benchmarks W=$VOXCAP_GPU_WORK R=$VOXCAP_GPU_WORK/res M=$VOXCAP_GPU_WORK/rsmodel
-export CUDA_VISIBLE_DEVICES=0 CUDA_DEVICE_ORDER=PCI_BUS_ID
-export VLLM_CACHE_ROOT=$W/cc/vllm TORCHINDUCTOR_CACHE_DIR=$W/cc/inductor TRITON_CACHE_DIR=$W/cc/triton
-step() { local name=$1 limit=$2; shift 2; ( date +%s.%N; timeout "$limit" "$@"; echo "EXIT $?"; date +%s.%N ) > "$R/$name.log" 2>&1; }
+. "$(dirname "$0")/chain_common.sh"
 python3 -c "import sys, soundfile as sf; from voxcap.commands.bench import speech_like
 sf.write(sys.argv[1], speech_like(30.0), 16000)" "$W/speech30.wav"
 for leave in ${CARDS:-15.5 11.5 7.5}; do
