@@ -34,6 +34,29 @@ def missing(*programs: str) -> list[str]:
     return [p for p in programs if shutil.which(p) is None]
 
 
+def unmount_under(runtime: Path) -> None:
+    """A session's D-Bus may have started the document portal, whose FUSE mount
+    (``$XDG_RUNTIME_DIR/doc``) outlives the portal killed with the group: a stat in it then
+    fails with ECONNABORTED (seen: shutil.rmtree raised it). Unmount what is under ``runtime``."""
+    root = os.path.realpath(runtime)
+    with open("/proc/mounts") as mounts:
+        points = [line.split()[1] for line in mounts]
+    for point in sorted((p for p in points if p == root or p.startswith(root + "/")), reverse=True):
+        tool = ["umount", "-l", point] if os.geteuid() == 0 else ["fusermount3", "-u", "-z", point]
+        done = subprocess.run(tool, capture_output=True, text=True)
+        if done.returncode:
+            print(f"could not unmount {point}: {done.stderr.strip()}", file=sys.stderr)
+
+
+def remove_runtime(runtime: Path) -> None:
+    """Remove a session's runtime folder, its mounts first."""
+    unmount_under(runtime)
+    try:
+        shutil.rmtree(runtime)
+    except OSError as err:
+        print(f"could not remove {runtime}: {err}", file=sys.stderr)
+
+
 class _Compositor:
     """What the headless compositors share: their log, stopping their process group (they run in
     a session of their own with their helpers: XWayland, dbus...), a context manager."""
@@ -71,7 +94,7 @@ class _Compositor:
 
     def stop(self) -> None:
         self._stop_process(group=True)
-        shutil.rmtree(self.runtime, ignore_errors=True)
+        remove_runtime(self.runtime)
 
     def __enter__(self):
         return self.start()
@@ -181,7 +204,7 @@ class Sway(_Compositor):
         if self.outer is not None:
             self.outer.stop()
             self.outer = None
-        shutil.rmtree(self.runtime, ignore_errors=True)
+        remove_runtime(self.runtime)
 
 
 class Mutter(_Compositor):

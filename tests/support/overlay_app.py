@@ -5,7 +5,9 @@ server are the scripted stand-ins (``gui_fakes``): what is under test is the win
 
 Commands (one a line), each answered by one JSON line on stdout:
   state           the overlay path, geometry, screen, layer-shell surface, text on screen
-  caption         start captioning and feed 2 s of audio (scripted words appear)
+  caption         start captioning and feed 2 s of audio once capture runs (scripted words appear;
+                  tries for 30 s: under load the controller's start can take seconds)
+  feed            1 s more audio into the running capture (more words: the overlay repaints)
   fullscreen      open another window, fullscreen, and give it the focus
   click-through   toggle the overlay's click-through
   move X Y        move the overlay to global X, Y (as a drag does) and save
@@ -15,6 +17,8 @@ Commands (one a line), each answered by one JSON line on stdout:
 from __future__ import annotations
 
 import json
+import logging
+import os
 import sys
 
 from PySide6.QtCore import QSocketNotifier, QTimer
@@ -38,6 +42,9 @@ class OtherWindow(QLabel):
 
 
 def main() -> int:
+    if os.environ.get("VOXCAP_DEBUG"):  # the app's log on stderr, which the test then keeps
+        logging.basicConfig(level=logging.DEBUG, stream=sys.stderr,
+                            format="%(relativeCreated)8.0f %(name)s %(levelname)s %(message)s")
     path = prepare_platform()
     app = QApplication(sys.argv[:1])
     app.setQuitOnLastWindowClosed(False)
@@ -59,7 +66,7 @@ def main() -> int:
         g = ov.geometry()
         return {"path": vapp.placement.path.path, "reason": vapp.placement.path.reason,
                 "platform": app.platformName(), "geometry": [g.x(), g.y(), g.width(), g.height()],
-                "visible": ov.isVisible(), "text": ov.visible_text(),
+                "visible": ov.isVisible(), "text": ov.visible_text(), "paints": ov.paints,
                 "click_through": ov.click_through,
                 "saved": vapp.settings.overlay.geometry, "saved_screen": vapp.settings.overlay.screen,
                 "layer": None if layer is None else {"mapped": layer.layer_surface is not None,
@@ -85,13 +92,16 @@ def main() -> int:
         elif cmd == "caption":
             vapp.controller.start_captioning("system")
 
-            def feed(tries=[50]) -> None:  # noqa: B006 - a countdown shared by the retries
+            def feed(tries=[300]) -> None:  # noqa: B006 - a countdown shared by the retries
                 if "Them" in audio.captures:
                     audio.feed("Them", 2.0)
                 elif tries[0] > 0:
                     tries[0] -= 1
                     QTimer.singleShot(100, feed)
             feed()
+            reply(ok=True)
+        elif cmd == "feed":
+            audio.feed("Them", 1.0)
             reply(ok=True)
         elif cmd == "fullscreen":
             other = OtherWindow("another window, fullscreen, with the focus")
