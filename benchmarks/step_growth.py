@@ -14,10 +14,16 @@ chunk ahead of the previous token with a placeholder the engine core replaces
 control: the model then sees the placeholder, so its tokens must differ). Both have
 the session fix on; compare them with "on".
 
+``--share-engine`` runs the variants that need the same engine ("on", "carry" and "blind": the
+fix on, the carry installed; "carry" is the only request that asks for it) as requests one after
+the other in one engine, prefix and encoder caches reset between them, each request's log cut
+at a marker line: two vLLM starts instead of four (the tests); without it every variant has an
+engine of its own (step-time comparisons).
+
 usage:
   python benchmarks/step_growth.py --model DIR [--dummy-weights] [--graph-mode FULL_DECODE_ONLY]
       [--duration 160] [--variants off,on] [--max-model-len 8192] [--kv-cache-gib G]
-      [--enforce-eager] [--extra-args JSON] [--bucket 1000] [--out step_growth.json]
+      [--enforce-eager] [--extra-args JSON] [--bucket 1000] [--share-engine] [--out step_growth.json]
 """
 
 from __future__ import annotations
@@ -36,7 +42,13 @@ import numpy as np
 
 FIX_ENV = "VOXCAP_VLLM_SESSION_FIX"
 CARRY_ENV = "VOXCAP_VLLM_TOKEN_CARRY"
-FEED_ENV = "VOXCAP_GROWTH_FEED"  # child: "carry" feeds placeholders ahead, else the echo
+VARIANTS_ENV = "VOXCAP_GROWTH_VARIANTS"  # child: the variants it runs, one request each, in order
+MARKER = "STEP_GROWTH_REQUEST_DONE"  # child, on stdout and stderr after each request's last output
+
+
+def feed_of(variant: str) -> str:
+    """"carry" and "blind" feed placeholders ahead of the token; the others wait for the echo."""
+    return "carry" if variant in ("carry", "blind") else "echo"
 
 
 def rss_mib(pid: int) -> float | None:
@@ -49,12 +61,10 @@ def rss_mib(pid: int) -> float | None:
     return None
 
 
-async def stream(a) -> dict:
+async def stream(a) -> list[dict]:
+    """One engine, one request per variant of VARIANTS_ENV, in order."""
     import torch
     from vllm.engine.arg_utils import AsyncEngineArgs
-    from vllm.engine.protocol import StreamingInput
-    from vllm.renderers.inputs.preprocess import parse_model_prompt
-    from vllm.sampling_params import RequestOutputKind, SamplingParams
     from vllm.v1.engine.async_llm import AsyncLLM
 
     from voxcap.commands.bench import speech_like
@@ -79,8 +89,38 @@ async def stream(a) -> dict:
     model_cls = get_model_cls(engine.model_config)
     from voxcap.engine.realtime_feed import TokenFeed
 
-    feed = TokenFeed(carry=os.environ.get(FEED_ENV) == "carry")
     audio = speech_like(a.duration, seed=11)
+    runs = []
+    for k, variant in enumerate(os.environ[VARIANTS_ENV].split(",")):
+        if k:  # the next request must not reuse this one's blocks or encoder outputs
+            await engine.reset_prefix_cache()
+            await engine.reset_encoder_cache()
+        run = await one_request(a, engine, model_cls, TokenFeed, audio, variant, core_pids)
+        runs.append(run)
+        print(f"{MARKER} {variant}", flush=True)
+        print(f"{MARKER} {variant}", file=sys.stderr, flush=True)
+    engine.shutdown()
+    # Whether the fix is in this process's Scheduler: a forked engine core inherits it from here
+    # (its own log line is never printed then), a spawned one loads the same plugin itself.
+    from voxcap.engine import vllm_patches
+
+    for run in runs:
+        asked = run.pop("asked_carry")  # the carry acts on a request when installed and asked
+        run.update(scheduler_patched=vllm_patches.session_fix_applied(), start_s=round(start_s, 2),
+                   token_carry_applied=vllm_patches.token_carry_applied() and asked,
+                   device="cuda" if cuda else "cpu",
+                   resolved_graph_mode=str(engine.vllm_config.compilation_config.cudagraph_mode))
+    return runs
+
+
+async def one_request(a, engine, model_cls, token_feed, audio, variant: str, core_pids) -> dict:
+    from vllm.engine.protocol import StreamingInput
+    from vllm.renderers.inputs.preprocess import parse_model_prompt
+    from vllm.sampling_params import RequestOutputKind, SamplingParams
+
+    feed = token_feed(carry=feed_of(variant) == "carry")
+    # "blind": the carry's placeholders, but the request does not ask the engine core to fill them
+    extra = None if variant == "blind" else feed.sampling_extra_args()
 
     async def chunks():
         for i in range(0, audio.size, 1280):
@@ -95,14 +135,14 @@ async def stream(a) -> dict:
     # its step, so comparing it across variants catches a changed model input even when the
     # dummy-weight model keeps choosing the same few token ids
     params = SamplingParams(temperature=0.0, max_tokens=model_cls.realtime_max_tokens,
-                            output_kind=RequestOutputKind.DELTA, logprobs=1,
-                            extra_args=feed.sampling_extra_args())
+                            output_kind=RequestOutputKind.DELTA, logprobs=1, extra_args=extra)
     ids: list[int] = []
     logprobs: list[float] = []
     times: list[float] = []
     rss: list[dict] = []
     t1 = time.perf_counter()
-    async for out in engine.generate(prompt=inputs(), sampling_params=params, request_id="growth"):
+    async for out in engine.generate(prompt=inputs(), sampling_params=params,
+                                     request_id=f"growth-{variant}"):
         new = list(out.outputs[0].token_ids) if out.outputs else []
         feed.output(new)
         for tok, lp in zip(new, (out.outputs[0].logprobs or []) if out.outputs else [], strict=False):
@@ -115,20 +155,9 @@ async def stream(a) -> dict:
                 rss.append({"tokens": len(ids), **{str(p): rss_mib(p) for p in core_pids}})
         if out.finished or (a.wall_limit and now - t1 > a.wall_limit):
             break
-    stream_s = time.perf_counter() - t1
-    engine.shutdown()
-    # Whether the fix is in this process's Scheduler: a forked engine core inherits it from here
-    # (its own log line is never printed then), a spawned one loads the same plugin itself.
-    from voxcap.engine import vllm_patches
-
-    patched = vllm_patches.session_fix_applied()
-    return {"token_carry_applied": vllm_patches.token_carry_applied(),
-            "feed": "carry" if feed.carry else "echo", "start_s": round(start_s, 2),
-            "stream_s": round(stream_s, 2), "tokens": ids,
-            "scheduler_patched": patched,
-            "logprobs": logprobs,
-            "times": times, "engine_core_rss_mib": rss, "device": "cuda" if cuda else "cpu",
-            "resolved_graph_mode": str(engine.vllm_config.compilation_config.cudagraph_mode)}
+    return {"variant": variant, "feed": "carry" if feed.carry else "echo", "asked_carry": bool(extra),
+            "stream_s": round(time.perf_counter() - t1, 2), "tokens": ids, "logprobs": logprobs,
+            "times": times, "engine_core_rss_mib": rss}
 
 
 def buckets(times: list[float], size: int) -> list[dict]:
@@ -162,37 +191,52 @@ ENCODED = re.compile(r"Finish execute for mm hash (\w+)")
 DROPPED = re.compile(r"voxcap session fix: \S+ dropped (\d+) consumed audio items, (\d+) left")
 
 
-def run_variant(a, variant: str) -> dict:
+def engine_groups(variants: list[str], share: bool) -> list[list[str]]:
+    """The variants each engine runs: one each, or with ``share`` the fix-on ones together."""
+    if not share:
+        return [[v] for v in variants]
+    on = [v for v in variants if v != "off"]
+    return [[v] for v in variants if v == "off"] + ([on] if on else [])
+
+
+def run_variants(a, variants: list[str]) -> list[dict]:
+    """One child process and engine running ``variants`` as consecutive requests."""
     env = dict(os.environ)
-    env[FIX_ENV] = "0" if variant == "off" else "1"
-    env[CARRY_ENV] = "1" if variant == "carry" else "0"
-    env[FEED_ENV] = "carry" if variant in ("carry", "blind") else "echo"
+    env[FIX_ENV] = "0" if variants == ["off"] else "1"
+    env[CARRY_ENV] = "1" if "carry" in variants else "0"
+    env[VARIANTS_ENV] = ",".join(variants)
     if a.trace_encoder:
         env["VLLM_LOGGING_LEVEL"] = "DEBUG"  # the worker then logs each audio item it encodes
     cmd = [sys.executable, __file__, "--child", *a.child_args]
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=a.timeout)
-    res = None
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=a.timeout * len(variants))
+    runs = None
     for line in proc.stdout.splitlines():
         if line.startswith("CHILD_RESULT "):
-            res = json.loads(line[len("CHILD_RESULT "):])
-    if res is None:
-        return {"variant": variant, "failure": f"exit {proc.returncode}",
-                "stderr_tail": proc.stderr[-4000:]}
-    res["variant"] = variant
-    res["fix_applied"] = (res.pop("scheduler_patched", False)
-                          or "voxcap session fix applied" in proc.stdout + proc.stderr)
-    # what a wrongly dropped audio item would cause: vLLM substitutes zeros and warns
-    res["empty_embedding_warnings"] = (proc.stdout + proc.stderr).count("empty multimodal embeddings")
-    if a.trace_encoder:  # content hashes of the audio items, in the order the encoder ran them
-        res["encoded_mm_hashes"] = ENCODED.findall(proc.stdout + proc.stderr)
-        drops = [(int(d), int(left)) for d, left in DROPPED.findall(proc.stdout + proc.stderr)]
-        res["session_fix_dropped"] = sum(d for d, _ in drops)  # audio items the fix let go
-        res["session_fix_max_left"] = max((left for _, left in drops), default=None)
-    res["buckets"] = buckets(res["times"], a.bucket)
-    res["slope_ms_per_1k_tokens"] = slope_ms_per_1k(res["buckets"])
-    res["stderr_tail"] = proc.stderr[-1500:]
-    del res["times"]
-    return res
+            runs = json.loads(line[len("CHILD_RESULT "):])
+    if runs is None:
+        return [{"variant": v, "failure": f"exit {proc.returncode}", "stderr_tail": proc.stderr[-4000:]}
+                for v in variants]
+    # each request's log lines: what both streams printed before its marker (the engine
+    # processes log a step before its output reaches this process, which then prints the marker)
+    outs = re.split(rf"^{MARKER} \S+$", proc.stdout, flags=re.M)
+    errs = re.split(rf"^{MARKER} \S+$", proc.stderr, flags=re.M)
+    whole = proc.stdout + proc.stderr
+    for res, out, err in zip(runs, outs, errs, strict=False):
+        log = out + err
+        res["fix_applied"] = res.pop("scheduler_patched", False) or "voxcap session fix applied" in whole
+        # what a wrongly dropped audio item would cause: vLLM substitutes zeros and warns
+        res["empty_embedding_warnings"] = log.count("empty multimodal embeddings")
+        if a.trace_encoder:  # content hashes of the audio items, in the order the encoder ran them
+            res["encoded_mm_hashes"] = ENCODED.findall(log)
+            drops = [(int(d), int(left)) for d, left in DROPPED.findall(log)]
+            res["session_fix_dropped"] = sum(d for d, _ in drops)  # audio items the fix let go
+            res["session_fix_max_left"] = max((left for _, left in drops), default=None)
+        res["buckets"] = buckets(res["times"], a.bucket)
+        res["slope_ms_per_1k_tokens"] = slope_ms_per_1k(res["buckets"])
+        res["stderr_tail"] = err[-1500:]
+        res["engine_variants"] = variants
+        del res["times"]
+    return runs
 
 
 def main() -> int:
@@ -215,6 +259,8 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=900.0, help="per variant, seconds")
     ap.add_argument("--trace-encoder", action="store_true",
                     help="vLLM DEBUG logs: record which audio items the encoder ran (slows steps)")
+    ap.add_argument("--share-engine", action="store_true",
+                    help="run on, carry and blind as requests in one engine (2 starts instead of 4)")
     ap.add_argument("--out", default="")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -228,10 +274,13 @@ def main() -> int:
               "voxcap from this checkout (pip install -e ., or on the GPU kit rebuild and send v00 "
               "and run install.sh again), otherwise the 'on' variant measures nothing.", flush=True)
         return 2
-    results = []
-    for variant in [v.strip() for v in a.variants.split(",") if v.strip()]:
-        res = run_variant(a, variant)
-        results.append(res)
+    order = [v.strip() for v in a.variants.split(",") if v.strip()]
+    by_variant = {}
+    for group in engine_groups(order, a.share_engine):
+        by_variant.update((r["variant"], r) for r in run_variants(a, group))
+    results = [by_variant[v] for v in order]
+    for res in results:
+        variant = res["variant"]
         if "failure" in res:
             print(f"[{variant}] FAILED: {res['failure']}\n{res['stderr_tail']}", flush=True)
             continue

@@ -20,8 +20,14 @@ from voxcap.engine.settings import EngineSettings
 from voxcap.engine.tiny_model import write_tiny_model
 from voxcap.eventhub import EventHub
 
-# Tests never write into the user's real folders (sessions, settings, caches).
-_TEST_HOME = tempfile.mkdtemp(prefix="voxcap-test-dirs-")
+# Tests never write into the user's real folders (sessions, settings, caches). The workers of one
+# parallel run (pytest-xdist: scripts/test.sh) share one, so vLLM's caches are filled once.
+_RUN = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+if _RUN:
+    _TEST_HOME = os.path.join(tempfile.gettempdir(), f"voxcap-test-dirs-{_RUN[:12]}")
+    os.makedirs(_TEST_HOME, exist_ok=True)
+else:
+    _TEST_HOME = tempfile.mkdtemp(prefix="voxcap-test-dirs-")
 for _name in ("DATA", "CONFIG", "CACHE", "STATE"):
     os.environ.setdefault(f"VOXCAP_{_name}_DIR", os.path.join(_TEST_HOME, _name.lower()))
 
@@ -105,3 +111,27 @@ def engine_events(engine, engine_hub):
     q = engine_hub.subscribe()
     yield q
     engine_hub.unsubscribe(q)
+
+
+# What the parallel run (``-n 2 --dist loadgroup``, scripts/test.sh) keeps on one worker: the
+# tests of the session engine and of vLLM's reference tokens (they are started once, in the
+# worker that runs all of these), and each module's tests together (module fixtures, and a
+# tests/install session's checkout and wheel, are then made once).
+ONE_WORKER_FIXTURES = {"engine", "engine_events", "reference", "reference_texts", "reference_continued",
+                       "reference_delays", "reference_started", "reference_delays_started",
+                       "_reference_480", "delay_engine"}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        if ONE_WORKER_FIXTURES & set(getattr(item, "fixturenames", ())):
+            group = "session-engine"
+        elif item.nodeid.startswith("tests/install/"):
+            group = "install"
+        else:
+            group = item.nodeid.split("::", 1)[0]
+        item.add_marker(pytest.mark.xdist_group(group))
+

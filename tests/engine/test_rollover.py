@@ -94,7 +94,10 @@ def test_cap_is_respected_and_every_sample_is_accounted_for(rolling):
     for r, s in zip(rolled, sessions[1:], strict=True):
         assert r.at_audio_s == pytest.approx(s.start_sample / SAMPLE_RATE) and r.lost_s == 0
     # every session produced exactly its framing's tokens, and the stream saw all of them once
-    assert len(deltas) == sum(expected_tokens(s.samples) for s in sessions) == fin.tokens
+    per_session = [(s.samples, s.tokens, expected_tokens(s.samples), s.reason) for s in sessions]
+    assert all(got == want for _, got, want, _ in per_session), per_session
+    assert len(deltas) == sum(expected_tokens(s.samples) for s in sessions) == fin.tokens, \
+        (len(deltas), fin.tokens, per_session)
     assert [d.index for d in deltas] == list(range(len(deltas)))
     # captions timing is continuous from the stream's first sample
     assert deltas[0].audio_start_s == 0.0

@@ -152,10 +152,11 @@ def test_flag_off_applies_nothing(monkeypatch):
 
 @pytest.fixture(scope="module")
 def growth(tmp_path_factory):
-    """benchmarks/step_growth.py's four variants over the same 16 s of audio, each in a vLLM of
-    its own (one run for the fix's and the carry's tests: the starts are most of the time):
-    "on" (the session fix, the echo), "off" (vLLM as installed), "carry" and "blind" (the fix on,
-    placeholders ahead with and without the carry). {variant: its run}."""
+    """benchmarks/step_growth.py's four variants over the same 16 s of audio (one run for the
+    fix's and the carry's tests: the starts are most of the time): "off" (vLLM as installed) in
+    a vLLM of its own; "on" (the session fix, the echo), "carry" and "blind" (the fix on,
+    placeholders ahead, the request asking for the carry or not) as three requests in another
+    (``--share-engine``: caches reset between them). {variant: its run}."""
     from voxcap.engine.tiny_model import write_tiny_model
 
     tmp = tmp_path_factory.mktemp("growth")
@@ -168,12 +169,14 @@ def growth(tmp_path_factory):
          # block hashes every 16 tokens instead of 128: the fix then lets items go every 16
          # steps, often enough to matter in 16 s of audio
          "--extra-args", '{"prefix_match_unit": 16}',
-         "--variants", "on,off,carry,blind", "--out", str(out)],
+         "--variants", "on,off,carry,blind", "--share-engine", "--out", str(out)],
         env=env, capture_output=True, text=True, timeout=1500)
     assert out.exists(), proc.stdout[-3000:] + proc.stderr[-3000:]
     res = json.loads(out.read_text())
     runs = {r["variant"]: r for r in res["runs"]}
     assert list(runs) == ["on", "off", "carry", "blind"]
+    assert runs["off"]["engine_variants"] == ["off"]
+    assert runs["on"]["engine_variants"] == ["on", "carry", "blind"]
     for run in runs.values():  # a variant whose engine failed says why
         assert "failure" not in run, f"{run['variant']}: {run['failure']}\n{run['stderr_tail']}"
     return res, runs
@@ -181,7 +184,7 @@ def growth(tmp_path_factory):
 
 @pytest.mark.engine
 @pytest.mark.slow
-@pytest.mark.timeout(1800)  # the fixture's four vLLM starts, on a loaded 2-core machine
+@pytest.mark.timeout(1800)  # the fixture's two vLLM starts, on a loaded 2-core machine
 def test_same_tokens_with_and_without_fix(growth):
     res, runs = growth
     off, on = runs["off"], runs["on"]

@@ -155,6 +155,9 @@ class Capture:
         self._stop_echo()
         if self._proc_thread is not None:
             self._proc_thread.join(timeout)
+        # blocks the callback dropped after the watcher's last report, before the stream closed
+        # (seen: 49 of 50 reported on a loaded machine)
+        self._report_losses()
         stats = self.stats()
         self._emit(CaptureStopped(
             self.label, stats.seconds_delivered, stats.dropped_blocks, stats.overflows,

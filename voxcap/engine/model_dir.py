@@ -171,12 +171,17 @@ def model_dir_for_vllm(info: ModelInfo, cache_dir: Path, dtype: str = "") -> Pat
         tmp.replace(target)
     # links follow the model folder as it is now (files added or removed since the last start)
     wanted = {p.name for p in info.path.iterdir() if p.name != "params.json"}
+    # another voxcap (serve, the app, a test) may be making the same view at the same moment
     for link in out.iterdir():
         if link.is_symlink() and link.name not in wanted:
-            link.unlink()
+            link.unlink(missing_ok=True)
     for name in wanted:
         link = out / name
         if not link.is_symlink():
-            link.symlink_to(info.path.resolve() / name)
+            try:
+                link.symlink_to(info.path.resolve() / name)
+            except FileExistsError:
+                if not link.is_symlink():
+                    raise
     return out
 
