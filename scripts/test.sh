@@ -6,4 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-dev.sh
 VENV=${VOXCAP_VENV:-.venv}
-exec "$VENV/bin/python" -m pytest "$@"
+# Two workers (pytest-xdist): much of the suite waits on real time (audio, servers, windows) and
+# the engines run one thread each, so two cores take two at once. tests/conftest.py keeps the
+# session engine's tests on one worker and each module's tests together. VOXCAP_TEST_WORKERS=0
+# runs everything in this one process.
+exec "$VENV/bin/python" -m pytest -n "${VOXCAP_TEST_WORKERS:-2}" --dist loadgroup "$@"
