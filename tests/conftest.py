@@ -46,7 +46,8 @@ os.environ.setdefault("VLLM_CPU_OMP_THREADS_BIND", "nobind")
 # it proves the default is clamped to the model's maximum.
 # the sound-server fixtures (pulse, speech_them, speech_you): one server for the session
 # the parity checks' audio and vLLM's own tokens for it (reference, reference_delays)
-pytest_plugins = ["support.pulse_fixtures", "support.parity_fixtures"]
+# which tests share a worker when the suite runs in parallel (scripts/test.sh)
+pytest_plugins = ["support.pulse_fixtures", "support.parity_fixtures", "support.parallel_groups"]
 
 SESSION_MAX_MODEL_LEN = 4096
 SESSION_MAX_STREAMS = 4
@@ -111,27 +112,3 @@ def engine_events(engine, engine_hub):
     q = engine_hub.subscribe()
     yield q
     engine_hub.unsubscribe(q)
-
-
-# What the parallel run (``-n 2 --dist loadgroup``, scripts/test.sh) keeps on one worker: the
-# tests of the session engine and of vLLM's reference tokens (they are started once, in the
-# worker that runs all of these), and each module's tests together (module fixtures, and a
-# tests/install session's checkout and wheel, are then made once).
-ONE_WORKER_FIXTURES = {"engine", "engine_events", "reference", "reference_texts", "reference_continued",
-                       "reference_delays", "reference_started", "reference_delays_started",
-                       "_reference_480", "delay_engine"}
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config, items):
-    if not config.pluginmanager.hasplugin("xdist"):
-        return
-    for item in items:
-        if ONE_WORKER_FIXTURES & set(getattr(item, "fixturenames", ())):
-            group = "session-engine"
-        elif item.nodeid.startswith("tests/install/"):
-            group = "install"
-        else:
-            group = item.nodeid.split("::", 1)[0]
-        item.add_marker(pytest.mark.xdist_group(group))
-

@@ -9,7 +9,7 @@ import time
 
 import pytest
 from support.engine_helpers import collect_stream
-from support.framing import expected_tokens, first_step_samples
+from support.framing import expected_tokens, first_step_samples, indices_follow, tokens_in
 from support.parity_fixtures import same_share
 
 from voxcap.commands.bench import speech_like
@@ -62,7 +62,7 @@ def test_delay_is_applied_through_a_tokenizer_copy(delay_engine):
     eng.close_stream(sid)
     deltas, fin = collect_stream(events, sid)
     assert fin.reason == "flushed"
-    assert len(deltas) == expected_tokens(audio.size, delay_ms=960)
+    assert tokens_in(deltas) == expected_tokens(audio.size, delay_ms=960)
 
 
 def test_delay_960_gives_vllms_tokens(delay_engine, parity_audio, reference_delays, reference):
@@ -115,7 +115,7 @@ def test_engine_process_killed_mid_stream(delay_engine):
     assert got_finished is not None and got_finished.reason == "error"
     assert got_failed is not None and "died" in got_failed.message and got_failed.fix
     assert time.monotonic() - t0 < 90
-    assert len(kept) >= 10 and [d.index for d in kept] == list(range(len(kept)))
+    assert tokens_in(kept) >= 10 and indices_follow(kept)
     with pytest.raises(Exception, match="died"):
         eng.open_stream()
     eng.shutdown(timeout=30)  # returns, does not hang

@@ -1,0 +1,81 @@
+"""Which tests share a worker when the suite runs on several (pytest-xdist, ``scripts/test.sh``):
+a pytest plugin, loaded by tests/conftest.py.
+
+- The modules with tests of the session engine or of vLLM's reference tokens run on one worker,
+  so the engine and the references start once (``SESSION_ENGINE_MODULES``).
+- tests/install shares its checkout copy and wheel (session fixtures): one worker.
+- Every other module runs whole on one worker (its module fixtures are made once).
+
+The grouping is a scheduler of our own (xdist's ``--dist loadgroup`` marks do nothing with pytest
+9.2: it renames ``item._nodeid``, which pytest no longer reads). The scheduler runs where nothing
+is collected, so the engine modules are listed here; each worker checks the list against the
+tests' fixtures, and the tests of a module missing from it fail saying so.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+# tests that use any of these run where the session engine and the references are
+ONE_WORKER_FIXTURES = {"engine", "engine_events", "reference", "reference_texts", "reference_continued",
+                       "reference_delays", "reference_started", "reference_delays_started",
+                       "_reference_480", "delay_engine"}
+
+SESSION_ENGINE_MODULES = {
+    "tests/captions/test_captions_end_to_end.py",
+    "tests/captions/test_captions_live_journal.py",
+    "tests/commands/test_transcribe_and_bench.py",
+    "tests/engine/test_engine_dies_with_app.py",
+    "tests/engine/test_engine_lifecycle.py",
+    "tests/engine/test_engine_streaming.py",
+    "tests/engine/test_memory.py",
+    "tests/engine/test_parity.py",
+    "tests/engine/test_remote_engine.py",
+    "tests/engine/test_vllm_patches.py",
+    "tests/share/test_share_engine.py",
+}
+
+
+def group_of(nodeid: str) -> str:
+    module = nodeid.split("::", 1)[0]
+    if module in SESSION_ENGINE_MODULES:
+        return "session-engine"
+    if module.startswith("tests/install/"):
+        return "install"
+    return module
+
+
+def pytest_xdist_make_scheduler(config, log):
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):
+        """xdist's per-scope scheduling, our groups as the scopes (largest first, by test count:
+        the session engine's group is among the first to start)."""
+
+        def _split_scope(self, nodeid: str) -> str:
+            return group_of(nodeid)
+
+    return GroupScheduling(config, log)
+
+
+STALE = pytest.StashKey[str]()
+
+
+def pytest_collection_modifyitems(config, items):
+    if not hasattr(config, "workerinput"):  # only where xdist's workers collect
+        return
+    using = {item.nodeid.split("::", 1)[0] for item in items
+             if ONE_WORKER_FIXTURES & set(getattr(item, "fixturenames", ()))}
+    for item in items:
+        module = item.nodeid.split("::", 1)[0]
+        if module in using - SESSION_ENGINE_MODULES:
+            item.stash[STALE] = (
+                f"{module} uses the session engine or the references: add it to "
+                "SESSION_ENGINE_MODULES in tests/support/parallel_groups.py (else each worker "
+                "starts its own)")
+
+
+@pytest.fixture(autouse=True)
+def _parallel_group_is_known(request):
+    if STALE in request.node.stash:
+        pytest.fail(request.node.stash[STALE])
