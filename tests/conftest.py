@@ -21,15 +21,14 @@ from voxcap.engine.tiny_model import write_tiny_model
 from voxcap.eventhub import EventHub
 
 # Tests never write into the user's real folders (sessions, settings, caches). The workers of one
-# parallel run (pytest-xdist: scripts/test.sh) share one, so vLLM's caches are filled once.
+# parallel run (pytest-xdist: scripts/test.sh) share the cache folder, so vLLM's caches are
+# filled once; data, settings and state stay each worker's own.
+_TEST_HOME = tempfile.mkdtemp(prefix="voxcap-test-dirs-")
 _RUN = os.environ.get("PYTEST_XDIST_TESTRUNUID")
-if _RUN:
-    _TEST_HOME = os.path.join(tempfile.gettempdir(), f"voxcap-test-dirs-{_RUN[:12]}")
-    os.makedirs(_TEST_HOME, exist_ok=True)
-else:
-    _TEST_HOME = tempfile.mkdtemp(prefix="voxcap-test-dirs-")
+_SHARED_CACHE = os.path.join(tempfile.gettempdir(), f"voxcap-test-cache-{_RUN[:12]}") if _RUN else None
 for _name in ("DATA", "CONFIG", "CACHE", "STATE"):
-    os.environ.setdefault(f"VOXCAP_{_name}_DIR", os.path.join(_TEST_HOME, _name.lower()))
+    _dir = _SHARED_CACHE if _name == "CACHE" and _SHARED_CACHE else os.path.join(_TEST_HOME, _name.lower())
+    os.environ.setdefault(f"VOXCAP_{_name}_DIR", _dir)
 
 # The Ctrl-C tests send SIGINT as a terminal would. A suite started in the background of a
 # non-interactive shell (`nohup scripts/test.sh &`) inherits SIGINT ignored, and so would every
