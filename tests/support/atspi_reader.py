@@ -34,9 +34,24 @@ def _app(name: str, timeout: float = 20.0):
             if app is not None and name in (app.name, str(app.get_process_id())):
                 return app
         if time.monotonic() > deadline:
-            names = [desktop.getChildAtIndex(i).name for i in range(desktop.childCount)]
+            names = [a.name for a in _children(desktop)]
             raise SystemExit(f"no application {name!r} on the AT-SPI bus (found {names})")
         time.sleep(0.2)
+
+
+def _children(acc) -> list:
+    """The children there now: a window that closes while it is read leaves a None (seen in CI:
+    the welcome dialog closing during a dump), or an object that answers with an error."""
+    found = []
+    for i in range(acc.childCount):
+        try:
+            child = acc.getChildAtIndex(i)
+        except Exception as exc:  # noqa: BLE001 - gone between childCount and now
+            print(f"child {i} gone while read: {exc}", file=sys.stderr)
+            continue
+        if child is not None:
+            found.append(child)
+    return found
 
 
 def _node(acc, depth: int = 0) -> dict:
@@ -59,10 +74,18 @@ def _node(acc, depth: int = 0) -> dict:
         out["labelled_by"] = labels
     states = acc.getState()
     out["states"] = [pyatspi.stateToString(s) for s in states.getStates()]
-    out["children"] = [] if depth > 40 else [
-        _node(acc.getChildAtIndex(i), depth + 1) for i in range(acc.childCount)
-        if acc.getChildAtIndex(i) is not None]
+    out["children"] = [] if depth > 40 else [n for n in (_node_if_there(c, depth + 1)
+                                                         for c in _children(acc)) if n]
     return out
+
+
+def _node_if_there(acc, depth: int = 0) -> dict | None:
+    """``_node``, or None for an object that went away while it was read."""
+    try:
+        return _node(acc, depth)
+    except Exception as exc:  # noqa: BLE001 - a defunct object answers with GLib/D-Bus errors
+        print(f"object gone while read: {exc}", file=sys.stderr)
+        return None
 
 
 def _event(ev) -> None:
@@ -79,9 +102,8 @@ def _event(ev) -> None:
 def _find(acc, role: str, name: str, depth: int = 0):
     if acc.getRoleName() in role.split("|") and (acc.name or "").startswith(name):
         return acc
-    for i in range(acc.childCount if depth < 40 else 0):
-        child = acc.getChildAtIndex(i)
-        found = _find(child, role, name, depth + 1) if child is not None else None
+    for child in _children(acc) if depth < 40 else ():
+        found = _find(child, role, name, depth + 1)
         if found is not None:
             return found
     return None
@@ -108,8 +130,8 @@ def main() -> None:
         return
     if mode == "dump":
         app = _app(sys.argv[2])
-        print(json.dumps({"name": app.name, "children": [_node(app.getChildAtIndex(i))
-                                                          for i in range(app.childCount)]}))
+        children = [n for n in map(_node_if_there, _children(app)) if n]
+        print(json.dumps({"name": app.name, "children": children}))
         return
     from gi.repository import GLib
 
