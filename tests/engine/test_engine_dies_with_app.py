@@ -17,7 +17,6 @@ import soundfile as sf
 from support.engine_helpers import engine_core_among, kill9_and_check_children_die
 
 from voxcap.commands.bench import speech_like
-from voxcap.engine import platform as engine_platform
 
 START_S = 600  # an engine start on a loaded 2-core machine
 
@@ -210,14 +209,19 @@ def test_sigkill_reaches_a_vllm_child_when_its_parent_dies(tmp_path):
 
 @pytest.mark.engine
 def test_the_engine_core_leaves_the_apps_process_group(engine):
-    """voxcap asks vLLM to fork its engine core (no second import of torch and vLLM: on CUDA;
-    vLLM's CPU platform always spawns, and the engine records what vLLM used); either way the
-    core left the app's process group (a Ctrl-C meant for the app must not reach it) and is the
-    app's child. The forked case is tested above with a real fork."""
+    """voxcap asks vLLM to fork its engine core (no second import of torch and vLLM), and to run
+    the worker inside it, as on one GPU: on vLLM's CPU build too, since the tests' torch runs one
+    OpenMP thread (engine/vllm_cpu_processes.py; the engine records what vLLM used). The core
+    left the app's process group (a Ctrl-C meant for the app must not reach it), is the app's
+    child, and has no worker process of its own."""
     assert engine.vllm_env["VLLM_WORKER_MULTIPROC_METHOD"] == "fork"
-    assert engine.start_method == ("spawn" if engine_platform.BUILD == "cpu" else "fork")
+    assert engine.start_method == "fork"
     pids = engine.engine_pids()
-    assert pids
+    assert len(pids) == 1
     for pid in pids:
-        assert psutil.Process(pid).ppid() == os.getpid()
+        core = psutil.Process(pid)
+        assert core.ppid() == os.getpid()
         assert os.getpgid(pid) == pid != os.getpgid(0)
+        workers = [c for c in core.children(recursive=True) if "python" in c.name().lower()
+                   or c.name().startswith("VLLM")]
+        assert workers == [], [(c.pid, c.name(), c.cmdline()[:3]) for c in workers]

@@ -33,6 +33,7 @@ from .progress import STAGE_ENV, StageTail, kv_cache_capacity, write_logging_con
 from .realtime_feed import TokenFeed
 from .settings import EngineSettings, default_capture_sizes
 from .stats import SAMPLE_RATE, EngineStats
+from .vllm_cpu_processes import CPU_AS_GPU_ENV
 from .vllm_env import use_voxcap_caches
 from .vllm_patches import SESSION_FIX_ENV, TOKEN_CARRY_ENV
 from .vllm_plugin import APP_PID_ENV, CHILD_STDERR_ENV, EARLY_HOOK_DIR, tie_forked_children
@@ -155,6 +156,9 @@ class LocalEngine(EngineBase):
                # (vllm_patches.py; ~40 % of a 1-stream step on the H200 was that round trip).
                # VOXCAP_VLLM_TOKEN_CARRY=0: off, chunks wait for their token as in vLLM's server
                TOKEN_CARRY_ENV: os.environ.get(TOKEN_CARRY_ENV, "1"),
+               # vLLM's CPU build: its worker inside the engine core and the fork above, as on
+               # one GPU (vllm_cpu_processes.py: 42 s → 18.5 s to ready here). =0: as vLLM does
+               CPU_AS_GPU_ENV: os.environ.get(CPU_AS_GPU_ENV, "1"),
                # without -v the terminal shows voxcap's own line for a failure, never vLLM's
                # tracebacks: its log and its children's stderr go to files, logged on failure
                "VLLM_LOGGING_CONFIG_PATH": str(write_logging_config(
@@ -182,7 +186,8 @@ class LocalEngine(EngineBase):
                 self._tail.errors.clear()
                 env["VLLM_WORKER_MULTIPROC_METHOD"] = os.environ["VLLM_WORKER_MULTIPROC_METHOD"] = "spawn"
                 engine = await self._create_engine(build)
-            # what vLLM used: its CPU platform always spawns, and it spawns when CUDA is set up here
+            # what vLLM used: it spawns when CUDA is set up here, and its CPU platform unless
+            # this process runs one OpenMP thread (vllm_cpu_processes.py)
             self.start_method = os.environ.get("VLLM_WORKER_MULTIPROC_METHOD", "")
         finally:
             self._tail.stop()

@@ -67,6 +67,10 @@ def apply_enabled() -> list[str]:
         applied.append("session")
     if token_carry_enabled() and apply_token_carry():
         applied.append("token_carry")
+    from . import vllm_cpu_processes  # the CPU build's processes as on one GPU (its docstring)
+
+    if vllm_cpu_processes.enabled() and vllm_cpu_processes.apply():
+        applied.append("cpu_as_gpu")
     return applied
 
 

@@ -1,0 +1,87 @@
+"""On vLLM 0.32.0's CPU build, the engine's processes as on one GPU (``VOXCAP_VLLM_CPU_AS_GPU=1``;
+set by the in-process engine, engine/local.py; off unless set).
+
+With one GPU, vLLM runs its worker inside the engine-core process (``distributed_executor_backend
+"uni"``), and voxcap forks that process from the app (engine/local.py: it starts with torch and
+vLLM imported). vLLM's CPU platform (``CpuPlatform.check_and_update_config``) overrides both: it
+turns "uni" into "mp" (one more process: a worker spawned by the engine core) and sets
+``VLLM_WORKER_MULTIPROC_METHOD=spawn``. Each spawned process imports torch and vLLM again: on
+this 2-core machine a start took 42 s, 24 of them in those two imports, and the tests start
+vLLM tens of times (docs/perf/upstream-cpu-processes.md). This keeps what was asked:
+
+- "uni" stays "uni" for one worker (world size 1): the worker runs in the engine core;
+- the fork voxcap asked for stays a fork when this process's torch runs one OpenMP thread
+  (``torch.get_num_threads() == 1``, e.g. OMP_NUM_THREADS=1): GNU OpenMP cannot be used in a
+  child forked after its parent ran a parallel region with a thread pool, and with one thread
+  there is no pool. Otherwise the engine core is spawned, as vLLM does.
+
+Measured (``benchmarks/startup_profile.py --enforce-eager --runs warm``, tiny model): ready after
+42.1 s as vLLM does it, 31.3 s with "uni", 18.5 s with "uni" and fork. The tokens are vLLM's own
+(tests/engine/test_parity.py compares them with vLLM's realtime path, run as vLLM runs it).
+Guarded to the exact vLLM version; the CPU platform is not used on a GPU, so there it does
+nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+logger = logging.getLogger("vllm.voxcap_patches")
+
+CPU_AS_GPU_ENV = "VOXCAP_VLLM_CPU_AS_GPU"
+PINNED_VLLM = "0.32.0"
+_FLAG = "_voxcap_cpu_as_gpu"
+START_ENV = "VLLM_WORKER_MULTIPROC_METHOD"
+
+
+def enabled() -> bool:
+    return os.environ.get(CPU_AS_GPU_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def apply() -> bool:
+    """Wrap CpuPlatform.check_and_update_config (once per process) on the pinned vLLM."""
+    try:
+        import vllm
+        from vllm.platforms.cpu import CpuPlatform
+    except Exception:  # vLLM missing or broken: nothing to patch
+        logger.warning("voxcap CPU processes not applied: vLLM's CPU platform could not be "
+                       "imported", exc_info=True)
+        return False
+    version = getattr(vllm, "__version__", "?")
+    if version != PINNED_VLLM:
+        logger.warning("voxcap CPU processes not applied: written for vLLM %s, this is %s (check "
+                       "voxcap/engine/vllm_cpu_processes.py against its CpuPlatform)",
+                       PINNED_VLLM, version)
+        return False
+    original = CpuPlatform.check_and_update_config.__func__
+    if getattr(original, _FLAG, False):
+        return True  # a second plugin load in the same process
+
+    def check_and_update_config(cls, vllm_config) -> None:
+        asked = os.environ.get(START_ENV)
+        parallel = vllm_config.parallel_config
+        backend = parallel.distributed_executor_backend
+        original(cls, vllm_config)
+        kept = []
+        if backend == "uni" and parallel.world_size == 1 and \
+                parallel.distributed_executor_backend == "mp":
+            parallel.distributed_executor_backend = "uni"
+            kept.append("worker inside the engine core")
+        if asked == "fork" and os.environ.get(START_ENV) == "spawn" and _one_omp_thread():
+            os.environ[START_ENV] = "fork"
+            kept.append("engine core forked")
+        if kept:
+            logger.info("voxcap CPU processes (pid %d): %s, as on one GPU", os.getpid(),
+                        ", ".join(kept))
+
+    setattr(check_and_update_config, _FLAG, True)
+    check_and_update_config.__wrapped__ = original
+    CpuPlatform.check_and_update_config = classmethod(check_and_update_config)
+    return True
+
+
+def _one_omp_thread() -> bool:
+    import torch
+
+    return torch.get_num_threads() == 1
