@@ -57,6 +57,7 @@ def notices(rec, reason):
 
 
 @pytest.mark.slow
+@pytest.mark.quiet  # seen in a parallel run: 9.6 dB beside the other worker's engines
 def test_echo_removed_near_talker_kept(sound_server, voices, request):
     path = AcousticPath(sound_server).start()
     try:

@@ -225,3 +225,47 @@ def test_the_engine_core_leaves_the_apps_process_group(engine):
         workers = [c for c in core.children(recursive=True) if "python" in c.name().lower()
                    or c.name().startswith("VLLM")]
         assert workers == [], [(c.pid, c.name(), c.cmdline()[:3]) for c in workers]
+
+
+FORK_WHILE_READING_STDIN = """
+import multiprocessing as mp, os, sys, threading, time
+def child(path):
+    open(path, 'w').write('started')
+if __name__ == '__main__':
+    os.environ['VOXCAP_APP_PID'] = str(os.getpid())
+    if sys.argv[2] == 'tied':
+        from voxcap.engine.vllm_plugin import tie_forked_children
+        tie_forked_children()
+    threading.Thread(target=lambda: sys.stdin.readline(), daemon=True).start()
+    time.sleep(0.5)  # the reader is blocked in sys.stdin, holding its lock
+    p = mp.get_context('fork').Process(target=child, args=(sys.argv[1],))
+    p.start()
+    p.join(8)
+    print('alive' if p.is_alive() else 'ended', flush=True)
+    if p.is_alive():
+        p.kill()
+"""
+
+
+@pytest.mark.parametrize("tied", [True, False], ids=["tied", "bare"])
+def test_a_forked_engine_core_starts_while_the_app_reads_stdin(tmp_path, tied):
+    """multiprocessing's start-up closes sys.stdin in the forked child; a thread of the app
+    blocked reading it holds its lock, so the child would wait for ever (seen: the test app's
+    engine core, which reads its commands from stdin). A child forked while a voxcap engine
+    runs gets a stdin of its own and starts (and without the hook it hangs: checked too)."""
+    script, marker = tmp_path / "app.py", tmp_path / "started"
+    script.write_text(FORK_WHILE_READING_STDIN)
+    env = _env_without_voxcap() | ({"PYTHONPATH": os.environ["PYTHONPATH"]}
+                                   if os.environ.get("PYTHONPATH") else {})
+    app = subprocess.Popen([sys.executable, str(script), str(marker), "tied" if tied else "bare"],
+                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+    try:  # stdin stays open (nothing written): the app's reader stays blocked in it
+        out = app.stdout.readline()
+        app.wait(30)
+    finally:
+        app.kill()
+        app.stdin.close()
+    if tied:
+        assert out.strip() == "ended" and marker.read_text() == "started", out
+    else:
+        assert out.strip() == "alive" and not marker.exists(), out

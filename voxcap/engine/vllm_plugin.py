@@ -95,7 +95,19 @@ def tie_forked_children() -> None:
 def _after_fork_in_child() -> None:
     app = os.environ.get(APP_PID_ENV)
     if app and os.getppid() == int(os.environ.get(PARENT_PID_ENV) or app):
+        _leave_stdin_alone()
         detach_from_terminal()
+
+
+def _leave_stdin_alone() -> None:
+    """A forked child gets a sys.stdin of its own (/dev/null). The inherited one may be locked
+    for good: a thread of the app blocked reading it holds its lock, and the fork copies the
+    lock, not the thread; multiprocessing's start-up then closes sys.stdin and waits for ever
+    (seen: a forked engine core stuck in buffered_close while the test app read its commands)."""
+    try:
+        sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 - the child's for good
+    except OSError:
+        log.warning("vLLM process %d keeps the app's stdin", os.getpid(), exc_info=True)
 
 
 def _child_of(expected_parent: int) -> bool:
