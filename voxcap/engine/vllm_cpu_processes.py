@@ -15,6 +15,13 @@ vLLM tens of times (docs/perf/upstream-cpu-processes.md). This keeps what was as
   child forked after its parent ran a parallel region with a thread pool, and with one thread
   there is no pool. Otherwise the engine core is spawned, as vLLM does.
 
+A forked engine core holds every module the app imported, and on the CPU build the worker's
+start scans them all (``register_triton_kernel_overrides`` → ``triton_utils.dispatcher.
+_rebind_kernels``: ``hasattr(value, "__dict__")`` on every module attribute), which fails with
+what some objects raise instead of AttributeError (seen: sounddevice's cffi library, "ffi.error:
+symbol 'PaMacCore_GetChannelName' not found", in ``voxcap doctor --selftest``). The scan is
+given the modules it can read; the others cannot hold vLLM's kernels.
+
 Measured (``benchmarks/startup_profile.py --enforce-eager --runs warm``, tiny model): ready after
 42.1 s as vLLM does it, 31.3 s with "uni", 18.5 s with "uni" and fork. The tokens are vLLM's own
 (tests/engine/test_parity.py compares them with vLLM's realtime path, run as vLLM runs it).
@@ -26,6 +33,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 
 logger = logging.getLogger("vllm.voxcap_patches")
 
@@ -78,6 +86,46 @@ def apply() -> bool:
     setattr(check_and_update_config, _FLAG, True)
     check_and_update_config.__wrapped__ = original
     CpuPlatform.check_and_update_config = classmethod(check_and_update_config)
+    _scan_only_readable_modules()
+    return True
+
+
+def _scan_only_readable_modules() -> None:
+    """Wrap triton_utils.dispatcher._rebind_kernels: modules with an attribute whose
+    ``hasattr(..., "__dict__")`` raises are out of sys.modules while it runs, back after."""
+    from vllm.triton_utils import dispatcher
+
+    original = dispatcher._rebind_kernels
+    if getattr(original, _FLAG, False):
+        return
+
+    def _rebind_kernels(overrides) -> None:
+        unreadable = {name: module for name, module in list(sys.modules.items())
+                      if not _readable(module)}
+        for name in unreadable:
+            sys.modules.pop(name, None)
+        try:
+            original(overrides)
+        finally:
+            sys.modules.update(unreadable)
+        if unreadable:
+            logger.info("voxcap CPU processes: kernel scan left out %d module(s) it cannot read "
+                        "(%s)", len(unreadable), ", ".join(sorted(unreadable)[:5]))
+
+    setattr(_rebind_kernels, _FLAG, True)
+    _rebind_kernels.__wrapped__ = original
+    dispatcher._rebind_kernels = _rebind_kernels
+
+
+def _readable(module) -> bool:
+    namespace = getattr(module, "__dict__", None)
+    if not namespace:
+        return True
+    try:
+        for value in list(namespace.values()):
+            hasattr(value, "__dict__")
+    except Exception:  # noqa: BLE001 - what vLLM's scan would die of
+        return False
     return True
 
 
