@@ -205,6 +205,7 @@ def run_variants(a, variants: list[str]) -> list[dict]:
     env[FIX_ENV] = "0" if variants == ["off"] else "1"
     env[CARRY_ENV] = "1" if "carry" in variants else "0"
     env[VARIANTS_ENV] = ",".join(variants)
+    env.setdefault("VOXCAP_VLLM_CPU_AS_GPU", "1")  # CPU build: one process, forked (as on a GPU)
     if a.trace_encoder:
         env["VLLM_LOGGING_LEVEL"] = "DEBUG"  # the worker then logs each audio item it encodes
     cmd = [sys.executable, __file__, "--child", *a.child_args]

@@ -157,8 +157,9 @@ def test_abort_stops_a_stream_and_frees_its_slot(engine, engine_events):
     for s in sids:
         _push(engine, s, audio[:SAMPLE_RATE])
         engine.close_stream(s)
-    for d, f in collect_streams(engine_events, sids).values():
-        assert f.reason == "flushed" and len(d) == expected_tokens(SAMPLE_RATE)
+    for d, f in collect_streams(engine_events, sids).values():  # tokens: a delta may carry two
+        assert f.reason == "flushed" and tokens_in(d) == expected_tokens(SAMPLE_RATE), d
+        assert indices_follow(d), d
 
 
 def test_resolved_graph_mode_is_vllms_not_the_request(engine):

@@ -1,5 +1,5 @@
 """On vLLM 0.32.0's CPU build, the engine's processes as on one GPU (``VOXCAP_VLLM_CPU_AS_GPU=1``;
-set by the in-process engine, engine/local.py; off unless set).
+set by the in-process engine, engine/local.py, and by `voxcap serve`; off unless set).
 
 With one GPU, vLLM runs its worker inside the engine-core process (``distributed_executor_backend
 "uni"``), and voxcap forks that process from the app (engine/local.py: it starts with torch and
@@ -10,10 +10,11 @@ this 2-core machine a start took 42 s, 24 of them in those two imports, and the 
 vLLM tens of times (docs/perf/upstream-cpu-processes.md). This keeps what was asked:
 
 - "uni" stays "uni" for one worker (world size 1): the worker runs in the engine core;
-- the fork voxcap asked for stays a fork when this process's torch runs one OpenMP thread
-  (``torch.get_num_threads() == 1``, e.g. OMP_NUM_THREADS=1): GNU OpenMP cannot be used in a
-  child forked after its parent ran a parallel region with a thread pool, and with one thread
-  there is no pool. Otherwise the engine core is spawned, as vLLM does.
+- the fork voxcap asked for (or vLLM's default, fork, when nothing was asked) stays a fork when
+  this process's torch runs one OpenMP thread (``torch.get_num_threads() == 1``, e.g.
+  OMP_NUM_THREADS=1): GNU OpenMP cannot be used in a child forked after its parent ran a
+  parallel region with a thread pool, and with one thread there is no pool. Otherwise the
+  engine core is spawned, as vLLM does.
 
 A forked engine core holds every module the app imported, and on the CPU build the worker's
 start scans them all (``register_triton_kernel_overrides`` → ``triton_utils.dispatcher.
@@ -76,7 +77,7 @@ def apply() -> bool:
                 parallel.distributed_executor_backend == "mp":
             parallel.distributed_executor_backend = "uni"
             kept.append("worker inside the engine core")
-        if asked == "fork" and os.environ.get(START_ENV) == "spawn" and _one_omp_thread():
+        if asked in (None, "fork") and os.environ.get(START_ENV) == "spawn" and _one_omp_thread():
             os.environ[START_ENV] = "fork"
             kept.append("engine core forked")
         if kept:
