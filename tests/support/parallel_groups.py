@@ -45,20 +45,20 @@ def group_of(nodeid: str) -> str:
     return module
 
 
-# Seconds each slow group took in one process (a clean run's junit XML, this 2-core machine;
-# the session engine's without the 110 s the step-growth change saved). The longest start first,
-# so the last group to finish is a short one (seen by test count: gui_real_engine's 2 tests,
-# 160 s, ran last while the other worker idled). Any other group: 1 s per test.
+# Seconds each slow group took in a parallel run (a clean clone's junit XML, this 2-core machine,
+# ci16). The longest start first, so the last group to finish is a short one (seen by test
+# count: gui_real_engine's 2 tests, 160 s, ran last while the other worker idled). Any other
+# group: 1 s per test.
 SECONDS = {
-    "session-engine": 870,
-    "install": 230,
-    "tests/commands/test_live.py": 180,
-    "tests/engine/test_prepare.py": 170,
-    "tests/gui/test_gui_real_engine.py": 160,
-    "tests/engine/test_rollover.py": 120,
-    "tests/capture/test_echo_cancel.py": 80,
-    "tests/engine/test_engine_start_failures.py": 70,
+    "session-engine": 820,
+    "install": 350,
+    "tests/engine/test_prepare.py": 190,
+    "tests/engine/test_rollover.py": 145,
+    "tests/gui/test_gui_real_engine.py": 125,
+    "tests/commands/test_live.py": 100,
+    "tests/capture/test_echo_cancel.py": 85,
     "tests/capture/test_app_sources.py": 60,
+    "tests/engine/test_engine_start_failures.py": 45,
 }
 
 
