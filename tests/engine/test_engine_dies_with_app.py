@@ -17,6 +17,7 @@ import soundfile as sf
 from support.engine_helpers import engine_core_among, kill9_and_check_children_die
 
 from voxcap.commands.bench import speech_like
+from voxcap.engine import vllm_cpu_processes, vllm_patches
 
 START_S = 600  # an engine start on a loaded 2-core machine
 
@@ -225,6 +226,22 @@ def test_the_engine_core_leaves_the_apps_process_group(engine):
         workers = [c for c in core.children(recursive=True) if "python" in c.name().lower()
                    or c.name().startswith("VLLM")]
         assert workers == [], [(c.pid, c.name(), c.cmdline()[:3]) for c in workers]
+
+
+@pytest.mark.engine
+def test_local_engine_runs_vllm_with_the_session_fix_on(engine):
+    """voxcap's engine switches the fix on in the environment its vLLM processes are spawned
+    with (VOXCAP_VLLM_SESSION_FIX=0 turns it off); the plugin then applies it there
+    (tests/engine/test_vllm_patches.py). The children's own /proc environ is overwritten by
+    vLLM's process titles; the app's own environment is put back once they run (nothing else
+    it starts inherits the switch)."""
+    assert engine.is_ready and engine.engine_pids()
+    assert engine.vllm_env[vllm_patches.SESSION_FIX_ENV] == "1"
+    # and the token carry: chunks go ahead of their tokens in every engine test's streams
+    assert engine.vllm_env[vllm_patches.TOKEN_CARRY_ENV] == "1" and engine.token_carry
+    # and, on vLLM's CPU build, its processes as on one GPU (the process test above)
+    assert engine.vllm_env[vllm_cpu_processes.CPU_AS_GPU_ENV] == "1"
+    assert "VOXCAP_APP_PID" not in os.environ and "VOXCAP_STAGE_FILE" not in os.environ
 
 
 FORK_WHILE_READING_STDIN = """

@@ -227,16 +227,3 @@ def test_carried_tokens_give_the_echo_s_results(growth):
     assert len(on["tokens"]) >= 140 and carry["tokens"] == on["tokens"]
     assert carry["vs_first"]["variant"] == "on" and carry["vs_first"]["logprob_max_diff"] == 0.0
     assert blind["vs_first"]["tokens_identical"] is False
-
-
-@pytest.mark.engine
-def test_local_engine_runs_vllm_with_the_session_fix_on(engine):
-    """voxcap's engine switches the fix on in the environment its vLLM processes are spawned
-    with (VOXCAP_VLLM_SESSION_FIX=0 turns it off); the plugin then applies it there (the tests
-    above). The children's own /proc environ is overwritten by vLLM's process titles; the app's
-    own environment is put back once they run (nothing else it starts inherits the switch)."""
-    assert engine.is_ready and engine.engine_pids()
-    assert engine.vllm_env[vllm_patches.SESSION_FIX_ENV] == "1"
-    # and the token carry: chunks go ahead of their tokens in every engine test's streams
-    assert engine.vllm_env[vllm_patches.TOKEN_CARRY_ENV] == "1" and engine.token_carry
-    assert "VOXCAP_APP_PID" not in os.environ and "VOXCAP_STAGE_FILE" not in os.environ

@@ -31,7 +31,6 @@ SESSION_ENGINE_MODULES = {
     "tests/engine/test_memory.py",
     "tests/engine/test_parity.py",
     "tests/engine/test_remote_engine.py",
-    "tests/engine/test_vllm_patches.py",
     "tests/share/test_share_engine.py",
 }
 
@@ -53,6 +52,7 @@ SECONDS = {
     "session-engine": 820,
     "install": 350,
     "tests/engine/test_prepare.py": 190,
+    "tests/engine/test_vllm_patches.py": 150,
     "tests/engine/test_rollover.py": 145,
     "tests/gui/test_gui_real_engine.py": 125,
     "tests/commands/test_live.py": 100,
