@@ -7,8 +7,8 @@ cd "$(dirname "$0")/.."
 scripts/setup-dev.sh
 VENV=${VOXCAP_VENV:-.venv}
 # One process by default. VOXCAP_TEST_WORKERS=2 runs the suite on two pytest-xdist workers
-# (22-23 min instead of 38 here: much of it waits on real time, each engine runs one thread);
-# tests/support/parallel_groups.py keeps the session engine's tests on one worker, each module
-# together. Not the default yet: in one of two such runs the PipeWire echo canceller's reduction
-# fell to 9.6 dB (15 required) beside the other worker's engines.
+# (pytest ~20 min instead of ~29 here: much of it waits on real time, each engine runs one
+# thread); tests/support/parallel_groups.py keeps the session engine's tests on one worker, each
+# module together; tests marked quiet run alone. Not the default yet: each parallel run so far
+# showed a new failure that only the other worker's load brings out.
 exec "$VENV/bin/python" -m pytest -n "${VOXCAP_TEST_WORKERS:-0}" "$@"

@@ -70,7 +70,6 @@ def run(args) -> int:
     from ..engine import server_key
     from ..engine.remote_settings import api_key_from_env
     from ..engine.server_args import engine_args_for, server_command
-    from ..engine.vllm_cpu_processes import CPU_AS_GPU_ENV
     from ..engine.vllm_env import cache_env
     from ..engine.vllm_patches import SESSION_FIX_ENV
 
@@ -104,9 +103,7 @@ def run(args) -> int:
         key, created = server_key.ensure_key(key_file)
     session_fix = os.environ.get(SESSION_FIX_ENV, "1")
     env = {"VLLM_API_KEY": key, SESSION_FIX_ENV: session_fix, "VLLM_NO_USAGE_STATS": "1",
-           "DO_NOT_TRACK": "1", **cache_env(),
-           # on vLLM's CPU build, its processes as on one GPU (engine/vllm_cpu_processes.py)
-           CPU_AS_GPU_ENV: os.environ.get(CPU_AS_GPU_ENV, "1")}
+           "DO_NOT_TRACK": "1", **cache_env()}
     fix_on = session_fix.strip().lower() in ("1", "true", "yes", "on")  # as vllm_patches reads it
     return _serve(args, command, env, key_file, created, served, settings, fix_on)
 

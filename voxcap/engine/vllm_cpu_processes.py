@@ -1,5 +1,5 @@
 """On vLLM 0.32.0's CPU build, the engine's processes as on one GPU (``VOXCAP_VLLM_CPU_AS_GPU=1``;
-set by the in-process engine, engine/local.py, and by `voxcap serve`; off unless set).
+set by the in-process engine, engine/local.py; off unless set).
 
 With one GPU, vLLM runs its worker inside the engine-core process (``distributed_executor_backend
 "uni"``), and voxcap forks that process from the app (engine/local.py: it starts with torch and
