@@ -31,7 +31,9 @@ def _state(name):
 def test_captioning_before_ready_holds_audio_then_restart_keeps_session(tmp_path):
     q = Events()
     audio = FakeAudio()
-    ctl = SessionController(q.put, engine_factory=scripted_factory(start_s=0.3), audio=audio,
+    # 3 s: Start must come before ready. With 0.3 s, the suite's first test in a fresh clone
+    # (modules imported and byte-compiled on the way) saw the engine ready first: no "waiting"
+    ctl = SessionController(q.put, engine_factory=scripted_factory(start_s=3.0), audio=audio,
                             journal_root=tmp_path)
     ctl.start_engine(_settings())
     ctl.start_captioning("both")
@@ -93,7 +95,8 @@ def test_bad_model_and_bad_source_are_reported(tmp_path):
 def test_engine_failure_stops_captioning(tmp_path):
     q = Events()
     audio = FakeAudio()
-    ctl = SessionController(q.put, engine_factory=scripted_factory(fail_start="CUDA out of memory"),
+    ctl = SessionController(q.put, engine_factory=scripted_factory(fail_start="CUDA out of memory",
+                                                                     start_s=3.0),
                             audio=audio, journal_root=tmp_path)
     ctl.start_engine(_settings())
     ctl.start_captioning("system")
