@@ -36,10 +36,11 @@ import logging
 import os
 import sys
 
+from .vllm_patches import PINNED_VLLM  # one pin for all of voxcap's changes to vLLM
+
 logger = logging.getLogger("vllm.voxcap_patches")
 
 CPU_AS_GPU_ENV = "VOXCAP_VLLM_CPU_AS_GPU"
-PINNED_VLLM = "0.32.0"
 _FLAG = "_voxcap_cpu_as_gpu"
 START_ENV = "VLLM_WORKER_MULTIPROC_METHOD"
 
