@@ -206,6 +206,10 @@ def run_variants(a, variants: list[str]) -> list[dict]:
     env[CARRY_ENV] = "1" if "carry" in variants else "0"
     env[VARIANTS_ENV] = ",".join(variants)
     env.setdefault("VOXCAP_VLLM_CPU_AS_GPU", "1")  # CPU build: one process, forked (as on a GPU)
+    # vLLM logs to stdout: a forked engine core inherits this child's block-buffered stdout, and
+    # its lines would reach the pipe after the request's marker (seen: the "off" request's
+    # encoder hashes cut short); unbuffered, each line is there before the marker.
+    env["PYTHONUNBUFFERED"] = "1"
     if a.trace_encoder:
         env["VLLM_LOGGING_LEVEL"] = "DEBUG"  # the worker then logs each audio item it encodes
     cmd = [sys.executable, __file__, "--child", *a.child_args]
