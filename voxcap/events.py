@@ -17,6 +17,7 @@ class EngineProgress:
     stage: str
     detail: str = ""
     elapsed_s: float = 0.0
+    note: str = ""  # for the person waiting, in plain words (e.g. why this stage takes minutes)
 
 
 @dataclass(frozen=True)

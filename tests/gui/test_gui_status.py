@@ -115,6 +115,27 @@ def test_a_long_stage_counts_up_and_says_what_to_expect(qtbot):
     assert status.label.text().startswith("Engine: compiling… 1 s (starting for 13 s")
 
 
+def test_a_stage_with_a_note_shows_it_and_says_it_once(qtbot, monkeypatch):
+    """The first start on an RTX 50 card spends minutes capturing graphs (the driver compiles FA2):
+    the line says why, and a screen reader hears it once, not at each record of that stage."""
+    import voxcap.gui.engine_status as es
+    from voxcap.engine.vllm_env import FIRST_JIT_NOTE
+
+    spoken = []
+    monkeypatch.setattr(es, "announce", lambda widget, text, assertive=False: spoken.append(text))
+    status = es.EngineStatus()
+    qtbot.addWidget(status)
+    status.progress(EngineProgress("compiling", "", 40.0))
+    assert FIRST_JIT_NOTE not in status.label.text()
+    for t in (60.0, 61.0):
+        status.progress(EngineProgress("capturing graphs", "Capturing CUDA graphs", t, FIRST_JIT_NOTE))
+    assert status.label.text().startswith("Engine: capturing graphs… 0 s")
+    assert status.label.text().endswith(FIRST_JIT_NOTE)
+    assert spoken == [FIRST_JIT_NOTE]
+    status.progress(EngineProgress("allocating cache", "", 300.0))
+    assert FIRST_JIT_NOTE not in status.label.text()  # the stage it explained is over
+
+
 def test_chart_scale_is_never_a_tiny_number():
     from voxcap.gui.chart import scale_top
 

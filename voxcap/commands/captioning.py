@@ -175,11 +175,15 @@ class CaptionRun:
     def _start_engine(self) -> None:
         say = self.term.line
         self.ctl.start_engine(self.settings)
+        noted = ""
         while True:
             event = self.events.get()
             if isinstance(event, EngineProgress):
                 say(f"engine: {event.stage}"
                     + (f" ({event.elapsed_s:.0f} s)" if event.elapsed_s >= 1 else ""))
+                if event.note and event.note != noted:
+                    say(f"engine: note: {event.note}")
+                    noted = event.note
             elif isinstance(event, EngineReady):
                 say(f"engine: ready in {event.start_seconds:.1f} s on {event.device}; graph mode "
                     f"{event.resolved_graph_mode} (requested {event.requested_graph_mode})")

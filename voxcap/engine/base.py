@@ -209,9 +209,9 @@ class EngineBase(CaptionEngine):
         except Exception:  # a broken consumer must not kill the engine
             log.exception("an event consumer failed on %s", type(event).__name__)
 
-    def _progress(self, stage: str, detail: str = "") -> None:
-        log.info("%s: %s %s", self.what, stage, detail)
-        self._emit(EngineProgress(stage, detail, time.perf_counter() - self._t0))
+    def _progress(self, stage: str, detail: str = "", note: str = "") -> None:
+        log.info("%s: %s %s%s", self.what, stage, detail, f" ({note})" if note else "")
+        self._emit(EngineProgress(stage, detail, time.perf_counter() - self._t0, note))
 
     def _fail(self, message: str, fix: str = "") -> None:
         if self.failure is None:

@@ -34,7 +34,7 @@ from .realtime_feed import TokenFeed
 from .settings import EngineSettings, default_capture_sizes
 from .stats import SAMPLE_RATE, EngineStats
 from .vllm_cpu_processes import CPU_AS_GPU_ENV
-from .vllm_env import use_voxcap_caches
+from .vllm_env import FIRST_JIT_NOTE, first_jit_compile, use_voxcap_caches
 from .vllm_patches import SESSION_FIX_ENV, TOKEN_CARRY_ENV
 from .vllm_plugin import APP_PID_ENV, CHILD_STDERR_ENV, EARLY_HOOK_DIR, tie_forked_children
 
@@ -77,6 +77,7 @@ class LocalEngine(EngineBase):
         self.precision_choice = None  # precision.Choice, once the engine arguments are made
         self.weights_estimate_bytes = 0
         self.vllm_env: dict[str, str] = {}
+        self.first_jit = False  # this card's first start: the driver compiles FA2 (vllm_env.py)
         self.start_method = ""  # how vLLM started its engine core: "fork" or "spawn"
         self.token_carry = False  # chunks go ahead of their tokens (vllm_patches.py), once ready
         self._workdir = Path(tempfile.mkdtemp(prefix="voxcap-engine-"))
@@ -172,7 +173,7 @@ class LocalEngine(EngineBase):
             os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
         os.environ.setdefault("VLLM_NO_USAGE_STATS", "1")
         os.environ.setdefault("DO_NOT_TRACK", "1")
-        self._tail = StageTail(stage_file, self._progress).start()
+        self._tail = StageTail(stage_file, self._stage_progress).start()
         tie_forked_children()  # a forked engine core dies with the app, like a spawned one
         try:
             try:
@@ -202,6 +203,11 @@ class LocalEngine(EngineBase):
             gc.collect()  # let AsyncLLM finalise now, not at interpreter exit
             self._emit(EngineStopped())
 
+    def _stage_progress(self, stage: str, detail: str = "") -> None:
+        """A stage vLLM's processes reached, with a note where the wait needs one."""
+        note = FIRST_JIT_NOTE if stage == "capturing graphs" and self.first_jit else ""
+        self._progress(stage, detail, note)
+
     async def _create_engine(self, build: str):
         # torch's and vLLM's import warnings, and all that vLLM's processes write to stderr,
         # go to the library log unless -v asked for vLLM's log (logs.py)
@@ -223,6 +229,7 @@ class LocalEngine(EngineBase):
         s = self.settings
         info = self.model_info
         gpu = _gpu_facts() if build == "cuda" else GpuFacts()
+        self.first_jit = build == "cuda" and first_jit_compile(gpu.compute_capability)
         choice = memory.choose_precision(info, s.precision, s.max_streams, s.max_model_len,
                                          s.kv_cache_gib, s.step_tokens, gpu, build)
         if build == "cuda" and not choice.fits and s.gpu_memory_utilization is None:

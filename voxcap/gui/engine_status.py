@@ -47,6 +47,7 @@ class EngineStatus(QWidget):
         self.state = "idle"
         self.expected_s: float | None = None  # what the last start took
         self._stage = ""
+        self._note = ""  # a stage's note for the person waiting (EngineProgress.note)
         self._stage_t0 = self._start_t0 = 0.0
         self._timer = QTimer(self, interval=1000)
         self._timer.timeout.connect(self._tick)
@@ -76,6 +77,10 @@ class EngineStatus(QWidget):
             self._start_t0 = now - ev.elapsed_s
         if ev.stage != self._stage:
             self._stage, self._stage_t0 = ev.stage, now
+            self._note = ""
+        if ev.note and ev.note != self._note:
+            self._note = ev.note
+            announce(self, ev.note)  # minutes of one stage: said once, not only shown
         self._set("loading", self._loading_text(), progress=step)
         self._timer.start()
 
@@ -87,6 +92,8 @@ class EngineStatus(QWidget):
             text += f" (starting for {total:.0f} s; the last start took {self.expected_s:.0f} s)"
         else:
             text += f" (starting for {total:.0f} s; the first start takes longest)"
+        if self._note:
+            text += f". {self._note}"
         return text
 
     def _tick(self) -> None:
