@@ -250,14 +250,73 @@ def test_both_with_an_app_keeps_its_sound_and_cancels_its_echo(sound_server, voi
         time.sleep(0.5)
     finally:
         cap_you.stop()
-        cap_them.stop()
-    from support.xcorr import load_16k
+        them_stats = cap_them.stop()
+    from support.xcorr import load_16k, match_tracked
 
-    m = match(load_16k(far)[8000:], them.audio())  # from 0.5 s in: all of the speech
-    assert m.r >= 0.9, m
+    # From 0.5 s in: all of the speech, window by window. A sound server short of CPU skips a
+    # graph cycle now and then, and the app's audio it carried never reaches the recording:
+    # "Them" slips by 5-32 ms there, and one slip in the middle halves the plain correlation
+    # (PipeWire in CI: r 0.53, gain 0.53). Each part must still be the app's sound, in order, nothing
+    # repeated, at most 0.1 s missing in all; and voxcap itself must lose nothing.
+    ref, got = load_16k(far)[8000:], them.audio()
+    m = match_tracked(ref, got)
+    assert _same_sound(m), (str(m), match(ref, got))
+    assert them_stats.dropped_blocks == 0 and them_stats.interruptions == 0, them_stats
+    assert abs(them_stats.seconds_seen - them_stats.seconds_delivered) < 0.02, them_stats  # all of it
     assert not ec_modules(sound_server)
     (on,) = notices(you, "echo on")  # says what it removes: the app's sound (on PipeWire: all)
     assert "Far" in on.message and ("all of it" in on.message) == pipewire, on.message
+
+
+def _same_sound(m) -> bool:
+    """A ``match_tracked`` result that says "the reference's sound": every part of it, in order,
+    at most 0.1 s (16 kHz samples) of it missing in slips of the server's."""
+    return m.r >= 0.9 and m.lost <= 1600
+
+
+def test_the_comparison_forgives_a_server_slip_and_nothing_else(voices):
+    """What ``_same_sound`` takes for the app's sound (no sound server: the reference's own
+    speech, cut about): a few ms skipped as a starved server skips them passes, where the plain
+    correlation fails; audio missing, repeated, cut short or foreign fails."""
+    import numpy as np
+    from support.xcorr import load_16k, match_tracked
+
+    ref = load_16k(voices["far"])
+    got = np.concatenate([np.zeros(12000, np.float32), ref, np.zeros(8000, np.float32)])
+    mid = 12000 + ref.size // 2
+
+    def cut(*args):  # ([audio,] at, n): n samples gone at ``at`` (n < 0: -n of silence put there)
+        audio, at, n = args if len(args) == 3 else (got, *args)
+        return np.concatenate([audio[:at], audio[at + n:]]) if n > 0 else \
+            np.concatenate([audio[:at], np.zeros(-n, np.float32), audio[at:]])
+
+    assert _same_sound(match_tracked(ref, got))
+    once = cut(mid, 171)  # 512 frames at 48 kHz: one slip
+    twice = cut(cut(mid - 8000, 85), mid, 256)  # 256 frames, then 768 further on
+    for slipped, lost in ((cut(mid, 85), 85), (once, 171), (twice, 341)):
+        m = match_tracked(ref, slipped)
+        assert _same_sound(m) and m.lost == lost, (lost, str(m))
+        assert match(ref, slipped).r < 0.9  # what failed in CI
+    repeated = np.concatenate([got[:mid], got[mid - 320: mid], got[mid:]])
+    noise = np.random.default_rng(0).normal(0, float(np.std(ref)), got.size).astype(np.float32)
+    for what, audio in (("100 ms missing", cut(mid, 1600)), ("100 ms of silence", cut(mid, -1600)),
+                        ("20 ms repeated", repeated),
+                        ("the last quarter missing", got[: 12000 + 3 * ref.size // 4]),
+                        ("5 ms missing 20 times", _cut_often(got, 12000, ref.size, 85, 20)),
+                        ("other sound", noise), ("silence", np.zeros_like(got))):
+        m = match_tracked(ref, audio)
+        assert not _same_sound(m), (what, str(m))
+
+
+def _cut_often(audio, start, length, n, times):
+    """``audio`` with ``n`` samples taken out ``times`` times, evenly over [start, start+length)."""
+    import numpy as np
+
+    keep = np.ones(audio.size, bool)
+    for k in range(times):
+        at = start + (k + 1) * length // (times + 1)
+        keep[at: at + n] = False
+    return audio[keep]
 
 
 def _sink_of(server, app: str) -> str:
