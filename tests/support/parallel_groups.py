@@ -1,8 +1,9 @@
 """Which tests share a worker when the suite runs on several (pytest-xdist, ``scripts/test.sh``):
 a pytest plugin, loaded by tests/conftest.py.
 
-- The modules with tests of the session engine or of vLLM's reference tokens run on one worker,
-  so the engine and the references start once (``SESSION_ENGINE_MODULES``).
+- The modules with tests of the session engine run on one worker, so it starts once
+  (``SESSION_ENGINE_MODULES``); vLLM's reference tokens are shared by all workers
+  (support/shared_reference.py).
 - tests/install shares its checkout copy and wheel (session fixtures): one worker.
 - Every other module runs whole on one worker (its module fixtures are made once).
 
@@ -16,23 +17,30 @@ from __future__ import annotations
 
 import pytest
 
-# tests that use any of these run where the session engine and the references are
-ONE_WORKER_FIXTURES = {"engine", "engine_events", "reference", "reference_texts", "reference_continued",
-                       "reference_delays", "reference_started", "reference_delays_started",
-                       "_reference_480", "delay_engine"}
+# tests that use the session engine (tests/conftest.py's ``engine``) run where it is; vLLM's
+# reference tokens are computed once per run for every worker (support/shared_reference.py)
+SESSION_ENGINE_FIXTURES = {"engine", "engine_events"}
 
 SESSION_ENGINE_MODULES = {
     "tests/captions/test_captions_end_to_end.py",
     "tests/captions/test_captions_live_journal.py",
-    "tests/commands/test_transcribe_and_bench.py",
     "tests/engine/test_engine_dies_with_app.py",
-    "tests/engine/test_engine_lifecycle.py",
     "tests/engine/test_engine_streaming.py",
     "tests/engine/test_memory.py",
     "tests/engine/test_parity.py",
-    "tests/engine/test_remote_engine.py",
     "tests/share/test_share_engine.py",
 }
+
+
+def uses_session_engine(item) -> bool:
+    """Whether ``item`` uses conftest's session engine (a module may have an ``engine`` of its
+    own, as test_remote_engine.py's server engine)."""
+    defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+    for name in SESSION_ENGINE_FIXTURES & set(getattr(item, "fixturenames", ())):
+        chain = defs.get(name) or ()
+        if chain and chain[-1].func.__module__ == "conftest":
+            return True
+    return False
 
 
 def group_of(nodeid: str) -> str:
@@ -45,12 +53,15 @@ def group_of(nodeid: str) -> str:
 
 
 # Seconds each slow group took in a parallel run (a clean clone's junit XML, this 2-core machine,
-# ci16). The longest start first, so the last group to finish is a short one (seen by test
+# ci16 and ci17). The longest start first, so the last group to finish is a short one (seen by test
 # count: gui_real_engine's 2 tests, 160 s, ran last while the other worker idled). Any other
 # group: 1 s per test.
 SECONDS = {
-    "session-engine": 820,
+    "session-engine": 450,  # 820 with the three modules below, before the shared references
     "install": 350,
+    "tests/commands/test_transcribe_and_bench.py": 220,
+    "tests/engine/test_remote_engine.py": 135,
+    "tests/engine/test_engine_lifecycle.py": 60,
     "tests/engine/test_prepare.py": 190,
     "tests/engine/test_vllm_patches.py": 150,
     "tests/engine/test_rollover.py": 145,
@@ -91,13 +102,12 @@ STALE = pytest.StashKey[str]()
 def pytest_collection_modifyitems(config, items):
     if not hasattr(config, "workerinput"):  # only where xdist's workers collect
         return
-    using = {item.nodeid.split("::", 1)[0] for item in items
-             if ONE_WORKER_FIXTURES & set(getattr(item, "fixturenames", ()))}
+    using = {item.nodeid.split("::", 1)[0] for item in items if uses_session_engine(item)}
     for item in items:
         module = item.nodeid.split("::", 1)[0]
         if module in using - SESSION_ENGINE_MODULES:
             item.stash[STALE] = (
-                f"{module} uses the session engine or the references: add it to "
+                f"{module} uses the session engine: add it to "
                 "SESSION_ENGINE_MODULES in tests/support/parallel_groups.py (else each worker "
                 "starts its own)")
 

@@ -1,5 +1,6 @@
 """The audio of the parity checks and vLLM's own tokens for it (support/reference_tokens.py),
-computed once per test session, each set in one process of its own without voxcap's plugins.
+computed once per test run (shared by a parallel run's workers: support/shared_reference.py),
+each set in one process of its own without voxcap's plugins.
 
 ``reference`` (every run): the default delay (480 ms), eager, for the session engine's checks
 (compiled): "speech", the same shifted by 20 ms, and "other". ``reference_continued`` (when a
@@ -17,7 +18,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from support import reference_tokens
+from support import shared_reference
 from voxcap.engine.settings import DEFAULT_MAX_MODEL_LEN
 
 SHIFT_SAMPLES = 320  # 20 ms
@@ -107,7 +108,7 @@ def reference_started(tiny_weights_dir, parity_audio, tmp_path_factory, request)
         streams["continued_tail"] = heard[CONTINUED_AT_TOKEN * 1280:]
     job = _job(tiny_weights_dir, [{"name": "480", "eager": True, "delay_ms": None,
                                    "streams": streams}], tmp)
-    return reference_tokens.start(job)
+    return shared_reference.start(job)
 
 
 @pytest.fixture(scope="session")
@@ -148,7 +149,7 @@ def reference_delays_started(tiny_weights_dir, parity_audio, stereo_44k_file, tm
          "streams": {"file44k": read_all(stereo_44k_file)}},  # voxcap's resampler, as transcribe
         {"name": "960", "eager": True, "delay_ms": 960, "streams": {"speech": parity_audio["speech"]}},
     ], tmp)
-    return reference_tokens.start(job, timeout=1200)
+    return shared_reference.start(job, timeout=1200)
 
 
 @pytest.fixture(scope="session")
