@@ -115,7 +115,9 @@ def test_live_both_sources_for_a_duration(pulse, tiny_weights_dir, tmp_path, spe
         stopped = next(ln for ln in run.lines if ln.startswith(f"capture: {label}: stopped after"))
         assert "0 blocks dropped, 0 overflows, 0.00 s of gaps, 0 interruptions" in stopped
         seconds[label] = float(re.search(r"stopped after ([0-9.]+) s of audio", stopped).group(1))
-        assert 7.8 <= seconds[label] <= 8.8, stopped  # --duration 8, all of it captured
+        # --duration 8, all of it captured. It counts from "captioning", so the capture can be
+        # a little longer, not shorter (seen under a parallel run's load: 9.1 s)
+        assert 7.8 <= seconds[label] <= 8 + 3, stopped
     assert "Traceback" not in err
     records = _records(out)
     by_label = {lab: [r for r in records if r["label"] == lab] for lab in ("Them", "You")}
