@@ -6,9 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-dev.sh
 VENV=${VOXCAP_VENV:-.venv}
-# One process by default. VOXCAP_TEST_WORKERS=2 runs the suite on two pytest-xdist workers
-# (pytest ~20 min instead of ~29 here: much of it waits on real time, each engine runs one
-# thread); tests/support/parallel_groups.py keeps the session engine's tests on one worker, each
-# module together; tests marked quiet run alone. Not the default yet: each parallel run so far
-# showed a new failure that only the other worker's load brings out.
-exec "$VENV/bin/python" -m pytest -n "${VOXCAP_TEST_WORKERS:-0}" "$@"
+# Two pytest-xdist workers by default (pytest 18.5-19 min here instead of ~29 in one process:
+# much of it waits on real time, each engine runs one thread); tests/support/parallel_groups.py
+# keeps the session engine's tests on one worker, each module together, and vLLM's reference
+# tokens are computed once for both (support/shared_reference.py); tests marked quiet run alone.
+# VOXCAP_TEST_WORKERS=0: one process.
+exec "$VENV/bin/python" -m pytest -n "${VOXCAP_TEST_WORKERS:-2}" "$@"
