@@ -22,7 +22,10 @@ from voxcap.eventhub import EventHub
 
 # Tests never write into the user's real folders (sessions, settings, caches). The workers of one
 # parallel run (pytest-xdist: scripts/test.sh) share the cache folder, so vLLM's caches are
-# filled once; data, settings and state stay each worker's own.
+# filled once (and the quiet turnstile and shared references work). They inherit the folders
+# the controller set here when it loaded this file, so data, settings and state are shared by
+# the workers too (no clash seen in the parallel runs); the per-run cache name below is for
+# workers started without them.
 _TEST_HOME = tempfile.mkdtemp(prefix="voxcap-test-dirs-")
 _RUN = os.environ.get("PYTEST_XDIST_TESTRUNUID")
 _SHARED_CACHE = os.path.join(tempfile.gettempdir(), f"voxcap-test-cache-{_RUN[:12]}") if _RUN else None
