@@ -199,7 +199,10 @@ def test_same_tokens_with_and_without_fix(growth):
     # The dummy-weight model's logits hardly depend on its input, so the tokens alone prove
     # little. The model's input path is checked instead: the encoder ran the same audio items
     # (content hashes), each once, in the same order, and no step lacked its audio embedding.
-    assert off["encoded_mm_hashes"] == on["encoded_mm_hashes"]
+    # (seen once in CI, not reproduced since: "off" 174 hashes short with equal tokens; the
+    # counts and the child's stderr say more than the lists' diff)
+    assert off["encoded_mm_hashes"] == on["encoded_mm_hashes"], (
+        len(off["encoded_mm_hashes"]), len(on["encoded_mm_hashes"]), off["stderr_tail"][-1200:])
     assert len(off["encoded_mm_hashes"]) >= 150
     assert len(set(off["encoded_mm_hashes"])) == len(off["encoded_mm_hashes"])
     assert off["empty_embedding_warnings"] == on["empty_embedding_warnings"] == 0
