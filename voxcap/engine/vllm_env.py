@@ -42,7 +42,7 @@ FIRST_JIT_NOTE = ("First start on this graphics card: the NVIDIA driver is compi
 def cache_env() -> dict[str, str]:
     """The cache variables vLLM's processes get: the person's own, else voxcap's folder."""
     return {CACHE_ENV: os.environ.get(CACHE_ENV) or str(paths.cache_dir() / "vllm"),
-            JIT_CACHE_ENV: os.environ.get(JIT_CACHE_ENV) or str(paths.cache_dir() / "cuda-jit"),
+            JIT_CACHE_ENV: str(jit_cache_dir()),
             JIT_CACHE_SIZE_ENV: os.environ.get(JIT_CACHE_SIZE_ENV) or str(JIT_CACHE_BYTES)}
 
 
