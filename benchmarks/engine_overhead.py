@@ -21,7 +21,7 @@ from pathlib import Path
 import soundfile as sf
 
 from voxcap.commands.bench import speech_like
-from voxcap.engine.tiny_model import write_tiny_model
+from voxcap.engine.model.tiny import write_tiny_model
 
 HERE = Path(__file__).resolve().parent
 

@@ -29,7 +29,7 @@ def main() -> int:
     p.add_argument("--out")
     args = p.parse_args()
 
-    from voxcap.engine.local import LocalEngine
+    from voxcap.engine.inprocess.engine import LocalEngine
     from voxcap.engine.settings import EngineSettings
 
     rows, shutdown_s = [], 0.0

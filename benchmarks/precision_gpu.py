@@ -131,7 +131,7 @@ def main() -> int:
     os.dup2(log_fd, 2)  # vLLM's own log (verbose engine) and its children's, for the grep below
 
     from voxcap.commands.bench import _measure_run
-    from voxcap.engine.local import LocalEngine
+    from voxcap.engine.inprocess.engine import LocalEngine
 
     settings = settings_for(args)
     if args.eager:
@@ -154,7 +154,7 @@ def main() -> int:
                       gpu_used_bytes=(after - before) if before is not None and after else None)
         local = engine
         if local.precision_choice is not None:
-            from voxcap.engine import memory
+            from voxcap.engine.sizing import memory
 
             result["estimate_bytes"] = memory.footprint_bytes(local.weights_estimate_bytes,
                                                               local.kv_budget)

@@ -64,7 +64,7 @@ def pairs(folder: Path) -> list[tuple[Path, str]]:
 def transcribe_all(spec: dict) -> dict:
     """In a child process: one engine with this precision, every file one stream."""
     from voxcap.audio_file import read_all
-    from voxcap.engine.local import LocalEngine
+    from voxcap.engine.inprocess.engine import LocalEngine
     from voxcap.engine.settings import EngineSettings
     from voxcap.events import TextDelta
 

@@ -10,7 +10,7 @@ For each engine:
 * live: one stream fed in real time (one 80 ms block every 80 ms): step latency p50/p95 from
   the engine's own EngineStats. In-process: a prompt handed to vLLM -> its token back. Remote:
   the append completing a step's audio handed to the websocket -> its delta read back (the
-  client-observed round trip; see voxcap/engine/remote.py). In "fast" the remote latency
+  client-observed round trip; see voxcap/engine/remote/engine.py). In "fast" the remote latency
   includes the queue of audio ahead of the step, so only the live figure compares.
 """
 
@@ -88,9 +88,9 @@ def main() -> int:
     args = p.parse_args()
     from support.vllm_server import VllmServer
 
-    from voxcap.engine.remote import RemoteEngine
-    from voxcap.engine.remote_settings import RemoteSettings
-    from voxcap.engine.tiny_model import write_tiny_model
+    from voxcap.engine.model.tiny import write_tiny_model
+    from voxcap.engine.remote.engine import RemoteEngine
+    from voxcap.engine.remote.settings import RemoteSettings
 
     tmp = Path(tempfile.mkdtemp(prefix="voxcap-remote-bench-"))
     os.environ.setdefault("VOXCAP_CACHE_DIR", str(tmp / "cache"))
@@ -106,7 +106,7 @@ def main() -> int:
         results["remote"] = run(RemoteEngine(settings), args.seconds, args.live_seconds)
     finally:
         server.stop()
-    from voxcap.engine.local import LocalEngine
+    from voxcap.engine.inprocess.engine import LocalEngine
     from voxcap.engine.settings import EngineSettings
 
     local = EngineSettings(str(model), dummy_weights=True, max_model_len=MAX_MODEL_LEN,

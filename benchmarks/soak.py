@@ -32,8 +32,8 @@ from voxcap.app.lag import CaptureClock  # noqa: E402
 from voxcap.captions.journal import Journal  # noqa: E402
 from voxcap.capture.capture import Capture  # noqa: E402
 from voxcap.engine.factory import bare_engine, build_engine  # noqa: E402
+from voxcap.engine.model.tiny import write_tiny_model  # noqa: E402
 from voxcap.engine.settings import EngineSettings  # noqa: E402
-from voxcap.engine.tiny_model import write_tiny_model  # noqa: E402
 from voxcap.eventhub import EventHub  # noqa: E402
 from voxcap.events import AudioBlock, SessionRolled, TextDelta  # noqa: E402
 

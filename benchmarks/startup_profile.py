@@ -79,7 +79,7 @@ def _logging_config(path: Path, log_file: str) -> Path:
         "handlers": {
             "console": {"class": "logging.StreamHandler", "formatter": "plain", "level": "WARNING",
                         "stream": "ext://sys.stderr"},
-            "stages": {"()": "voxcap.engine.progress.StageFileHandler", "level": "INFO"},
+            "stages": {"()": "voxcap.engine.inprocess.progress.StageFileHandler", "level": "INFO"},
             "all": {"()": "startup_profile_log.RecordFile", "level": "DEBUG", "path": log_file},
         },
         "loggers": {"vllm": {"handlers": ["console", "stages", "all"], "level": "DEBUG",
@@ -102,7 +102,7 @@ def child(a) -> None:
 
     mark("numpy imported")
     from voxcap.commands.bench import speech_like
-    from voxcap.engine import local
+    from voxcap.engine.inprocess import engine as local
     from voxcap.engine.settings import EngineSettings
 
     mark("voxcap engine imported")

@@ -10,7 +10,7 @@ The token ids of both variants are compared: the fix must not change what the mo
 
 Two more variants test voxcap's token carry (``VOXCAP_VLLM_TOKEN_CARRY=1``): "carry" sends each
 chunk ahead of the previous token with a placeholder the engine core replaces
-(voxcap/engine/realtime_feed.py), "blind" sends the same placeholders with the carry off (the
+(voxcap/engine/inprocess/feed.py), "blind" sends the same placeholders with the carry off (the
 control: the model then sees the placeholder, so its tokens must differ). Both have
 the session fix on; compare them with "on".
 
@@ -87,7 +87,7 @@ async def stream(a) -> list[dict]:
     manager = getattr(getattr(engine.engine_core, "resources", None), "engine_manager", None)
     core_pids = [p.pid for p in getattr(manager, "processes", []) if p.pid]
     model_cls = get_model_cls(engine.model_config)
-    from voxcap.engine.realtime_feed import TokenFeed
+    from voxcap.engine.inprocess.feed import TokenFeed
 
     audio = speech_like(a.duration, seed=11)
     runs = []
@@ -102,7 +102,7 @@ async def stream(a) -> list[dict]:
     engine.shutdown()
     # Whether the fix is in this process's Scheduler: a forked engine core inherits it from here
     # (its own log line is never printed then), a spawned one loads the same plugin itself.
-    from voxcap.engine import vllm_patches
+    from voxcap.engine.vllm_adapter import patches as vllm_patches
 
     for run in runs:
         asked = run.pop("asked_carry")  # the carry acts on a request when installed and asked

@@ -105,7 +105,7 @@ def run(a) -> dict:
     import numpy as np
 
     from voxcap.commands.bench import speech_like
-    from voxcap.engine.local import LocalEngine
+    from voxcap.engine.inprocess.engine import LocalEngine
     from voxcap.engine.settings import EngineSettings
 
     extra = json.loads(a.extra_args) if a.extra_args else {}

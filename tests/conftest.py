@@ -15,9 +15,9 @@ import tempfile
 
 import pytest
 
-from voxcap.engine.local import LocalEngine
+from voxcap.engine.inprocess.engine import LocalEngine
+from voxcap.engine.model.tiny import write_tiny_model
 from voxcap.engine.settings import EngineSettings
-from voxcap.engine.tiny_model import write_tiny_model
 from voxcap.eventhub import EventHub
 
 # Tests never write into the user's real folders (sessions, settings, caches). The workers of one

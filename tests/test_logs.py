@@ -75,7 +75,7 @@ def test_a_caught_exception_is_logged_with_its_traceback(caplog):
 @pytest.mark.parametrize("allowed", [False, True])
 def test_websocket_frames_carry_text_only_when_asked(monkeypatch, allowed):
     """websockets logs every frame (audio, captions) at DEBUG: dropped unless VOXCAP_LOG_TEXT=1."""
-    from voxcap.engine.remote import _ws_logger
+    from voxcap.engine.remote.engine import _ws_logger
 
     if allowed:
         monkeypatch.setenv("VOXCAP_LOG_TEXT", "1")

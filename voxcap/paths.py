@@ -46,6 +46,11 @@ def data_dir() -> Path:
     return _dir("VOXCAP_DATA_DIR", user_data_dir(APP))
 
 
+def sessions_root(root: str | Path | None = None) -> Path:
+    """Where caption sessions are journalled: ``root``, or the data folder's ``sessions``."""
+    return Path(root).expanduser() if root is not None else data_dir() / "sessions"
+
+
 def cache_dir() -> Path:
     return _dir("VOXCAP_CACHE_DIR", user_cache_dir(APP))
 

@@ -15,7 +15,7 @@ python3 - "$M" > "$R/key.log" 2>&1 <<'PY'
 import json, struct, sys
 from pathlib import Path
 from voxcap.engine.settings import EngineSettings
-from voxcap.engine.prepare import vllm_config_hash, prepared_settings
+from voxcap.engine.inprocess.prepare import vllm_config_hash, prepared_settings
 m = Path(sys.argv[1]); w = m / "consolidated.safetensors"
 s = EngineSettings(str(m), max_streams=2).validated()
 prep = vllm_config_hash(prepared_settings(s), "cuda")

@@ -10,7 +10,7 @@ R=$VOXCAP_GPU_WORK/res; mkdir -p "$R"
 python3 .gpu/kit/make_real_shape_model.py "$VOXCAP_GPU_WORK/rsmodel" > "$R/model.log" 2>&1 || { cat "$R/model.log"; exit 3; }
 SP=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 python3 -m compileall -q -j 16 "$SP" > /dev/null 2>&1; echo "pyc: $(find $SP/vllm -name '*.pyc' | wc -l)"
-python3 -c "import voxcap.engine.prepare as p, voxcap.commands.prepare; print('voxcap', p.__file__)" || exit 4
+python3 -c "import voxcap.engine.inprocess.prepare as p, voxcap.commands.prepare; print('voxcap', p.__file__)" || exit 4
 nvidia-smi -L
 setsid nohup bash benchmarks/gpu/${1:-chain_prepare.sh} > /dev/null 2>&1 < /dev/null &
 sleep 1; echo launched

@@ -23,7 +23,7 @@ FRONT_ENDS = {"cli", "launcher"}  # top-level modules that are entry points, not
 
 
 def layer_of(module: str) -> str:
-    """``voxcap.engine.local`` -> "engine"; ``voxcap.errors`` -> "ground"."""
+    """``voxcap.engine.inprocess.engine`` -> "engine"; ``voxcap.errors`` -> "ground"."""
     parts = module.split(".")
     if len(parts) == 1:
         return "ground"

@@ -12,9 +12,9 @@ import pytest
 import soundfile as sf
 
 from voxcap.audio_file import probe, read_all
-from voxcap.engine.model_dir import inspect_model_dir, tokenizer_dir_for_delay
-from voxcap.engine.platform import platform_problem
+from voxcap.engine.model.folder import inspect_model_dir, tokenizer_dir_for_delay
 from voxcap.engine.settings import EngineSettings, default_capture_sizes
+from voxcap.engine.vllm_adapter.platform import platform_problem
 from voxcap.errors import AudioFileError, ConfigError, ModelDirError
 
 
@@ -192,7 +192,13 @@ def test_cli_errors_are_one_line_and_a_fix(case, tiny_model_dir, tmp_path):
 
 
 def test_gpu_memory_request_is_the_footprint_not_ninety_percent(tiny_model_dir):
-    from voxcap.engine.memory import GIB, gpu_memory_utilization_for, kv_budget_bytes, plan_for, weights_bytes
+    from voxcap.engine.sizing.memory import (
+        GIB,
+        gpu_memory_utilization_for,
+        kv_budget_bytes,
+        plan_for,
+        weights_bytes,
+    )
 
     # real model on a 16 GiB card: ~13.0 GiB needed, of which vLLM's own CUDA context (0.5 GiB)
     # exists before it checks -> ask vLLM for 78.13 %, not 90 %

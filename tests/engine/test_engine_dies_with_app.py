@@ -17,7 +17,8 @@ import soundfile as sf
 from support.engine_helpers import engine_core_among, kill9_and_check_children_die
 
 from voxcap.commands.bench import speech_like
-from voxcap.engine import vllm_cpu_processes, vllm_patches
+from voxcap.engine.vllm_adapter import cpu_processes as vllm_cpu_processes
+from voxcap.engine.vllm_adapter import patches as vllm_patches
 
 START_S = 600  # an engine start on a loaded 2-core machine
 
@@ -80,7 +81,7 @@ def test_a_vllm_child_whose_parent_is_gone_exits_at_once():
     """The race the plugin closes: the app dies between spawning a child and its prctl (the
     child finds itself re-parented); a vLLM that merely inherited the variables (its parent is
     not the voxcap app, which is alive) is left alone."""
-    code = ("import os, sys; from voxcap.engine.vllm_plugin import detach_from_terminal; "
+    code = ("import os, sys; from voxcap.engine.vllm_adapter.plugin import detach_from_terminal; "
             "detach_from_terminal(); print('alive')")
     for app_pid, alive in ((_dead_pid(), False), (1, True)):
         env = dict(os.environ, VOXCAP_APP_PID=str(app_pid))
@@ -149,22 +150,22 @@ def _env_without_voxcap() -> dict:
 
 
 def test_a_spawned_child_dies_with_its_parent_before_vllm_is_even_imported(tmp_path):
-    """The early hook (engine/early_hook/sitecustomize.py, on the PYTHONPATH the engine gives
+    """The early hook (engine/vllm_adapter/early_hook/sitecustomize.py, on the PYTHONPATH the engine gives
     vLLM's children) ties a spawned child to its parent at interpreter start."""
-    from voxcap.engine.vllm_plugin import EARLY_HOOK_DIR
+    from voxcap.engine.vllm_adapter.plugin import EARLY_HOOK_DIR
 
     bare_env = _env_without_voxcap()
     _hooked_dies_bare_survives(tmp_path, dict(bare_env, PYTHONPATH=str(EARLY_HOOK_DIR)), bare_env)
 
 
 def test_a_forked_engine_core_dies_with_the_app(tmp_path):
-    """vLLM forks its engine core from the app (engine/local.py); the at-fork hook the engine
+    """vLLM forks its engine core from the app (engine/inprocess/engine.py); the at-fork hook the engine
     registers (tie_forked_children) ties the child to the app at once, since a forked child
     runs neither the early hook nor the plugin."""
     env = _env_without_voxcap()
     _hooked_dies_bare_survives(
         tmp_path, env, env, "fork",
-        "from voxcap.engine.vllm_plugin import tie_forked_children; tie_forked_children()")
+        "from voxcap.engine.vllm_adapter.plugin import tie_forked_children; tie_forked_children()")
 
 
 def test_a_forked_engine_core_of_voxcap_serves_server_dies_with_it(tmp_path):
@@ -176,7 +177,7 @@ def test_a_forked_engine_core_of_voxcap_serves_server_dies_with_it(tmp_path):
         env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     _hooked_dies_bare_survives(
         tmp_path, env, env, "fork",
-        "from voxcap.engine.vllm_plugin import detach_from_terminal; detach_from_terminal()")
+        "from voxcap.engine.vllm_adapter.plugin import detach_from_terminal; detach_from_terminal()")
 
 
 def test_sigkill_reaches_a_vllm_child_when_its_parent_dies(tmp_path):
@@ -184,7 +185,7 @@ def test_sigkill_reaches_a_vllm_child_when_its_parent_dies(tmp_path):
     pidfile = tmp_path / "child.pid"
     child_py = tmp_path / "child.py"
     child_py.write_text("import os, sys, time\n"
-                        "from voxcap.engine.vllm_plugin import die_with_parent\n"
+                        "from voxcap.engine.vllm_adapter.plugin import die_with_parent\n"
                         "die_with_parent(os.getppid())\n"
                         "open(sys.argv[1], 'w').write(str(os.getpid()))\n"
                         "time.sleep(120)\n")
@@ -212,7 +213,7 @@ def test_sigkill_reaches_a_vllm_child_when_its_parent_dies(tmp_path):
 def test_the_engine_core_leaves_the_apps_process_group(engine):
     """voxcap asks vLLM to fork its engine core (no second import of torch and vLLM), and to run
     the worker inside it, as on one GPU: on vLLM's CPU build too, since the tests' torch runs one
-    OpenMP thread (engine/vllm_cpu_processes.py; the engine records what vLLM used). The core
+    OpenMP thread (engine/vllm_adapter/cpu_processes.py; the engine records what vLLM used). The core
     left the app's process group (a Ctrl-C meant for the app must not reach it), is the app's
     child, and has no worker process of its own."""
     assert engine.vllm_env["VLLM_WORKER_MULTIPROC_METHOD"] == "fork"
@@ -251,7 +252,7 @@ def child(path):
 if __name__ == '__main__':
     os.environ['VOXCAP_APP_PID'] = str(os.getpid())
     if sys.argv[2] == 'tied':
-        from voxcap.engine.vllm_plugin import tie_forked_children
+        from voxcap.engine.vllm_adapter.plugin import tie_forked_children
         tie_forked_children()
     threading.Thread(target=lambda: sys.stdin.readline(), daemon=True).start()
     time.sleep(0.5)  # the reader is blocked in sys.stdin, holding its lock

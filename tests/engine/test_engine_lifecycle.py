@@ -13,7 +13,7 @@ from support.framing import expected_tokens, first_step_samples, indices_follow,
 from support.parity_fixtures import same_share
 
 from voxcap.commands.bench import speech_like
-from voxcap.engine.local import LocalEngine
+from voxcap.engine.inprocess.engine import LocalEngine
 from voxcap.engine.settings import EngineSettings
 from voxcap.eventhub import EventHub
 from voxcap.events import EngineFailed, StreamFinished, TextDelta

@@ -8,8 +8,8 @@ import inspect
 import pytest
 
 from voxcap.engine.base import CaptionEngine, EngineBase, new_stream_id
-from voxcap.engine.local import LocalEngine
-from voxcap.engine.remote import RemoteEngine
+from voxcap.engine.inprocess.engine import LocalEngine
+from voxcap.engine.remote.engine import RemoteEngine
 from voxcap.engine.rollover import RollingEngine
 
 MEMBERS = [name for name in dir(CaptionEngine)

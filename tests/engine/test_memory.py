@@ -1,4 +1,4 @@
-"""voxcap's KV-cache arithmetic (engine/memory.py) against vLLM's own: its functions, and a
+"""voxcap's KV-cache arithmetic (engine/sizing/memory.py) against vLLM's own: its functions, and a
 running engine (CPU build) started with voxcap's default budget."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from voxcap.engine import memory
-from voxcap.engine.model_dir import inspect_model_dir
+from voxcap.engine.model.folder import inspect_model_dir
 from voxcap.engine.settings import DEFAULT_MAX_MODEL_LEN, EngineSettings
+from voxcap.engine.sizing import memory
 from voxcap.errors import ConfigError
 
 REAL_PARAMS = memory.REAL_MODEL_PARAMS
@@ -100,7 +100,7 @@ def test_budget_refused_with_numbers_when_it_cannot_hold_the_streams():
 
 
 def test_session_length_defaults_to_what_the_model_allows(tmp_path):
-    from voxcap.engine.tiny_model import write_tiny_model
+    from voxcap.engine.model.tiny import write_tiny_model
 
     short = inspect_model_dir(write_tiny_model(tmp_path / "short", max_len=4096), dummy_weights=True)
     long_ = inspect_model_dir(write_tiny_model(tmp_path / "long"), dummy_weights=True)

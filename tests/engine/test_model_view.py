@@ -6,12 +6,12 @@ import json
 
 from support.vllm_logs import vllm_errors
 
-from voxcap.engine.model_dir import (
+from voxcap.engine.model.folder import (
     VLLM_DEFAULT_MAX_POSITIONS,
     inspect_model_dir,
     model_dir_for_vllm,
 )
-from voxcap.engine.tiny_model import write_tiny_model
+from voxcap.engine.model.tiny import write_tiny_model
 
 
 def _model_like_the_real_one(tmp_path, weights_file: bool = False):

@@ -1,12 +1,12 @@
-"""Precision as a setting (engine/precision.py): the automatic choice on the cards people own,
-sized by engine/memory.py for the real model's shape, and what each choice tells vLLM."""
+"""Precision as a setting (engine/sizing/precision.py): the automatic choice on the cards people own,
+sized by engine/sizing/memory.py for the real model's shape, and what each choice tells vLLM."""
 
 from __future__ import annotations
 
 import pytest
 
-from voxcap.engine import memory
-from voxcap.engine.precision import BY_NAME, GpuFacts, validate
+from voxcap.engine.sizing import memory
+from voxcap.engine.sizing.precision import BY_NAME, GpuFacts, validate
 from voxcap.errors import ConfigError
 
 GIB = memory.GIB
@@ -127,7 +127,7 @@ def test_unknown_precision_names_the_choices():
 
 ENGINE_ARGS = r"""
 import json, sys
-from voxcap.engine.local import LocalEngine
+from voxcap.engine.inprocess.engine import LocalEngine
 from voxcap.engine.settings import EngineSettings
 from voxcap.errors import VoxcapError
 e = LocalEngine(EngineSettings(sys.argv[1], dummy_weights=True, precision=sys.argv[2]))

@@ -1,4 +1,4 @@
-"""Preparing the engine before its first start (engine/prepare.py, app/engine_prep.py,
+"""Preparing the engine before its first start (engine/inprocess/prepare.py, app/engine_prep.py,
 ``voxcap prepare``), on the CPU build of vLLM: the stand-in engine compiles under the key the
 real start looks up, the model-info cache is filled, and the preparation's child process ends
 as it should (done, cancelled, or with the app that started it).
@@ -18,10 +18,10 @@ import pytest
 from support.vllm_logs import vllm_errors
 
 from voxcap.app.engine_prep import EnginePreparation
-from voxcap.engine.prepare import MODEL_ARCH, prepared_settings, vllm_config_hash
+from voxcap.engine.inprocess.prepare import MODEL_ARCH, prepared_settings, vllm_config_hash
+from voxcap.engine.model.tiny import write_tiny_model
+from voxcap.engine.model.tiny_weights import write_weights
 from voxcap.engine.settings import EngineSettings
-from voxcap.engine.tiny_model import write_tiny_model
-from voxcap.engine.tiny_weights import write_weights
 
 pytestmark = pytest.mark.engine
 
@@ -56,8 +56,8 @@ def test_the_prepared_engine_compiles_under_the_real_starts_key(tmp_path):
 @pytest.mark.slow
 def test_preparation_compiles_and_reports_done(tmp_path, monkeypatch):
     """...into vLLM's caches under voxcap's own cache folder (uninstall removes it), the folder
-    every start of vLLM by voxcap points VLLM_CACHE_ROOT at (engine/vllm_env.py)."""
-    from voxcap.engine.vllm_env import cache_env
+    every start of vLLM by voxcap points VLLM_CACHE_ROOT at (engine/vllm_adapter/env.py)."""
+    from voxcap.engine.vllm_adapter.env import cache_env
 
     monkeypatch.delenv("VLLM_CACHE_ROOT", raising=False)  # the session engine set it here
     monkeypatch.setenv("VOXCAP_CACHE_DIR", str(tmp_path))

@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from voxcap.engine.progress import (
+from voxcap.engine.inprocess.progress import (
     STAGE_ENV,
     StageFileHandler,
     StageTail,

@@ -29,8 +29,8 @@ from support.vllm_server import VllmServer, free_port
 
 from voxcap.commands.bench import speech_like
 from voxcap.engine.base import CaptionEngine
-from voxcap.engine.remote import RemoteEngine
-from voxcap.engine.remote_settings import RemoteSettings
+from voxcap.engine.remote.engine import RemoteEngine
+from voxcap.engine.remote.settings import RemoteSettings
 from voxcap.errors import ConfigError, EngineError
 from voxcap.events import (
     StreamFinished,
@@ -417,7 +417,7 @@ def test_serve_says_where_to_connect_and_keeps_its_key_owner_only(server):
 
 def test_session_fix_is_active_in_the_servers_engine_core(server):
     """The scheduler runs in vLLM's engine-core process: voxcap's plugin patched it there, or,
-    when the core was forked (vLLM's CPU build as on one GPU: engine/vllm_cpu_processes.py),
+    when the core was forked (vLLM's CPU build as on one GPU: engine/vllm_adapter/cpu_processes.py),
     in the server process it was forked from, which the core inherits."""
     (core,) = [p for p in server.descendants() if p.name().startswith("VLLM::EngineCore")
                or "EngineCore" in " ".join(p.cmdline())]

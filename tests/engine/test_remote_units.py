@@ -10,8 +10,8 @@ import stat
 import numpy as np
 import pytest
 
-from voxcap.engine.remote_audio import StreamAudio, to_pcm16
-from voxcap.engine.remote_settings import (
+from voxcap.engine.remote.audio import StreamAudio, to_pcm16
+from voxcap.engine.remote.settings import (
     RemoteSettings,
     api_key_from_env,
     display_url,
@@ -194,7 +194,7 @@ def test_big_push_is_split_so_drops_free_memory():
 
 # ------------------------------------------------------------------ errors ----
 def test_connect_errors_are_explained():
-    from voxcap.engine.remote import _Fatal, _Retry, explain_connect_error
+    from voxcap.engine.remote.engine import _Fatal, _Retry, explain_connect_error
 
     r = explain_connect_error(ConnectionRefusedError(111, "refused"), "ws://h:1", 10)
     assert isinstance(r, _Retry) and "refused" in r.message and r.fix
@@ -217,7 +217,7 @@ def test_importing_the_remote_engine_does_not_import_vllm():
     import subprocess
     import sys
 
-    code = ("import sys, voxcap.engine.remote, voxcap.commands.options; "
+    code = ("import sys, voxcap.engine.remote.engine, voxcap.commands.options; "
             "assert 'vllm' not in sys.modules and 'torch' not in sys.modules, "
             "[m for m in sys.modules if m.startswith(('vllm', 'torch'))][:5]")
     subprocess.run([sys.executable, "-c", code], check=True)
@@ -233,7 +233,7 @@ def parse(*argv):
 
 def test_engine_options_and_factory(tmp_path, monkeypatch):
     from voxcap.commands.options import engine_settings, make_engine
-    from voxcap.engine.remote import RemoteEngine
+    from voxcap.engine.remote.engine import RemoteEngine
     from voxcap.engine.rollover import RollingEngine
 
     monkeypatch.setenv("VOXCAP_CONFIG_DIR", str(tmp_path / "config"))

@@ -11,7 +11,7 @@ from support.engine_helpers import collect_stream
 from support.framing import SAMPLE_RATE, expected_tokens, indices_follow, tokens_in
 
 from voxcap.commands.bench import speech_like
-from voxcap.engine.local import LocalEngine
+from voxcap.engine.inprocess.engine import LocalEngine
 from voxcap.engine.rollover import RollingEngine, RolloverPolicy
 from voxcap.engine.settings import EngineSettings
 from voxcap.eventhub import EventHub

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from voxcap.engine import server_key
-from voxcap.engine.server_args import engine_args_for, engine_flags, server_command
+from voxcap.engine.server import key as server_key
+from voxcap.engine.server.args import engine_args_for, engine_flags, server_command
 from voxcap.engine.settings import EngineSettings
 from voxcap.errors import ConfigError
 

@@ -1,4 +1,4 @@
-"""The child that `voxcap serve` runs vLLM's server in (engine/server_process.py), with small
+"""The child that `voxcap serve` runs vLLM's server in (engine/server/process.py), with small
 stand-in programs instead of vLLM: tied to voxcap from its first moment (kill -9 of voxcap takes
 it along), its output into the log and, with -v, onto the terminal, and a server that stops
 while starting reported with its last error line."""
@@ -15,7 +15,7 @@ import time
 import psutil
 import pytest
 
-from voxcap.engine.server_process import ServerProcess, child_env
+from voxcap.engine.server.process import ServerProcess, child_env
 from voxcap.errors import EngineError
 
 
@@ -42,7 +42,7 @@ def test_the_server_dies_with_voxcap_however_voxcap_dies(tmp_path):
     parent = subprocess.Popen([sys.executable, "-c", (
         "import sys, time\n"
         "from pathlib import Path\n"
-        "from voxcap.engine.server_process import ServerProcess, child_env\n"
+        "from voxcap.engine.server.process import ServerProcess, child_env\n"
         f"s = ServerProcess(['/bin/sleep', '120'], child_env({{}}), Path({str(tmp_path)!r}) / 'l')\n"
         f"open({str(pidfile)!r}, 'w').write(str(s.start().pid))\n"
         "time.sleep(120)\n")], start_new_session=True)

@@ -1,6 +1,6 @@
-"""The tiny model's real weight files (voxcap/engine/tiny_weights.py): the real model's layout, the
+"""The tiny model's real weight files (voxcap/engine/model/tiny_weights.py): the real model's layout, the
 same bytes from the same seed, and weight files that cannot be loaded refused with one clear line
-before vLLM starts (voxcap/engine/weights_check.py). That vLLM loads every tensor of the file, and
+before vLLM starts (voxcap/engine/model/weights_check.py). That vLLM loads every tensor of the file, and
 that its tokens follow the audio, is shown by the session engine (tests/engine/test_parity.py)."""
 
 from __future__ import annotations
@@ -15,10 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from voxcap.engine import memory
-from voxcap.engine.model_dir import inspect_model_dir
-from voxcap.engine.tiny_model import write_tiny_model
-from voxcap.engine.tiny_weights import (
+from voxcap.engine.model.folder import inspect_model_dir
+from voxcap.engine.model.tiny import write_tiny_model
+from voxcap.engine.model.tiny_weights import (
     ENCODER_PREFIX,
     WEIGHTS_FILE,
     random_tensors,
@@ -26,6 +25,7 @@ from voxcap.engine.tiny_weights import (
     to_bf16_bytes,
     write_safetensors,
 )
+from voxcap.engine.sizing import memory
 from voxcap.errors import ModelDirError
 
 # the real model's params.json, as far as the weights' shapes go
@@ -159,7 +159,7 @@ def test_unreadable_weights_and_folder():
 
 
 def _unreadable(weights_model, top):
-    probe = ("import sys\nfrom voxcap.engine.model_dir import inspect_model_dir\n"
+    probe = ("import sys\nfrom voxcap.engine.model.folder import inspect_model_dir\n"
              "from voxcap.errors import ModelDirError\n"
              "try:\n    inspect_model_dir(sys.argv[1])\n"
              "except ModelDirError as e:\n    print(e.message)\nelse:\n    print('loaded')\n")

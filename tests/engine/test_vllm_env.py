@@ -1,8 +1,8 @@
-"""Where the processes voxcap starts for vLLM keep their caches (engine/vllm_env.py)."""
+"""Where the processes voxcap starts for vLLM keep their caches (engine/vllm_adapter/env.py)."""
 
 from __future__ import annotations
 
-from voxcap.engine.vllm_env import JIT_CACHE_BYTES, cache_env
+from voxcap.engine.vllm_adapter.env import JIT_CACHE_BYTES, cache_env
 
 
 def test_caches_live_in_voxcaps_folder_and_the_jit_cache_is_large(tmp_path, monkeypatch):
@@ -30,7 +30,7 @@ def test_what_the_person_set_wins(tmp_path, monkeypatch):
 def test_a_first_start_that_compiles_fa2_is_foreseen_only_where_it_happens(tmp_path, monkeypatch):
     """RTX 50 (12.x) runs vLLM 0.32's FA2 from PTX: its first start compiles it (minutes, said so);
     once the JIT cache holds it, or on 8.x / Hopper, nothing is said."""
-    from voxcap.engine.vllm_env import JIT_CACHED_BYTES, first_jit_compile
+    from voxcap.engine.vllm_adapter.env import JIT_CACHED_BYTES, first_jit_compile
 
     monkeypatch.setenv("CUDA_CACHE_PATH", str(tmp_path / "jit"))
     assert first_jit_compile((12, 0)) and first_jit_compile((12, 1))  # no cache folder yet
@@ -47,9 +47,9 @@ def test_a_first_start_that_compiles_fa2_is_foreseen_only_where_it_happens(tmp_p
 def test_the_engine_notes_the_first_compile_on_the_graph_capture_stage(tmp_path):
     """LocalEngine's stage reports (what vLLM's processes log) carry the note only for the graph
     capture of a first-compile start; the other stages and other cards carry none."""
-    from voxcap.engine.local import LocalEngine
+    from voxcap.engine.inprocess.engine import LocalEngine
     from voxcap.engine.settings import EngineSettings
-    from voxcap.engine.vllm_env import FIRST_JIT_NOTE
+    from voxcap.engine.vllm_adapter.env import FIRST_JIT_NOTE
     from voxcap.events import EngineProgress
 
     seen = []

@@ -1,4 +1,4 @@
-"""voxcap's fixes for vLLM 0.32.0 (voxcap/engine/vllm_patches.py): the session fix and the
+"""voxcap's fixes for vLLM 0.32.0 (voxcap/engine/vllm_adapter/patches.py): the session fix and the
 token carry.
 
 The end-to-end test streams the same audio through a bare vLLM realtime loop twice, each in its
@@ -19,7 +19,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from voxcap.engine import vllm_patches
+from voxcap.engine.vllm_adapter import patches as vllm_patches
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -157,7 +157,7 @@ def growth(tmp_path_factory):
     a vLLM of its own; "on" (the session fix, the echo), "carry" and "blind" (the fix on,
     placeholders ahead, the request asking for the carry or not) as three requests in another
     (``--share-engine``: caches reset between them). {variant: its run}."""
-    from voxcap.engine.tiny_model import write_tiny_model
+    from voxcap.engine.model.tiny import write_tiny_model
 
     tmp = tmp_path_factory.mktemp("growth")
     model = write_tiny_model(tmp / "tiny")

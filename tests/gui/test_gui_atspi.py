@@ -19,7 +19,7 @@ from support.atspi import AtspiBus, pyatspi_available, walk
 from support.fake_hub import FakeHub
 from support.xvfb import Xvfb
 
-from voxcap.engine.tiny_model import write_tiny_model
+from voxcap.engine.model.tiny import write_tiny_model
 
 pytestmark = [
     pytest.mark.slow,

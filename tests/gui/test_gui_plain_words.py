@@ -81,7 +81,7 @@ def test_the_cores_messages_as_the_app_shows_them_have_no_flags():
 
 
 def test_known_fixes_name_the_setting():
-    from voxcap.engine.platform import NO_GPU_FIX
+    from voxcap.engine.vllm_adapter.platform import NO_GPU_FIX
 
     text = for_the_app(NO_GPU_FIX)
     assert "Settings → Engine: “A vLLM server”, and its address in Server" in text, text

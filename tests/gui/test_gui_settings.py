@@ -74,9 +74,9 @@ def test_settings_panel_round_trip(qtbot, make_app, tmp_path, monkeypatch, tiny_
     dlg.model_dir.setText(str(tiny_model_dir))
     dlg.dummy.setChecked(True)
     qtbot.waitUntil(lambda: dlg.model_ok is True, timeout=5000)
-    # the automatic GPU memory budget is the engine's own sizing for this model (engine/memory.py)
-    from voxcap.engine import memory
-    from voxcap.engine.model_dir import inspect_model_dir
+    # the automatic GPU memory budget is the engine's own sizing for this model (engine/sizing/memory.py)
+    from voxcap.engine.model.folder import inspect_model_dir
+    from voxcap.engine.sizing import memory
 
     fp = memory.footprint(inspect_model_dir(tiny_model_dir, True), 2, None)
     assert dlg.kv.value() == 0 and dlg.kv.specialValueText() == (

@@ -119,7 +119,7 @@ def test_a_stage_with_a_note_shows_it_and_says_it_once(qtbot, monkeypatch):
     """The first start on an RTX 50 card spends minutes capturing graphs (the driver compiles FA2):
     the line says why, and a screen reader hears it once, not at each record of that stage."""
     import voxcap.gui.engine_status as es
-    from voxcap.engine.vllm_env import FIRST_JIT_NOTE
+    from voxcap.engine.vllm_adapter.env import FIRST_JIT_NOTE
 
     spoken = []
     monkeypatch.setattr(es, "announce", lambda widget, text, assertive=False: spoken.append(text))

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from support.fake_nvml import build_fake_nvml
 
-from voxcap.engine.model_dir import GET_MODEL
-from voxcap.engine.platform import NO_VLLM_FIX
-from voxcap.engine.tiny_model import write_tiny_model
+from voxcap.engine.model.folder import GET_MODEL
+from voxcap.engine.model.tiny import write_tiny_model
+from voxcap.engine.vllm_adapter.platform import NO_VLLM_FIX
 
 REPO = Path(__file__).resolve().parents[2]
 GIB = 2**30

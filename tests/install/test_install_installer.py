@@ -15,8 +15,8 @@ from support.install_helpers import exec_argv, new_home, signal_group, start_ins
 from support.pulse import PulseServer
 
 from voxcap import __version__
-from voxcap.engine.platform import SERVER_HINT
-from voxcap.engine.tiny_model import write_tiny_model
+from voxcap.engine.model.tiny import write_tiny_model
+from voxcap.engine.vllm_adapter.platform import SERVER_HINT
 
 pytestmark = pytest.mark.slow
 

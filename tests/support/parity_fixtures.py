@@ -42,7 +42,7 @@ def continued_audio() -> np.ndarray:
 
 
 def _as_the_server_hears_it(audio: np.ndarray) -> np.ndarray:
-    from voxcap.engine.remote_audio import to_pcm16
+    from voxcap.engine.remote.audio import to_pcm16
 
     return to_pcm16(audio).astype(np.float32) / 32768.0  # vLLM's realtime connection
 

@@ -121,7 +121,7 @@ def prepare_desktop_run(prefix: str) -> tuple[Path, Path, Path, Path]:
     import tempfile
 
     from support.pulse import speech_wav
-    from voxcap.engine.tiny_model import write_tiny_model
+    from voxcap.engine.model.tiny import write_tiny_model
 
     tmp = Path(tempfile.mkdtemp(prefix=prefix))
     for name in ("CONFIG", "DATA", "CACHE"):

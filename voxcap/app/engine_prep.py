@@ -1,5 +1,5 @@
 """Prepare the engine for a model folder while its weights download: ``voxcap prepare --model``
-as a child process of the app (engine/prepare.py says why that makes the first start warm).
+as a child process of the app (engine/inprocess/prepare.py says why that makes the first start warm).
 
     prep = EnginePreparation(model_dir, engine_settings, on_done=print)   # on_done(state, message)
     prep.start()        # the child runs; the app goes on

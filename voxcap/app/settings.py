@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import paths
-from ..engine.precision import PRECISIONS
 from ..engine.settings import DEFAULT_GRAPH_MODE, GRAPH_MODES, MAX_DELAY_MS, MIN_DELAY_MS, TOKEN_MS
+from ..engine.sizing.precision import PRECISIONS
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +76,7 @@ class AppSettings:
     graph_mode: str = DEFAULT_GRAPH_MODE
     delay_ms: int = 480
     kv_cache_gib: float | None = None  # None: sized for the streams and the session length
-    precision: str = "auto"  # auto, bfloat16, fp8, fp8_kv (engine/precision.py)
+    precision: str = "auto"  # auto, bfloat16, fp8, fp8_kv (engine/sizing/precision.py)
     max_model_len: int | None = None  # tokens per session (12.5 a second); None: 8192 or the model's max
     enforce_eager: bool = False
     source: str = "system"  # system, mic, both, a device name, app:NAME or both:NAME
@@ -98,7 +98,7 @@ class AppSettings:
     def engine_settings(self):
         """Validated EngineSettings (local) or RemoteSettings; raises ConfigError with a fix."""
         if self.engine == "remote":
-            from ..engine.remote_settings import RemoteSettings, default_api_key_path, load_api_key
+            from ..engine.remote.settings import RemoteSettings, default_api_key_path, load_api_key
 
             key_path = default_api_key_path()
             return RemoteSettings(server_url=self.server_url, model=self.server_model,

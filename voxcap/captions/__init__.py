@@ -25,10 +25,11 @@ Typical use (``voxcap live``, the GUI)::
     export(journal.session(), "call.srt")
 """
 
+from ..paths import sessions_root
 from .assembly import CaptionAssembler, CaptionLine, CaptionUpdate
 from .cues import Cue, CueOptions, Paragraph, build_cues, build_paragraphs
 from .export import FORMATS, ExportResult, check_export_path, export, render
-from .journal import Journal, JournalStatus, sessions_root
+from .journal import Journal, JournalStatus
 from .masking import Masker, make_masker
 from .records import DeltaRecord
 from .sessions import Session, SessionError, SessionInfo, SessionStore, read_session_dir

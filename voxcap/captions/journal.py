@@ -68,10 +68,6 @@ class JournalStatus:
     path: str = ""
 
 
-def sessions_root(root: str | Path | None = None) -> Path:
-    return Path(root).expanduser() if root is not None else paths.data_dir() / "sessions"
-
-
 def new_session_id(now: float | None = None) -> str:
     now = time.time() if now is None else now
     return time.strftime("%Y%m%d-%H%M%S", time.localtime(now)) + "-" + secrets.token_hex(2)
@@ -127,7 +123,7 @@ class Journal:
                 "created": _iso(now), "created_unix": round(now, 3), "ended": None,
                 "ended_unix": None, "app_version": __version__,
                 "settings": dict(settings or {}), "streams": {}}
-        journal = cls(sid, sessions_root(root) / sid, meta, on_status=on_status, **options)
+        journal = cls(sid, paths.sessions_root(root) / sid, meta, on_status=on_status, **options)
         with journal._lock:
             ok = journal._try_open_locked()
         journal._emit_pending()

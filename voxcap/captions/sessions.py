@@ -26,8 +26,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import paths
 from ..errors import VoxcapError
-from .journal import sessions_root
 from .records import (
     JOURNAL_NAME,
     SESSION_NAME,
@@ -246,7 +246,7 @@ def read_session_dir(directory: str | Path) -> Session:
 
 class SessionStore:
     def __init__(self, root: str | Path | None = None) -> None:
-        self.root = sessions_root(root)
+        self.root = paths.sessions_root(root)
 
     def list(self) -> list[SessionInfo]:
         """Every session directory (with a journal or a session.json), newest first."""

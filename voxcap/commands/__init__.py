@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 0
     logs.setup(logs.level_of(args))
-    from ..engine.vllm_env import use_voxcap_caches
+    from ..engine.vllm_adapter.env import use_voxcap_caches
 
     use_voxcap_caches()  # before anything imports vLLM: its caches go under voxcap's folder
     log.info("voxcap %s: %s", __version__, args.command)

@@ -66,7 +66,7 @@ def feed_all(engine, streams: int, seconds: float) -> tuple[list[str], float]:
 def run_mode(settings: EngineSettings, counts: list[int], seconds: float) -> list[dict]:
     """One graph mode in this process: one engine (sized for max(counts) streams), then each
     stream count in turn inside it."""
-    from ..engine.local import LocalEngine
+    from ..engine.inprocess.engine import LocalEngine
 
     return measure(LocalEngine(settings), settings.graph_mode, counts, seconds)
 
@@ -114,7 +114,7 @@ def _stages(engine) -> list[tuple[str, float]]:
 
 def _estimate(engine) -> dict:
     """voxcap's estimate of the local engine's GPU footprint, beside what was measured."""
-    from ..engine import memory
+    from ..engine.sizing import memory
 
     info, plan = getattr(engine, "model_info", None), getattr(engine, "kv_plan", None)
     if info is None or plan is None:

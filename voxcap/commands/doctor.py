@@ -29,9 +29,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .. import __version__
-from ..engine import memory
-from ..engine.platform import PIN as VLLM_PIN
-from ..engine.precision import PRECISIONS
+from ..engine.sizing import memory
+from ..engine.sizing.precision import PRECISIONS
+from ..engine.vllm_adapter.platform import PIN as VLLM_PIN
 from ..errors import VoxcapError
 
 OK, WARN, FAIL, SKIP = "ok", "warn", "fail", "skip"
@@ -203,7 +203,7 @@ def check_packages(ctx: Context, args) -> Check:
 
 
 def check_vllm(ctx: Context, args) -> Check:
-    from ..engine import platform as engine_platform
+    from ..engine.vllm_adapter import platform as engine_platform
 
     build, version = engine_platform.installed_build()
     ctx.build = build
@@ -265,7 +265,7 @@ def _cuda_tuple(text: str | None) -> tuple[int, ...] | None:
 
 def check_gpu(ctx: Context, args) -> Check:
     from .. import gpu as gpu_mod
-    from ..engine.platform import NO_GPU_FIX, SERVER_HINT
+    from ..engine.vllm_adapter.platform import NO_GPU_FIX, SERVER_HINT
 
     gpus = [] if ctx.no_gpu() else ctx.gpus
     if not gpus:
@@ -347,7 +347,7 @@ def check_gpu(ctx: Context, args) -> Check:
 
 
 def _gpu_facts(ctx: Context):
-    from ..engine.precision import GpuFacts
+    from ..engine.sizing.precision import GpuFacts
 
     gpu = ctx.gpu
     if gpu is None:
@@ -359,7 +359,7 @@ def _gpu_facts(ctx: Context):
 
 
 def precision_choice(ctx: Context, info, gpu=None):
-    """The precision the engine would start with now (engine/precision.py), on ``gpu``
+    """The precision the engine would start with now (engine/sizing/precision.py), on ``gpu``
     (precision.GpuFacts; default: the GPU as it is now)."""
     return memory.choose_precision(info, ctx.precision, ctx.streams, ctx.max_model_len,
                                    ctx.kv_cache_gib, None, gpu or _gpu_facts(ctx))
@@ -405,7 +405,7 @@ def check_gpu_memory(ctx: Context, args) -> Check:
                  if choice.streams < ctx.streams else "")
         return Check("gpu_memory", title, OK, f"{choice.line}: the model {needs}{fewer}", "",
                      details)
-    from ..engine.precision import GpuFacts
+    from ..engine.sizing.precision import GpuFacts
 
     empty = precision_choice(ctx, ctx.model_info, GpuFacts(total, int(total * 0.95),
                                                            facts.compute_capability))
@@ -434,8 +434,8 @@ def check_gpu_memory(ctx: Context, args) -> Check:
 
 
 def check_model(ctx: Context, args) -> Check:
-    from ..engine.model_dir import GET_MODEL, inspect_model_dir
-    from ..engine.weights_check import weights_problem
+    from ..engine.model.folder import GET_MODEL, inspect_model_dir
+    from ..engine.model.weights_check import weights_problem
     from ..errors import ModelDirError
 
     title = "Model"
@@ -480,7 +480,7 @@ def check_server(ctx: Context, args) -> Check:
     import urllib.error
     import urllib.request
 
-    from ..engine.remote_settings import default_api_key_path, display_url, load_api_key, models_url
+    from ..engine.remote.settings import default_api_key_path, display_url, load_api_key, models_url
     from ..errors import VoxcapError
 
     try:
@@ -649,7 +649,7 @@ def check_dirs(ctx: Context, args) -> Check:
 def check_selftest(ctx: Context, args) -> Check:
     """The tiny model through the engine, as `voxcap transcribe --dummy-weights --eager` does."""
     title = "Self-test (tiny model through vLLM)"
-    from ..engine import platform as engine_platform
+    from ..engine.vllm_adapter import platform as engine_platform
     from ..errors import VoxcapError
 
     build, version = engine_platform.installed_build()
@@ -658,9 +658,9 @@ def check_selftest(ctx: Context, args) -> Check:
     try:
         import numpy as np
 
-        from ..engine.local import LocalEngine
+        from ..engine.inprocess.engine import LocalEngine
+        from ..engine.model.tiny import write_tiny_model
         from ..engine.settings import EngineSettings
-        from ..engine.tiny_model import write_tiny_model
         from ..events import EngineFailed, StreamFinished, TextDelta
     except Exception as exc:  # noqa: BLE001
         log.info("doctor: the engine does not load", exc_info=True)

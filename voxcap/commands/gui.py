@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..engine.precision import PRECISIONS
 from ..engine.settings import GRAPH_MODES
+from ..engine.sizing.precision import PRECISIONS
 
 
 def add_parser(sub) -> list[str]:

@@ -7,8 +7,7 @@ import json
 import logging
 
 from .. import logs
-from ..engine.precision import DEFAULT_PRECISION
-from ..engine.remote_settings import (
+from ..engine.remote.settings import (
     DEFAULT_MAX_BUFFER_S,
     RemoteSettings,
     api_key_from_env,
@@ -16,6 +15,7 @@ from ..engine.remote_settings import (
     load_api_key,
 )
 from ..engine.settings import DEFAULT_GRAPH_MODE, GRAPH_MODES, EngineSettings
+from ..engine.sizing.precision import DEFAULT_PRECISION
 from ..errors import ConfigError
 
 log = logging.getLogger(__name__)

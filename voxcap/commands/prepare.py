@@ -49,12 +49,12 @@ def _settings(args):
 
 
 def run(args) -> int:
-    from ..engine import platform as engine_platform
+    from ..engine.vllm_adapter import platform as engine_platform
 
     if engine_platform.installed_build()[0] is None:
         raise ConfigError("vLLM is not installed: there is nothing to prepare.",
                           engine_platform.NO_VLLM_FIX)
-    from ..engine.prepare import fill_model_info_cache, prepared_settings
+    from ..engine.inprocess.prepare import fill_model_info_cache, prepared_settings
 
     t0 = time.monotonic()
     path = fill_model_info_cache()
@@ -62,7 +62,7 @@ def run(args) -> int:
           flush=True)
     if not args.model:
         return 0
-    from ..engine.local import LocalEngine
+    from ..engine.inprocess.engine import LocalEngine
 
     settings = prepared_settings(_settings(args))
     t1 = time.monotonic()

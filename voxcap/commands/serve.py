@@ -5,10 +5,10 @@ What it starts is vLLM's server (``python -m vllm.entrypoints.openai.api_server`
 in-process engine's vLLM arguments (``LocalEngine.engine_args``: KV cache sized for
 ``--max-streams`` sessions on this GPU and the gpu_memory_utilization that lets it start beside
 other programs, FULL_DECODE_ONLY, the step token budget, the multimodal cache off, and any
-setting added there later) as flags (engine/server_args.py), voxcap's vLLM plugin with the
+setting added there later) as flags (engine/server/args.py), voxcap's vLLM plugin with the
 session fix on, an API key, and loopback unless ``--host`` says otherwise. It prints the
 address and the key file to give the app, and stops the server on Ctrl-C; the server dies with
-voxcap however voxcap dies (engine/server_process.py).
+voxcap however voxcap dies (engine/server/process.py).
 """
 
 from __future__ import annotations
@@ -66,12 +66,12 @@ def add_parser(sub) -> list[str]:
 def run(args) -> int:
     from pathlib import Path
 
-    from ..engine import platform as engine_platform
-    from ..engine import server_key
-    from ..engine.remote_settings import api_key_from_env
-    from ..engine.server_args import engine_args_for, server_command
-    from ..engine.vllm_env import cache_env
-    from ..engine.vllm_patches import SESSION_FIX_ENV
+    from ..engine.remote.settings import api_key_from_env
+    from ..engine.server import key as server_key
+    from ..engine.server.args import engine_args_for, server_command
+    from ..engine.vllm_adapter import platform as engine_platform
+    from ..engine.vllm_adapter.env import cache_env
+    from ..engine.vllm_adapter.patches import SESSION_FIX_ENV
 
     settings = engine_settings(args, max_streams=args.max_streams)
     if not 1 <= args.port <= 65535:
@@ -109,13 +109,13 @@ def run(args) -> int:
 
 
 def _serve(args, command, extra_env, key_file, created, served, settings, session_fix) -> int:
-    from ..engine.server_process import ServerProcess, child_env
+    from ..engine.server.process import ServerProcess, child_env
 
     log_path = paths.state_dir() / "vllm-server.log"
     server = ServerProcess(command, child_env(extra_env), log_path)
     print(f"Starting vLLM's server for {served} on {args.host}:{args.port} (its log: {log_path}); "
           "the first start on a GPU takes a few minutes.", flush=True)
-    from ..engine import platform as engine_platform
+    from ..engine.vllm_adapter import platform as engine_platform
 
     if engine_platform.BUILD == "cpu":
         print("Note: this is vLLM's CPU build: for checks only, far slower than real time with "

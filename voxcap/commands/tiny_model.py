@@ -1,8 +1,8 @@
-"""``voxcap make-tiny-model DIR``: a tiny test model for self-checks (``engine.tiny_model``)."""
+"""``voxcap make-tiny-model DIR``: a tiny test model for self-checks (``engine.model.tiny``)."""
 
 from __future__ import annotations
 
-from ..engine.tiny_model import write_tiny_model
+from ..engine.model.tiny import write_tiny_model
 
 
 def add_parser(sub) -> list[str]:

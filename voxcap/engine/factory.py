@@ -15,10 +15,10 @@ from .settings import EngineSettings
 def bare_engine(settings, on_event: Callable | None = None, verbose: bool = False):
     """A LocalEngine for EngineSettings, a RemoteEngine for RemoteSettings (not started)."""
     if isinstance(settings, EngineSettings):
-        from .local import LocalEngine
+        from .inprocess.engine import LocalEngine
 
         return LocalEngine(settings, on_event=on_event, verbose=verbose)
-    from .remote import RemoteEngine
+    from .remote.engine import RemoteEngine
 
     return RemoteEngine(settings, on_event=on_event, verbose=verbose)
 

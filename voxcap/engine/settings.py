@@ -43,10 +43,10 @@ class EngineSettings:
     max_streams: int = 2
     capture_sizes: tuple[int, ...] | None = None  # None: 1, 2, 4... up to max_streams
     kv_cache_gib: float | None = None
-    # None: what the footprint needs (+10 %), so vLLM starts beside the desktop (engine/memory.py)
+    # None: what the footprint needs (+10 %), so vLLM starts beside the desktop (engine/sizing/memory.py)
     gpu_memory_utilization: float | None = None
     dtype: str = "auto"  # an expert's override of the precision's dtype
-    # auto: the most precise that fits the GPU now (engine/precision.py); bfloat16, fp8, fp8_kv
+    # auto: the most precise that fits the GPU now (engine/sizing/precision.py); bfloat16, fp8, fp8_kv
     precision: str = "auto"
     enforce_eager: bool = False  # no torch.compile, no graphs: fast start, slow steps
     cpu_threads: int | None = None
@@ -75,7 +75,7 @@ class EngineSettings:
             sizes = default_capture_sizes(self.max_streams)
         if self.dtype not in DTYPES:
             raise ConfigError(f"Unknown dtype {self.dtype!r}.", f"choose one of {', '.join(DTYPES)}")
-        from .precision import validate as validate_precision
+        from .sizing.precision import validate as validate_precision
 
         precision = validate_precision(self.precision)
         if not self.max_streams <= self.step_tokens <= 65536:

@@ -28,7 +28,7 @@ from .. import gpu
 from ..app.download import MODEL_REPO, DownloadCancelled, ModelDownload, default_model_dir
 from ..app.engine_prep import EnginePreparation
 from ..app.settings import AppSettings
-from ..engine import memory
+from ..engine.sizing import memory
 from ..errors import VoxcapError
 from .a11y import announce, status_label
 from .settings_dialog import check_model_dir
@@ -70,7 +70,7 @@ class FirstRunDialog(QDialog):
         self._downloader_cls = downloader
         self.download = None
         # While the weights download, an engine with stand-in weights compiles what the first
-        # start needs (engine/prepare.py): a GPU only, since that is where it takes a minute.
+        # start needs (engine/inprocess/prepare.py): a GPU only, since that is where it takes a minute.
         self._preparer_cls = preparer
         self._settings = settings or AppSettings()
         self.prep: EnginePreparation | None = None
@@ -132,7 +132,7 @@ class FirstRunDialog(QDialog):
         self.server = QLineEdit(self)
         self.server.setPlaceholderText("ws://gpu-box:8000")
         self.server.setAccessibleName("vLLM server address")
-        from ..engine.remote_settings import default_api_key_path
+        from ..engine.remote.settings import default_api_key_path
 
         self.server_hint = QLabel(SERVER_HINT.format(key=default_api_key_path()), self)
         self.server_hint.setWordWrap(True)

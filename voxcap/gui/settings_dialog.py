@@ -31,10 +31,10 @@ from PySide6.QtWidgets import (
 )
 
 from ..app.settings import ENGINE_STREAMS, AppSettings
-from ..engine.precision import BY_NAME as PRECISION_BY_NAME
-from ..engine.precision import LABELS as PRECISION_LABELS
-from ..engine.precision import PRECISIONS
 from ..engine.settings import GRAPH_MODES, MAX_DELAY_MS, MIN_DELAY_MS, TOKEN_MS
+from ..engine.sizing.precision import BY_NAME as PRECISION_BY_NAME
+from ..engine.sizing.precision import LABELS as PRECISION_LABELS
+from ..engine.sizing.precision import PRECISIONS
 from ..errors import VoxcapError
 from .a11y import announce, status_label
 from .plain_words import for_the_app
@@ -54,9 +54,9 @@ def kv_note(path: str, dummy_weights: bool, streams: int, precision: str = "auto
     """(the automatic GPU memory budget, the precision the engine would pick on this GPU now)
     for this model folder, as the engine will size them. Reads NVML: not on the GUI thread."""
     from .. import gpu
-    from ..engine import memory
-    from ..engine.model_dir import inspect_model_dir
-    from ..engine.precision import GpuFacts
+    from ..engine.model.folder import inspect_model_dir
+    from ..engine.sizing import memory
+    from ..engine.sizing.precision import GpuFacts
 
     try:
         info = inspect_model_dir(path, dummy_weights)
@@ -75,7 +75,7 @@ def kv_note(path: str, dummy_weights: bool, streams: int, precision: str = "auto
 
 def check_model_dir(path: str, dummy_weights: bool) -> tuple[str, str]:
     """("", "") when ``path`` holds a usable model, else (reason, fix)."""
-    from ..engine.model_dir import inspect_model_dir
+    from ..engine.model.folder import inspect_model_dir
 
     try:
         inspect_model_dir(path, dummy_weights)

@@ -9,7 +9,7 @@ How it is tied to voxcap: the child's first act, before Python imports anything 
 the kernel for SIGKILL when voxcap goes (``PR_SET_PDEATHSIG``, kept across the ``exec`` into
 vLLM's server), so a ``kill -9`` of voxcap takes the server with it. It then names itself the
 "app" for voxcap's vLLM plugin (``VOXCAP_APP_PID``) and puts the early hook on PYTHONPATH: vLLM's
-engine core and workers die with the server the same way (engine/vllm_plugin.py). The server
+engine core and workers die with the server the same way (engine/vllm_adapter/plugin.py). The server
 runs in a session of its own, so a Ctrl-C typed in voxcap's terminal reaches voxcap only, which
 then stops the server (SIGTERM: vLLM shuts its engine down) and waits for it.
 """
@@ -27,8 +27,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from ..errors import EngineError
-from .vllm_plugin import APP_PID_ENV, CHILD_STDERR_ENV, EARLY_HOOK_DIR, PARENT_PID_ENV
+from ...errors import EngineError
+from ..vllm_adapter.plugin import APP_PID_ENV, CHILD_STDERR_ENV, EARLY_HOOK_DIR, PARENT_PID_ENV
 
 log = logging.getLogger(__name__)
 

@@ -26,7 +26,7 @@ waited ~40 % of each 1-stream step for it (docs/perf/upstream-realtime-roundtrip
 the fix, a chunk whose sampling params carry ``extra_args[CARRY_KEY]`` has its first prompt
 token replaced, in the engine core, by the token the session sampled last — the one vLLM
 discards from the session when the chunk is applied, and the one the front end would have
-echoed. The front end may then send chunks ahead of their tokens (voxcap/engine/realtime_feed.py)
+echoed. The front end may then send chunks ahead of their tokens (voxcap/engine/inprocess/feed.py)
 and the next chunk is already queued when a step ends. Same tokens and log-probabilities as the
 echo (tests/engine/test_vllm_patches.py).
 """
@@ -36,6 +36,8 @@ from __future__ import annotations
 import logging
 import os
 
+from .pin import PINNED_VLLM
+
 # Logged under vLLM's logger tree: vLLM configures only that tree in its processes, so the
 # messages appear in vLLM's own log (and in voxcap's start-up stage file) wherever they run.
 logger = logging.getLogger("vllm.voxcap_patches")
@@ -43,7 +45,6 @@ logger = logging.getLogger("vllm.voxcap_patches")
 SESSION_FIX_ENV = "VOXCAP_VLLM_SESSION_FIX"
 TOKEN_CARRY_ENV = "VOXCAP_VLLM_TOKEN_CARRY"
 CARRY_KEY = "voxcap_carry_token"  # SamplingParams.extra_args key: "fill my first prompt token"
-PINNED_VLLM = "0.32.0"
 _PATCHED_FLAG = "_voxcap_session_fix"
 _CARRY_FLAG = "_voxcap_token_carry"
 
@@ -67,7 +68,9 @@ def apply_enabled() -> list[str]:
         applied.append("session")
     if token_carry_enabled() and apply_token_carry():
         applied.append("token_carry")
-    from . import vllm_cpu_processes  # the CPU build's processes as on one GPU (its docstring)
+    from . import (
+        cpu_processes as vllm_cpu_processes,  # the CPU build's processes as on one GPU (its docstring)
+    )
 
     if vllm_cpu_processes.enabled() and vllm_cpu_processes.apply():
         applied.append("cpu_as_gpu")
@@ -87,7 +90,7 @@ def _wrap_session_update(fix: str, flag: str, make_wrapper, effect: str) -> bool
     if version != PINNED_VLLM:
         logger.warning("voxcap %s not applied: written for vLLM %s, this is %s "
                        "(check whether upstream fixed it, then update or remove "
-                       "voxcap/engine/vllm_patches.py)", fix, PINNED_VLLM, version)
+                       "voxcap/engine/vllm_adapter/patches.py)", fix, PINNED_VLLM, version)
         return False
     original = getattr(Scheduler, "_update_request_as_session", None)
     if original is None:

@@ -1,8 +1,8 @@
 """On vLLM 0.32.0's CPU build, the engine's processes as on one GPU (``VOXCAP_VLLM_CPU_AS_GPU=1``;
-set by the in-process engine, engine/local.py; off unless set).
+set by the in-process engine, engine/inprocess/engine.py; off unless set).
 
 With one GPU, vLLM runs its worker inside the engine-core process (``distributed_executor_backend
-"uni"``), and voxcap forks that process from the app (engine/local.py: it starts with torch and
+"uni"``), and voxcap forks that process from the app (engine/inprocess/engine.py: it starts with torch and
 vLLM imported). vLLM's CPU platform (``CpuPlatform.check_and_update_config``) overrides both: it
 turns "uni" into "mp" (one more process: a worker spawned by the engine core) and sets
 ``VLLM_WORKER_MULTIPROC_METHOD=spawn``. Each spawned process imports torch and vLLM again: on
@@ -36,7 +36,7 @@ import logging
 import os
 import sys
 
-from .vllm_patches import PINNED_VLLM  # one pin for all of voxcap's changes to vLLM
+from .pin import PINNED_VLLM
 
 logger = logging.getLogger("vllm.voxcap_patches")
 
@@ -61,7 +61,7 @@ def apply() -> bool:
     version = getattr(vllm, "__version__", "?")
     if version != PINNED_VLLM:
         logger.warning("voxcap CPU processes not applied: written for vLLM %s, this is %s (check "
-                       "voxcap/engine/vllm_cpu_processes.py against its CpuPlatform)",
+                       "voxcap/engine/vllm_adapter/cpu_processes.py against its CpuPlatform)",
                        PINNED_VLLM, version)
         return False
     original = CpuPlatform.check_and_update_config.__func__

@@ -218,7 +218,7 @@ def gib(n: float) -> str:
 
 def check_budget(plan: KVPlan, budget_bytes: int, streams: int) -> None:
     """Refuse, with the numbers, a KV budget that cannot hold ``streams`` full sessions."""
-    from ..errors import ConfigError
+    from ...errors import ConfigError
 
     if plan.usable_sessions(budget_bytes) >= streams:
         return
@@ -271,7 +271,7 @@ def footprint(info, streams: int, max_model_len: int | None, kv_cache_gib: float
               dtype_bytes: int = 2) -> Footprint:
     """The engine's GPU footprint for a model folder (``ModelInfo``; None: the real model).
     ``precision``: a ``precision.Precision`` (None: the model's dtype, ``dtype_bytes``)."""
-    from .settings import DEFAULT_MAX_MODEL_LEN, DEFAULT_STEP_TOKENS
+    from ..settings import DEFAULT_MAX_MODEL_LEN, DEFAULT_STEP_TOKENS
 
     params = info.params if info is not None else REAL_MODEL_PARAMS
     model_max = params.get("model_max_length")

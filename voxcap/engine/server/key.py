@@ -6,8 +6,8 @@ import logging
 import secrets
 from pathlib import Path
 
-from .. import paths
-from .remote_settings import load_api_key, save_api_key
+from ... import paths
+from ..remote.settings import load_api_key, save_api_key
 
 log = logging.getLogger(__name__)
 

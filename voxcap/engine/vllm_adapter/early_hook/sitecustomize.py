@@ -1,7 +1,7 @@
 """Run by Python at start-up in the processes vLLM spawns for a voxcap app (the engine puts this
 folder on their PYTHONPATH), before vLLM's imports (tens of seconds): from the first moment, the
 process is killed when its parent dies (PR_SET_PDEATHSIG), so an app killed while its engine is
-still starting leaves nothing behind. voxcap's vLLM plugin (vllm_plugin.py) does the rest once
+still starting leaves nothing behind. voxcap's vLLM plugin (vllm_adapter/plugin.py) does the rest once
 vLLM has loaded. Acts only in multiprocessing's spawned children of a voxcap app; then hands over
 to any other sitecustomize on the path."""
 

@@ -20,7 +20,7 @@ import dataclasses
 import logging
 from pathlib import Path
 
-from .settings import EngineSettings
+from ..settings import EngineSettings
 
 log = logging.getLogger(__name__)
 
@@ -30,19 +30,11 @@ MODEL_ARCH = "VoxtralRealtimeGeneration"  # what vLLM resolves Voxtral Realtime'
 def fill_model_info_cache() -> Path:
     """Have vLLM inspect the model class now (a subprocess of its own) and cache what it learns;
     returns the cache file. A no-op but for the file check when the cache is already filled."""
-    from .vllm_env import use_voxcap_caches
+    from ..vllm_adapter.env import use_voxcap_caches
+    from ..vllm_adapter.internals import inspect_model_class
 
-    use_voxcap_caches()  # the cache the engine's start reads (engine/vllm_env.py)
-    from vllm.model_executor.models.registry import ModelRegistry
-
-    registered = ModelRegistry.models.get(MODEL_ARCH)
-    if registered is None:
-        raise RuntimeError(f"this vLLM does not know {MODEL_ARCH}")
-    registered.inspect_model_cls()  # reads the cache, or inspects and writes it
-    path = registered._get_cache_dir() / registered._get_cache_filename()
-    if not path.exists():
-        raise RuntimeError(f"vLLM inspected {MODEL_ARCH} but wrote no cache file ({path})")
-    return path
+    use_voxcap_caches()  # the cache the engine's start reads (engine/vllm_adapter/env.py)
+    return inspect_model_class(MODEL_ARCH)
 
 
 def prepared_settings(settings: EngineSettings) -> EngineSettings:
@@ -55,7 +47,7 @@ def vllm_config_hash(settings: EngineSettings, build: str) -> str:
     """vLLM's config hash for an engine with ``settings`` (what names its compile cache)."""
     from vllm.engine.arg_utils import AsyncEngineArgs
 
-    from .local import LocalEngine
+    from .engine import LocalEngine
 
     engine = LocalEngine(settings)
     try:

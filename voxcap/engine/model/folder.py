@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import ModelDirError
+from ...errors import ModelDirError
 from .weights_check import unfinished_download, weights_problem
 
 MODEL_ID = "mistralai/Voxtral-Mini-4B-Realtime-2602"
@@ -151,7 +151,7 @@ def model_dir_for_vllm(info: ModelInfo, cache_dir: Path, dtype: str = "") -> Pat
       model's does not: vLLM's way of finding it costs 4 s of failing retries per start;
     * ``dtype`` (the weights' type, which vLLM otherwise reads from the weights file's header):
       the config, and so the compile cache's key, is then the same before the weights are
-      there, when the engine is prepared during the download (engine/prepare.py).
+      there, when the engine is prepared during the download (engine/inprocess/prepare.py).
 
     The view's path depends on the model folder's path and params.json only, so the compile
     cache found at one start is found at the next."""

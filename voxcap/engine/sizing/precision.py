@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..errors import ConfigError
+from ...errors import ConfigError
 
 PRECISIONS = ("auto", "bfloat16", "fp8", "fp8_kv")
 DEFAULT_PRECISION = "auto"

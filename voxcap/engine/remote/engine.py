@@ -50,9 +50,9 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from .. import __version__, logs
-from ..errors import EngineError
-from ..events import (
+from ... import __version__, logs
+from ...errors import EngineError
+from ...events import (
     EngineReady,
     EngineStopped,
     StreamFinished,
@@ -61,10 +61,10 @@ from ..events import (
     StreamResumed,
     TextDelta,
 )
-from .base import EngineBase, EventSink
-from .remote_audio import StreamAudio, to_pcm16
-from .remote_settings import RemoteSettings, display_url, models_url
-from .stats import SAMPLE_RATE
+from ..base import EngineBase, EventSink
+from ..stats import SAMPLE_RATE
+from .audio import StreamAudio, to_pcm16
+from .settings import RemoteSettings, display_url, models_url
 
 log = logging.getLogger(__name__)
 KEY_FIX = ("give the key the server was started with: `voxcap serve` printed its file; copy it to "
@@ -167,7 +167,7 @@ class _RedactHeaders(logging.Filter):
         return True
 
 
-_ws_logger = logging.getLogger("voxcap.engine.remote.websocket")
+_ws_logger = logging.getLogger("voxcap.engine.remote.engine.websocket")
 _ws_logger.addFilter(_RedactHeaders())
 
 

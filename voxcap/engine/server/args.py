@@ -50,9 +50,9 @@ def server_command(engine_args: dict, *, host: str, port: int, served_name: str,
 
 def engine_args_for(settings, build: str):
     """(vLLM's engine arguments, the model folder's ModelInfo) for ``settings`` on ``build``,
-    exactly as the in-process engine would start (engine/local.py; raises its errors: a bad
+    exactly as the in-process engine would start (engine/inprocess/engine.py; raises its errors: a bad
     model folder, a KV budget too small, not enough free GPU memory)."""
-    from .local import LocalEngine
+    from ..inprocess.engine import LocalEngine
 
     engine = LocalEngine(settings)
     try:

@@ -1,5 +1,5 @@
 """What a realtime session's prompt tokens are fed with: the echo vLLM's realtime server does, or
-placeholders the engine core fills in (voxcap's token carry, vllm_patches.py).
+placeholders the engine core fills in (voxcap's token carry, vllm_adapter/patches.py).
 
 vLLM's realtime buffer (``buffer_realtime_audio``) builds each 80 ms chunk's prompt from a token
 queue: the first chunk takes the streaming prefix, every later one waits for one more token.
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 
-from .vllm_patches import CARRY_KEY
+from ..vllm_adapter.patches import CARRY_KEY
 
 CARRY_AHEAD = 2  # chunks sent before the previous token is back; 1 keeps the GPU busy, 2 absorbs jitter
 PLACEHOLDER_TOKEN = 0  # any valid id: the engine core replaces it before the model sees it

@@ -21,22 +21,24 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import logs, paths
-from ..errors import EngineError
-from ..events import EngineReady, EngineStopped, StreamFinished, TextDelta
-from . import memory, vllm_patches
-from . import platform as engine_platform
-from .base import EngineBase, EventSink
-from .model_dir import inspect_model_dir, model_dir_for_vllm, tokenizer_dir_for_delay
-from .precision import GpuFacts
+from ... import logs, paths
+from ...errors import EngineError
+from ...events import EngineReady, EngineStopped, StreamFinished, TextDelta
+from ..base import EngineBase, EventSink
+from ..model.folder import inspect_model_dir, model_dir_for_vllm, tokenizer_dir_for_delay
+from ..settings import EngineSettings, default_capture_sizes
+from ..sizing import memory
+from ..sizing.precision import GpuFacts
+from ..stats import SAMPLE_RATE, EngineStats
+from ..vllm_adapter import internals
+from ..vllm_adapter import patches as vllm_patches
+from ..vllm_adapter import platform as engine_platform
+from ..vllm_adapter.cpu_processes import CPU_AS_GPU_ENV
+from ..vllm_adapter.env import FIRST_JIT_NOTE, first_jit_compile, use_voxcap_caches
+from ..vllm_adapter.patches import SESSION_FIX_ENV, TOKEN_CARRY_ENV
+from ..vllm_adapter.plugin import APP_PID_ENV, CHILD_STDERR_ENV, EARLY_HOOK_DIR, tie_forked_children
+from .feed import TokenFeed
 from .progress import STAGE_ENV, StageTail, kv_cache_capacity, write_logging_config
-from .realtime_feed import TokenFeed
-from .settings import EngineSettings, default_capture_sizes
-from .stats import SAMPLE_RATE, EngineStats
-from .vllm_cpu_processes import CPU_AS_GPU_ENV
-from .vllm_env import FIRST_JIT_NOTE, first_jit_compile, use_voxcap_caches
-from .vllm_patches import SESSION_FIX_ENV, TOKEN_CARRY_ENV
-from .vllm_plugin import APP_PID_ENV, CHILD_STDERR_ENV, EARLY_HOOK_DIR, tie_forked_children
 
 log = logging.getLogger(__name__)
 
@@ -77,9 +79,9 @@ class LocalEngine(EngineBase):
         self.precision_choice = None  # precision.Choice, once the engine arguments are made
         self.weights_estimate_bytes = 0
         self.vllm_env: dict[str, str] = {}
-        self.first_jit = False  # this card's first start: the driver compiles FA2 (vllm_env.py)
+        self.first_jit = False  # this card's first start: the driver compiles FA2 (vllm_adapter/env.py)
         self.start_method = ""  # how vLLM started its engine core: "fork" or "spawn"
-        self.token_carry = False  # chunks go ahead of their tokens (vllm_patches.py), once ready
+        self.token_carry = False  # chunks go ahead of their tokens (vllm_adapter/patches.py), once ready
         self._workdir = Path(tempfile.mkdtemp(prefix="voxcap-engine-"))
         self._child_stderr = self._workdir / "vllm-stderr.log"
         self._child_stderr_logged = 0
@@ -150,15 +152,15 @@ class LocalEngine(EngineBase):
                    [str(EARLY_HOOK_DIR)] + ([os.environ["PYTHONPATH"]]
                                             if os.environ.get("PYTHONPATH") else [])),
                # vLLM 0.32's per-step cost grows with a realtime session (issue #58324); the fix
-               # (vllm_patches.py) keeps it flat: on the H200 +5.7 ms per 1,000 tokens without,
+               # (vllm_adapter/patches.py) keeps it flat: on the H200 +5.7 ms per 1,000 tokens without,
                # none with, identical tokens (docs/gpu-results.md). VOXCAP_VLLM_SESSION_FIX=0: off
                SESSION_FIX_ENV: os.environ.get(SESSION_FIX_ENV, "1"),
                # the next chunk goes before the last token is back: the engine core fills it in
-               # (vllm_patches.py; ~40 % of a 1-stream step on the H200 was that round trip).
+               # (vllm_adapter/patches.py; ~40 % of a 1-stream step on the H200 was that round trip).
                # VOXCAP_VLLM_TOKEN_CARRY=0: off, chunks wait for their token as in vLLM's server
                TOKEN_CARRY_ENV: os.environ.get(TOKEN_CARRY_ENV, "1"),
                # vLLM's CPU build: its worker inside the engine core and the fork above, as on
-               # one GPU (vllm_cpu_processes.py: 42 s → 18.5 s to ready here). =0: as vLLM does
+               # one GPU (vllm_adapter/cpu_processes.py: 42 s → 18.5 s to ready here). =0: as vLLM does
                CPU_AS_GPU_ENV: os.environ.get(CPU_AS_GPU_ENV, "1"),
                # without -v the terminal shows voxcap's own line for a failure, never vLLM's
                # tracebacks: its log and its children's stderr go to files, logged on failure
@@ -188,7 +190,7 @@ class LocalEngine(EngineBase):
                 env["VLLM_WORKER_MULTIPROC_METHOD"] = os.environ["VLLM_WORKER_MULTIPROC_METHOD"] = "spawn"
                 engine = await self._create_engine(build)
             # what vLLM used: it spawns when CUDA is set up here, and its CPU platform unless
-            # this process runs one OpenMP thread (vllm_cpu_processes.py)
+            # this process runs one OpenMP thread (vllm_adapter/cpu_processes.py)
             self.start_method = os.environ.get("VLLM_WORKER_MULTIPROC_METHOD", "")
         finally:
             self._tail.stop()
@@ -213,13 +215,12 @@ class LocalEngine(EngineBase):
         # go to the library log unless -v asked for vLLM's log (logs.py)
         with logs.library_output_to_log(enabled=not self._verbose):
             from vllm.engine.arg_utils import AsyncEngineArgs
-            from vllm.v1.engine.async_llm import AsyncLLM
 
             args = self.engine_args(build)
             self._progress("starting engine process")
             # No local holds the engine: vLLM keeps a traceback of this frame from an exception
             # it handles during start-up, and a live local would keep AsyncLLM alive until exit.
-            return AsyncLLM.from_engine_args(AsyncEngineArgs(**args),
+            return internals.async_llm_class().from_engine_args(AsyncEngineArgs(**args),
                                              stat_loggers=[_stat_logger_factory(self.stats)])
 
     def engine_args(self, build: str) -> dict:
@@ -280,15 +281,12 @@ class LocalEngine(EngineBase):
         return args
 
     async def _serve(self, engine) -> None:
-        from vllm.model_executor.model_loader import get_model_cls
-        from vllm.tokenizers import cached_tokenizer_from_config
-
         s = self.settings
         self._model_config = engine.model_config
-        self._model_cls = get_model_cls(engine.model_config)
+        self._model_cls = internals.model_class(engine.model_config)
         # the plugin ran in this process with the environment the engine core got
         self.token_carry = vllm_patches.token_carry_applied()
-        tok = cached_tokenizer_from_config(engine.model_config)
+        tok = internals.tokenizer(engine.model_config)
         encoder = tok.instruct.audio_encoder
         ac = encoder.audio_config
         self._prompt_len = len(tok.instruct.start() + encoder.encode_streaming_tokens())
@@ -400,10 +398,10 @@ class LocalEngine(EngineBase):
 
     async def _run_stream(self, st: _Stream) -> None:
         from vllm.engine.protocol import StreamingInput
-        from vllm.renderers.inputs.preprocess import parse_model_prompt
         from vllm.sampling_params import RequestOutputKind, SamplingParams
 
         engine, model_config = self._engine, self._model_config
+        render = internals.prompt_renderer(engine, model_config)
         feed = TokenFeed(self.token_carry)
 
         async def audio():
@@ -414,9 +412,7 @@ class LocalEngine(EngineBase):
             prompts = self._model_cls.buffer_realtime_audio(audio(), feed.queue, model_config)
             async for prompt in prompts:
                 self.stats.prompt_sent(st.stream_id)
-                (engine_input,) = await engine.renderer.render_cmpl_async(
-                    [parse_model_prompt(model_config, prompt)])
-                yield StreamingInput(prompt=engine_input)
+                yield StreamingInput(prompt=await render(prompt))
 
         params = SamplingParams(temperature=0.0, max_tokens=self._model_cls.realtime_max_tokens,
                                 output_kind=RequestOutputKind.DELTA,
@@ -493,7 +489,7 @@ def _gpu_facts() -> GpuFacts:
     """Free and total memory and compute capability of the GPU vLLM will use: NVML, so that the
     app's own process creates no CUDA context (~0.5 GiB on the GPU) just to ask; torch (with its
     NVML-based check) if NVML cannot answer."""
-    from ..gpu import read_gpu, visible_gpu_index
+    from ...gpu import read_gpu, visible_gpu_index
 
     reading = read_gpu(visible_gpu_index())
     if reading is not None:
@@ -532,9 +528,7 @@ def _too_little_memory(choice, gpu: GpuFacts, info, s: EngineSettings) -> Engine
 
 def _stat_logger_factory(stats: EngineStats):
     """A vLLM stat logger that records each step's runtime CUDA-graph mode into ``stats``."""
-    from vllm.v1.metrics.loggers import StatLoggerBase
-
-    class GraphModeLogger(StatLoggerBase):
+    class GraphModeLogger(internals.stat_logger_base()):
         def __init__(self, vllm_config, engine_index: int = 0):
             pass
 

@@ -2,7 +2,7 @@
 
 No websockets or vLLM import here: the CLI and the GUI validate settings without either.
 The API key is a secret: it is excluded from ``repr`` and never put into a message, an event
-or a log record by voxcap (see ``voxcap.engine.remote``); in a config file it lives in a file
+or a log record by voxcap (see ``voxcap.engine.remote.engine``); in a config file it lives in a file
 only its owner can read (``save_api_key`` / ``load_api_key``).
 """
 
@@ -14,8 +14,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
-from ..errors import ConfigError
-from .settings import validate_delay_ms
+from ...errors import ConfigError
+from ..settings import validate_delay_ms
 
 REALTIME_PATH = "/v1/realtime"
 DEFAULT_MAX_BUFFER_S = 120.0
@@ -139,7 +139,7 @@ def display_url(url: str) -> str:
 # ------------------------------------------------------------------ the API key ----
 def default_api_key_path() -> Path:
     """Where the GUI stores the server's API key (owner-only), and where the CLI looks for one."""
-    from .. import paths
+    from ... import paths
 
     return paths.config_dir() / "remote-api-key"
 

@@ -15,7 +15,7 @@ the engine before vLLM spawns anything), and nothing elsewhere:
   process's memory. vLLM loads plugins only after its imports (tens of seconds on a GPU
   machine), so the engine also puts ``early_hook/`` on its children's PYTHONPATH: its
   sitecustomize.py does the same from the first moment of each spawned process. A child vLLM
-  *forks* from the app (the default: engine/local.py) gets both at once from an at-fork hook
+  *forks* from the app (the default: engine/inprocess/engine.py) gets both at once from an at-fork hook
   (``tie_forked_children``), since it starts with the plugins already loaded.
 """
 
@@ -46,7 +46,7 @@ def detach_from_terminal() -> None:
     if not app:
         return  # not started by voxcap
     if str(os.getpid()) == app:
-        # the app itself, or the vLLM server `voxcap serve` started (engine/server_process.py):
+        # the app itself, or the vLLM server `voxcap serve` started (engine/server/process.py):
         # an engine core it forks gets no plugin call of its own (vLLM loads plugins once per
         # process, and a fork inherits "loaded"), so the at-fork hook ties it
         tie_forked_children()

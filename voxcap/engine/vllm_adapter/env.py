@@ -4,7 +4,7 @@ vLLM writes its caches (model-class inspection, torch.compile and Triton artifac
 ``~/.cache/vllm`` by default, which no uninstall of voxcap could tell from another program's.
 Every place voxcap starts vLLM (the commands, the in-process engine, ``voxcap serve``) points
 ``VLLM_CACHE_ROOT`` at ``<voxcap cache>/vllm`` first, so ``voxcap prepare`` fills exactly the
-caches the real start reads (engine/prepare.py: vLLM leaves the cache root out of its compile
+caches the real start reads (engine/inprocess/prepare.py: vLLM leaves the cache root out of its compile
 hash, so the key is the same wherever the root is) and uninstall removes them with the rest.
 A ``VLLM_CACHE_ROOT`` set by the person wins, for both alike.
 
@@ -21,7 +21,7 @@ import logging
 import os
 from pathlib import Path
 
-from .. import paths
+from ... import paths
 
 log = logging.getLogger(__name__)
 

@@ -81,7 +81,7 @@ def write_logging_config(path: Path, console_level: str) -> Path:
         "handlers": {
             "console": {"class": "logging.StreamHandler", "formatter": "plain",
                         "level": console_level, "stream": "ext://sys.stderr"},
-            "stages": {"()": "voxcap.engine.progress.StageFileHandler", "level": "INFO"},
+            "stages": {"()": "voxcap.engine.inprocess.progress.StageFileHandler", "level": "INFO"},
         },
         "loggers": {"vllm": {"handlers": ["console", "stages"], "level": "INFO",
                              "propagate": False}},

@@ -1,5 +1,5 @@
 """Generate a tiny Voxtral Realtime model directory (params.json + tekken.json, and optionally
-random weights in the real model's file layout: tiny_weights.py).
+random weights in the real model's file layout: model/tiny_weights.py).
 
 Without weights it is used with ``load_format="dummy"``: the text is gibberish, but every
 mechanism of the real model runs (framing, streaming steps, flush, batching).  Word tokens
@@ -103,7 +103,7 @@ def write_tiny_model(directory: str | Path, num_words: int = 2000, max_len: int 
     """Write params.json and tekken.json of a tiny Voxtral Realtime model into ``directory``
     (``max_len``: the model's own maximum session length, model_max_length); with
     ``weights_seed``, also random weights from that seed as consolidated.safetensors in the
-    real model's layout (tiny_weights.py), loaded by vLLM like the real file."""
+    real model's layout (model/tiny_weights.py), loaded by vLLM like the real file."""
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     tekken = _tekken(num_words)

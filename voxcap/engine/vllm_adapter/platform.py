@@ -6,8 +6,8 @@ import importlib.metadata as md
 import logging
 import os
 
-from ..errors import EngineError
-from ..paths import shipped_command
+from ...errors import EngineError
+from ...paths import shipped_command
 
 log = logging.getLogger(__name__)
 
@@ -60,9 +60,9 @@ def cuda_device_count() -> int:
     """CUDA devices this process may use, asked without touching CUDA: NVML, else torch with its
     NVML-based check. torch's own count (cudaGetDeviceCount) marks the process so that a forked
     child cannot use CUDA ("Cannot re-initialize CUDA in forked subprocess"), and vLLM forks its
-    engine core from the app (engine/local.py)."""
+    engine core from the app (engine/inprocess/engine.py)."""
     os.environ.setdefault(NVML_CHECK_ENV, "1")
-    from .. import gpu
+    from ... import gpu
 
     gpus = gpu.list_gpus()
     if gpus is not None:
@@ -94,7 +94,7 @@ def device_name() -> str:
     """The GPU's name from NVML: torch would initialise CUDA in the app process (a context on the
     GPU, and no more forked engine cores after it)."""
     if BUILD == "cuda":
-        from .. import gpu
+        from ... import gpu
 
         reading = gpu.read_gpu(gpu.visible_gpu_index())
         return reading.name if reading is not None else "CUDA GPU"
@@ -127,7 +127,7 @@ _KNOWN = (
 
 def explain_failure(exc: BaseException, log_errors: list[str] | tuple = ()) -> tuple[str, str]:
     """(message, fix) for an engine exception, using vLLM's error log lines when they say more."""
-    from .. import errors
+    from ... import errors
 
     if isinstance(exc, errors.VoxcapError):
         return exc.message, exc.fix

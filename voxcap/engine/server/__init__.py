@@ -1,0 +1,2 @@
+"""``voxcap serve``: vLLM's OpenAI-compatible server as a child process that dies with voxcap, the
+command line built from the in-process engine's arguments, and the API key file."""
