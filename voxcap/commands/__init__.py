@@ -25,18 +25,21 @@ from ..errors import VoxcapError
 
 log = logging.getLogger(__name__)
 EXIT_USER_ERROR = 2
+# The order ``voxcap --help`` lists them in: the everyday ones first (the app, live captions, a
+# file, the check), then setting up (the model, devices, caches), the server, and the self-check
+# and developer tools last.
 COMMAND_MODULES = (
-    "voxcap.commands.transcribe",
-    "voxcap.commands.bench",
-    "voxcap.commands.tiny_model",
-    "voxcap.commands.sessions",
-    "voxcap.commands.devices",
-    "voxcap.commands.live",
-    "voxcap.commands.doctor",
-    "voxcap.commands.prepare",
-    "voxcap.commands.serve",
-    "voxcap.commands.download",
     "voxcap.commands.gui",
+    "voxcap.commands.live",
+    "voxcap.commands.transcribe",
+    "voxcap.commands.sessions",
+    "voxcap.commands.doctor",
+    "voxcap.commands.download",
+    "voxcap.commands.devices",
+    "voxcap.commands.serve",
+    "voxcap.commands.prepare",
+    "voxcap.commands.tiny_model",
+    "voxcap.commands.bench",
 )
 
 

@@ -1,6 +1,9 @@
-"""``voxcap make-tiny-model DIR``: a tiny test model for self-checks (``engine.model.tiny``)."""
+"""``voxcap make-tiny-model DIR``: a tiny test model for self-checks (``engine.model.tiny``), and
+what to do with it next."""
 
 from __future__ import annotations
+
+import shlex
 
 from ..engine.model.tiny import write_tiny_model
 
@@ -20,5 +23,21 @@ def add_parser(sub) -> list[str]:
 
 def run(args) -> int:
     seed = args.seed if args.weights else None
-    print(f"tiny model written to {write_tiny_model(args.directory, weights_seed=seed)}")
+    folder = write_tiny_model(args.directory, weights_seed=seed)
+    print(f"tiny model written to {folder}")
+    print(next_steps(str(folder), weights=args.weights))
     return 0
+
+
+def next_steps(folder: str, weights: bool) -> str:
+    """What a person does with the folder: the commands, runnable as printed."""
+    model = f"--model {shlex.quote(folder)}"
+    dummy = "" if weights else " --dummy-weights"
+    return "\n".join((
+        "Random weights: the text is gibberish, the mechanics are real (needs vLLM; its CPU build "
+        "will do). Next, one of:",
+        f"  voxcap transcribe FILE.wav {model}{dummy}    # captions a sound file",
+        f"  voxcap gui {model}{dummy} --eager    # the app, captioning with it",
+        f"  voxcap serve {model}{dummy} --eager    # a vLLM server, for the app's "
+        "\"Use a vLLM server\"",
+    ))
