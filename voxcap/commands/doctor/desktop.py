@@ -1,0 +1,53 @@
+"""The desktop app's libraries (Qt and its platform plugins)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+from .base import (
+    _XCB_LIBS,
+    FAIL,
+    OK,
+    REINSTALL,
+    WARN,
+    Check,
+    Context,
+    _distro_install,
+    _version,
+    log,
+)
+
+
+def check_desktop(ctx: Context, args) -> Check:
+    """Whether Qt's platform plugin finds its system libraries (ldd of the xcb plugin)."""
+    title = "Desktop app (Qt)"
+    version = _version("PySide6-Essentials")
+    if version is None:
+        return Check("desktop", title, WARN, "PySide6-Essentials is not installed: only the "
+                     "command line works", REINSTALL)
+    try:
+        from ...gui.qt_probe import xcb_plugin
+    except Exception as exc:  # noqa: BLE001 - the verdict says it
+        log.warning("PySide6 cannot be loaded", exc_info=True)
+        return Check("desktop", title, FAIL, f"PySide6 cannot be loaded: {exc}", REINSTALL)
+    plugin = xcb_plugin()
+    details = {"pyside6": version, "plugin": str(plugin),
+               "display": os.environ.get("DISPLAY", ""),
+               "wayland_display": os.environ.get("WAYLAND_DISPLAY", "")}
+    if not plugin.is_file() or shutil.which("ldd") is None:
+        return Check("desktop", title, OK, f"PySide6 {version}", "", details)
+    try:
+        out = subprocess.run(["ldd", str(plugin)], capture_output=True, text=True,
+                             timeout=20).stdout
+    except (OSError, subprocess.SubprocessError):
+        out = ""
+    missing = sorted({line.split()[0] for line in out.splitlines() if "not found" in line})
+    details["missing_libraries"] = missing
+    if missing:
+        packages = sorted({_XCB_LIBS.get(lib, lib) for lib in missing})
+        return Check("desktop", title, FAIL, f"the desktop app cannot open a window: missing "
+                     f"system libraries {', '.join(missing)}", _distro_install(packages), details)
+    return Check("desktop", title, OK, f"PySide6 {version}; Qt's X11/XWayland plugin finds its "
+                 "libraries", "", details)
