@@ -12,7 +12,14 @@ estimate, step p50/p95 at 1 and 2 streams, the share of steps replayed as full C
              (weight-only FP8, what RTX 20/30 run)
 --turing     what an RTX 20 card (compute capability 7.5) runs, forced on the H200: float16 (no
              bfloat16 before 8.0) and vLLM's TRITON_ATTN backend (FlashAttention needs 8.0, and
-             vLLM 0.32 keeps FlashInfer off sm75); with an FP8 precision add --marlin
+             vLLM 0.32 keeps FlashInfer off sm75); with an FP8 precision add --marlin (4-bit
+             weights take Marlin's FP4 kernel anyway: the kit brings no FlashInfer). voxcap's own
+             choice is told the GPU is 7.5 (no bfloat16, no FP8 KV cache)
+--compile-off  compilation mode NONE (no torch.compile), FULL_DECODE_ONLY graphs kept: a memory
+             and start-up lever
+--force      start even where voxcap's gate refuses (explicit gpu_memory_utilization from what is
+             free): does vLLM itself start, and what does it take?
+--trace CSV  NVML's used memory every 100 ms (the start-up peak; without it only the peak is kept)
 --app        the settings the desktop app starts its engine with (AppSettings.engine_settings():
              2 streams asked, precision Automatic unless --precision); the engine is its
              LocalEngine (the app wraps it in rollover, which changes neither memory nor precision)
@@ -39,9 +46,43 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 AHEAD_OF_MARLIN = ("FlashInferFP8ScaledMMLinearKernel,CutlassFP8ScaledMMLinearKernel,"
                    "B12xTensorFP8ScaledMMLinearKernel,PerTensorTorchFP8ScaledMMLinearKernel,"
                    "ChannelWiseTorchFP8ScaledMMLinearKernel")
-CHOSEN = re.compile(r"Using FlashAttention version \d|Selected \w+ for \w+|"
+CHOSEN = re.compile(r"Using FlashAttention version \d|Selected \w+ for \w+|Using \w+ for \w+ GEMM|"
                     r"Using \w+ attention backend|Using \w+ backend\.|[Dd]owncasting \S+ to \S+|"
                     r"Casting \S+ to \S+")
+
+
+# vLLM's own figures of its start (gpu_model_runner.py): weights as loaded, CUDA graphs' memory
+LOG_FIGURES = {"weights_gib": re.compile(r"Model loading took ([\d.]+) GiB"),
+               "graphs_gib": re.compile(r"Graph capturing finished in \d+ secs, took (-?[\d.]+) GiB")}
+
+
+class Sampler(threading.Thread):
+    """NVML's used memory every 100 ms: the peak since ``mark()``, and a CSV trace if asked."""
+
+    def __init__(self, trace: str):
+        super().__init__(daemon=True)
+        self.trace = open(trace, "w") if trace else None  # noqa: SIM115 - closed in stop()
+        self.peak = 0
+        self.running = True
+
+    def run(self):
+        t0 = time.time()
+        while self.running:
+            used = used_bytes() or 0
+            self.peak = max(self.peak, used)
+            if self.trace:
+                self.trace.write(f"{time.time() - t0:.2f},{used >> 20}\n")
+            time.sleep(0.1)
+
+    def mark(self) -> int:
+        peak, self.peak = self.peak, 0
+        return peak
+
+    def stop(self):
+        self.running = False
+        self.join(2)
+        if self.trace:
+            self.trace.close()
 
 
 def used_bytes() -> int | None:
@@ -50,21 +91,47 @@ def used_bytes() -> int | None:
     return gpu_used_bytes()
 
 
+def used_free() -> int:
+    from voxcap.gpu import read_gpu, visible_gpu_index
+
+    return read_gpu(visible_gpu_index()).memory_free_bytes
+
+
+def free_total() -> int:
+    from voxcap.gpu import read_gpu, visible_gpu_index
+
+    return read_gpu(visible_gpu_index()).memory_total_bytes
+
+
 def settings_for(args):
     from voxcap.engine.settings import EngineSettings
 
     extra: dict = {"attention_config": {"flash_attn_version": args.fa}} if args.fa else {}
     if args.turing:
         extra = {"dtype": "float16", "attention_config": {"backend": "TRITON_ATTN"}}
+        from dataclasses import replace
+
+        import voxcap.engine.inprocess.engine as inprocess  # voxcap's choice sees an RTX 20
+
+        real = inprocess._gpu_facts
+        inprocess._gpu_facts = lambda: replace(real(), compute_capability=(7, 5))
     if args.app:
         from voxcap.app.settings import AppSettings
 
         s = AppSettings(model_dir=args.model, dummy_weights=args.dummy_weights,
                         precision=args.precision).engine_settings()
         return s.__class__(**{**s.__dict__, "extra_engine_args": extra})
-    return EngineSettings(model_dir=args.model, dummy_weights=args.dummy_weights,
-                          precision=args.precision, max_streams=args.max_streams,
-                          extra_engine_args=extra).validated()
+    s = EngineSettings(model_dir=args.model, dummy_weights=args.dummy_weights,
+                       precision=args.precision, max_streams=args.max_streams,
+                       extra_engine_args=extra).validated()
+    if args.compile_off:
+        extra["compilation_config"] = {"mode": 0, "cudagraph_mode": s.graph_mode,
+                                       "cudagraph_capture_sizes": list(s.capture_sizes)}
+    if args.force:  # past voxcap's gate (0.05: the least its settings take); vLLM asked for less
+        free = used_free()
+        extra["gpu_memory_utilization"] = round(max(free - 0.6 * 2**30, 0) / free_total(), 4)
+        s = s.__class__(**{**s.__dict__, "gpu_memory_utilization": 0.05})
+    return s
 
 
 def paced(engine, streams: int, seconds: float, deltas: list) -> dict:
@@ -115,6 +182,9 @@ def main() -> int:
     ap.add_argument("--marlin", action="store_true")
     ap.add_argument("--turing", action="store_true")
     ap.add_argument("--app", action="store_true")
+    ap.add_argument("--compile-off", action="store_true")
+    ap.add_argument("--force", action="store_true")
+    ap.add_argument("--trace", default="")
     ap.add_argument("--max-streams", type=int, default=2)
     ap.add_argument("--streams", default="1,2")
     ap.add_argument("--seconds", type=float, default=10.0)
@@ -137,6 +207,8 @@ def main() -> int:
     if args.eager:
         settings = settings.__class__(**{**settings.__dict__, "enforce_eager": True})
     before = used_bytes()
+    sampler = Sampler(args.trace)
+    sampler.start()
     t0 = time.perf_counter()
     deltas: list = []
     engine = LocalEngine(settings, on_event=deltas.append, verbose=True)
@@ -148,6 +220,8 @@ def main() -> int:
         if ready is None or getattr(engine, "failure", None):
             raise RuntimeError(getattr(engine.failure, "message", "engine did not start"))
         after = used_bytes()
+        if before is not None:
+            result["start_peak_bytes"] = sampler.mark() - before
         result.update(startup_s=round(time.perf_counter() - t0, 1), precision=ready.precision,
                       precision_line=ready.precision_line, resolved_mode=ready.resolved_graph_mode,
                       max_streams=ready.max_streams, notes=list(ready.notes),
@@ -171,10 +245,16 @@ def main() -> int:
     except Exception as exc:  # noqa: BLE001 - a configuration that fails is a result too
         result["error"] = f"{type(exc).__name__}: {exc}"
     finally:
+        if before is not None:
+            result["run_peak_bytes"] = sampler.mark() - before
         engine.shutdown()
+        sampler.stop()
         os.dup2(saved_err, 2)
     text = Path(args.log).read_text(errors="replace")
     result["chosen"] = sorted(set(CHOSEN.findall(text)))
+    for key, pattern in LOG_FIGURES.items():
+        found = pattern.findall(text)
+        result[key] = float(found[-1]) if found else None
     line = json.dumps(result)
     print(line, flush=True)
     if args.out:

@@ -133,9 +133,10 @@ def test_running_engine_lays_out_the_kv_cache_as_voxcap_sized_it(engine):
     (16, 13.5, "ok", "bfloat16"),  # a 16 GB card with 2.5 GiB used by the desktop
     (16, 12.5, "ok", "FP8 weights: fits this 16 GB card"),  # bfloat16 does not fit: FP8 does
     (12, 11.5, "ok", "FP8 weights: fits this 12 GB card"),
-    (8, 7.5, "ok", "FP8 weights + FP8 KV cache: fits this 8 GB card"),
-    (8, 4, "not_free", "captions need ≈7.15 GiB free to start"),
-    (6, 6, "too_small", "use a vLLM server"),
+    (8, 7.5, "ok", "4-bit weights + FP8 KV cache: fits this 8 GB card"),
+    (8, 4, "not_free", "captions need ≈6.27 GiB free to start (4-bit weights + FP8 KV cache)"),
+    (6, 6, "ok", "4-bit weights + FP8 KV cache: fits this 6 GB card"),  # one stream
+    (4, 4, "too_small", "use a vLLM server"),
 ])
 def test_first_run_gpu_verdict_for_the_real_model(total_gib, free_gib, verdict, words):
     got, text = memory.gpu_verdict(int(total_gib * memory.GIB), int(free_gib * memory.GIB))

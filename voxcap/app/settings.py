@@ -76,7 +76,7 @@ class AppSettings:
     graph_mode: str = DEFAULT_GRAPH_MODE
     delay_ms: int = 480
     kv_cache_gib: float | None = None  # None: sized for the streams and the session length
-    precision: str = "auto"  # auto, bfloat16, fp8, fp8_kv (engine/sizing/precision.py)
+    precision: str = "auto"  # auto, bfloat16, fp8, fp8_kv, mxfp4, mxfp4_kv (engine/sizing/precision.py)
     max_model_len: int | None = None  # tokens per session (12.5 a second); None: 8192 or the model's max
     enforce_eager: bool = False
     source: str = "system"  # system, mic, both, a device name, app:NAME or both:NAME

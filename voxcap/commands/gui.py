@@ -16,7 +16,8 @@ def add_parser(sub) -> list[str]:
                    help="random weights (self-check with the tiny model; gibberish text)")
     p.add_argument("--graph-mode", choices=GRAPH_MODES, help="CUDA graph mode")
     p.add_argument("--precision", choices=PRECISIONS,
-                   help="auto (the most precise that fits the GPU), bfloat16, fp8, fp8_kv")
+                   help="auto (the most precise that fits the GPU), bfloat16, fp8, fp8_kv, "
+                        "mxfp4 (4-bit weights), mxfp4_kv")
     p.add_argument("--eager", action="store_true", help="no compilation, no graphs: faster start")
     p.add_argument("--source", metavar="SOURCE", help="system, mic, both, or a device name")
     p.add_argument("--start", action="store_true", help="start captioning at once")

@@ -51,7 +51,9 @@ def add_engine_options(p: argparse.ArgumentParser, model_required: bool = True,
     g.add_argument("--precision", default=DEFAULT_PRECISION, metavar="P",
                    help="auto (default: the most precise that fits the GPU's free memory), "
                         "bfloat16, fp8 (FP8 weights: ~4 GiB less, for 12 GB cards), fp8_kv "
-                        "(FP8 weights and KV cache: for 8 GB cards)")
+                        "(FP8 weights and KV cache), mxfp4 (4-bit weights: ~1.7 GiB less than "
+                        "FP8, for 6-8 GB cards and RTX 20; accuracy may be lower), mxfp4_kv "
+                        "(4-bit weights and FP8 KV cache)")
     g.add_argument("--dtype", default="auto",
                    help="expert override of the precision's dtype: auto (bfloat16 on the GPU, "
                         "float16 before RTX 30, float32 on the CPU build), bfloat16, float16, float32")

@@ -46,7 +46,8 @@ class EngineSettings:
     # None: what the footprint needs (+10 %), so vLLM starts beside the desktop (engine/sizing/memory.py)
     gpu_memory_utilization: float | None = None
     dtype: str = "auto"  # an expert's override of the precision's dtype
-    # auto: the most precise that fits the GPU now (engine/sizing/precision.py); bfloat16, fp8, fp8_kv
+    # auto: the most precise that fits the GPU now (engine/sizing/precision.py); bfloat16, fp8,
+    # fp8_kv, mxfp4 (4-bit weights), mxfp4_kv
     precision: str = "auto"
     enforce_eager: bool = False  # no torch.compile, no graphs: fast start, slow steps
     cpu_threads: int | None = None

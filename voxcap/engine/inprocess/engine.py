@@ -247,7 +247,7 @@ class LocalEngine(EngineBase):
         kv_bytes = self.kv_budget = memory.kv_budget_bytes(self.kv_plan, s.max_streams, s.kv_cache_gib)
         memory.check_budget(self.kv_plan, kv_bytes, s.max_streams)
         self.weights_estimate_bytes = memory.weights_bytes(info, dtype_bytes,
-                                                           choice.precision.fp8_weights)[0]
+                                                           choice.precision.linear_bytes)[0]
         utilization = s.gpu_memory_utilization
         if utilization is None:
             utilization = 0.9  # CPU build: vLLM only checks it against host memory
@@ -275,7 +275,7 @@ class LocalEngine(EngineBase):
             # time, flat with the cache off.
             mm_processor_cache_gb=0,
         )
-        args.update(choice.engine_args())  # dtype, online FP8, FP8 KV cache (precision.py)
+        args.update(choice.engine_args())  # dtype, online FP8 or MXFP4, FP8 KV (sizing/precision.py)
         args["dtype"] = dtype
         args.update(s.extra_engine_args)  # settings' own engine args win (benchmarks, experts)
         return args

