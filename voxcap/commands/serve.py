@@ -16,9 +16,12 @@ from __future__ import annotations
 import logging
 import os
 import shlex
+import shutil
 import signal
 import socket
 import sys
+import tempfile
+from pathlib import Path
 
 from .. import logs, paths
 from ..errors import ConfigError, EngineError
@@ -64,8 +67,6 @@ def add_parser(sub) -> list[str]:
 
 
 def run(args) -> int:
-    from pathlib import Path
-
     from ..engine.remote.settings import api_key_from_env
     from ..engine.server import key as server_key
     from ..engine.server.args import engine_args_for, server_command
@@ -110,9 +111,13 @@ def run(args) -> int:
 
 def _serve(args, command, extra_env, key_file, created, served, settings, session_fix) -> int:
     from ..engine.server.process import ServerProcess, child_env
+    from ..engine.server.stages import ServerStages
 
     log_path = paths.state_dir() / "vllm-server.log"
-    server = ServerProcess(command, child_env(extra_env), log_path)
+    # the stage file and vLLM's logging config, read by the server's processes while they live
+    workdir = Path(tempfile.mkdtemp(prefix="voxcap-serve-"))
+    stages = ServerStages(workdir, sys.stdout)
+    server = ServerProcess(command, child_env({**extra_env, **stages.env()}), log_path)
     print(f"Starting vLLM's server for {served} on {args.host}:{args.port} (its log: {log_path}); "
           "the first start on a GPU takes a few minutes.", flush=True)
     from ..engine.vllm_adapter import platform as engine_platform
@@ -122,10 +127,15 @@ def _serve(args, command, extra_env, key_file, created, served, settings, sessio
               "the real model.", flush=True)
     stop = _StopOnSignals()
     server.start()
+    stages.start()
     if logs.engine_verbose(logs.level_of(args)):  # -v: vLLM's own log on the terminal too
         server.follow(sys.stderr)
     try:
-        server.wait_healthy(args.host, args.port, args.start_timeout)
+        try:
+            server.wait_healthy(args.host, args.port, args.start_timeout)
+        finally:
+            stages.stop()
+        stages.ready()
         _print_ready(args, served, settings, key_file, created, session_fix)
         code = server.wait()
         raise ConfigError(f"vLLM's server stopped by itself (exit code {code}): {server.last_error()}",
@@ -142,6 +152,7 @@ def _serve(args, command, extra_env, key_file, created, served, settings, sessio
         if server.exited() is None:
             server.kill()
         stop.restore()
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def _print_ready(args, served, settings, key_file, created, session_fix) -> None:

@@ -72,12 +72,13 @@ class StageFileHandler(logging.Handler):
             pass
 
 
-def write_logging_config(path: Path, console_level: str) -> Path:
+def write_logging_config(path: Path, console_level: str,
+                         console_format: str = "%(levelname)s %(name)s: %(message)s") -> Path:
     """A vLLM logging config: console at ``console_level`` plus the stage file handler."""
     config = {
         "version": 1,
         "disable_existing_loggers": False,
-        "formatters": {"plain": {"format": "%(levelname)s %(name)s: %(message)s"}},
+        "formatters": {"plain": {"format": console_format, "datefmt": "%m-%d %H:%M:%S"}},
         "handlers": {
             "console": {"class": "logging.StreamHandler", "formatter": "plain",
                         "level": console_level, "stream": "ext://sys.stderr"},
