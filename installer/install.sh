@@ -490,9 +490,12 @@ else
 fi
 case "$MODE" in
   cpu|remote)
-    say "  No NVIDIA GPU here: captions come from a vLLM server. On a computer with one (16 GB or"
-    say "  more), install voxcap and run \`voxcap serve --model DIR\`; it prints the address and the"
-    say "  key file to give the first-run dialog here (\"Use a vLLM server\")."
+    # what the card needs: the same words as README's card table and the first-run dialog
+    gpu_need=$("$PREFIX/venv/bin/python" -m voxcap.engine.sizing.cards 2>/dev/null) \
+      || gpu_need="an NVIDIA GPU (README's card table says which)"
+    say "  No NVIDIA GPU here: captions come from a vLLM server. On a computer with $gpu_need,"
+    say "  install voxcap and run \`voxcap serve --model DIR\`; it prints the address and the key"
+    say "  file to give the first-run dialog here (\"Use a vLLM server\")."
     if [ "$MODE" = cpu ]; then say "  The CPU build checks this install with random weights: $VOXCAP_CMD doctor --selftest"; fi ;;
   *) say "  The first start asks where the model is, or downloads it (about 9 GB; or: $VOXCAP_CMD download)." ;;
 esac

@@ -29,6 +29,7 @@ from ..app.download import MODEL_REPO, DownloadCancelled, ModelDownload, default
 from ..app.engine_prep import EnginePreparation
 from ..app.settings import AppSettings
 from ..engine.sizing import memory
+from ..engine.sizing.cards import needs
 from ..errors import VoxcapError
 from .a11y import announce, status_label
 from .settings_dialog import check_model_dir
@@ -36,7 +37,7 @@ from .settings_dialog import check_model_dir
 log = logging.getLogger(__name__)
 
 NO_GPU = ("<b>This computer has no NVIDIA graphics card</b> that voxcap can use. Captions "
-          "need one with 16 GB or more; without it, the model runs far slower than speech. "
+          f"need {needs()}; without it, the model runs far slower than speech. "
           "The way forward: on a computer that has one, run <code>voxcap serve</code>, and "
           "choose “Use a vLLM server” below with the address it prints.")
 SERVER_HINT = ("On the computer with the NVIDIA GPU: <code>voxcap serve --model FOLDER</code>. It "
