@@ -229,6 +229,35 @@ def test_refused_connection(server):
                          "connection refused", within=10)
 
 
+def test_a_server_that_comes_up_late_is_picked_up(server):
+    """Start-up against a server that is not there yet (the GUI's setting): refused
+    connections are retried with backoff, each wait said ("retrying in N s"), and the server
+    is used as soon as it listens, without a restart."""
+    port = free_port()
+    eng = make(server, url=f"ws://127.0.0.1:{port}", start_retry_s=None).start()
+    proxy = None
+    try:
+        waits = []
+        deadline = time.monotonic() + 30
+        while len(waits) < 2 and time.monotonic() < deadline:  # two tries, two waits said
+            ev = eng.events.get(timeout=30)
+            if getattr(ev, "stage", "") == "waiting for the server":
+                waits.append(ev)
+        assert len(waits) == 2, waits
+        assert "connection refused" in waits[0].note and "retrying in" in waits[0].note
+        assert not eng.is_ready and eng.failure is None
+        proxy = ThrottleProxy(server.port, rate=1e9, port=port).start()  # now it listens
+        info = eng.wait_ready(timeout=30)
+        assert info.device == f"ws://127.0.0.1:{port}"
+        sid = eng.open_stream("late")
+        eng.close_stream(sid)
+        assert eng.wait_stream(sid, 60)
+    finally:
+        eng.shutdown()
+        if proxy is not None:
+            proxy.stop()
+
+
 def test_wrong_urls(server):
     expect_start_failure(make(server, url=f"{server.url}/not/here"), "No realtime endpoint",
                          "/not/here/v1/realtime")

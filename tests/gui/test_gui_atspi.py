@@ -7,16 +7,14 @@ engine error are announced (AT-SPI ``object:announcement``; errors assertive).""
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import pytest
 from support.atspi import AtspiBus, pyatspi_available, walk
 from support.fake_hub import FakeHub
+from support.steered_process import SteeredProcess
 from support.xvfb import Xvfb
 
 from voxcap.engine.model.tiny import write_tiny_model
@@ -29,46 +27,9 @@ pytestmark = [
 APP = Path(__file__).resolve().parents[1] / "support" / "atspi_app.py"
 
 
-class AppProcess:
+class AppProcess(SteeredProcess):
     def __init__(self, tmp_path: Path) -> None:
-        env = dict(os.environ, QT_LINUX_ACCESSIBILITY_ALWAYS_ON="1", QT_QPA_PLATFORM="xcb")
-        for name in ("CONFIG", "DATA", "CACHE"):
-            env[f"VOXCAP_{name}_DIR"] = str(tmp_path / name.lower())
-        self.proc = subprocess.Popen([sys.executable, str(APP)], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                                     env=env, start_new_session=True)
-        self.lines: list[str] = []
-        self._cv = threading.Condition()
-        threading.Thread(target=self._read, daemon=True).start()
-        self.pid = int(self.wait_line("pid ").split()[1])
-
-    def _read(self) -> None:
-        for line in self.proc.stdout:
-            with self._cv:
-                self.lines.append(line.strip())
-                self._cv.notify_all()
-
-    def wait_line(self, prefix: str, timeout: float = 30) -> str:
-        with self._cv:
-            ok = self._cv.wait_for(lambda: any(x.startswith(prefix) for x in self.lines), timeout)
-            assert ok, f"the app never said {prefix!r}: {self.lines}"
-            line = next(x for x in self.lines if x.startswith(prefix))
-            self.lines.remove(line)
-            return line
-
-    def send(self, cmd: str) -> None:
-        self.proc.stdin.write(cmd + "\n")
-        self.proc.stdin.flush()
-        self.wait_line(f"done {cmd}")
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            try:
-                self.send("quit")
-                self.proc.wait(15)
-            except (AssertionError, OSError, subprocess.TimeoutExpired):
-                self.proc.kill()
-                self.proc.wait(5)
+        super().__init__([sys.executable, str(APP)], tmp_path)
 
 
 def _labels(tree: dict) -> dict[str, str]:

@@ -158,3 +158,25 @@ def test_repeating_notices_are_not_announced_each_time(qtbot, make_app, monkeypa
     assert spoken == ["Them: 0.2 s of audio lost so far"]  # spoken: once
     w.show_notice("Export failed: disk full", cause="CaptureLoss", assertive=True)
     assert spoken[-1] == "Export failed: disk full"  # errors always
+
+
+def test_f5_after_an_engine_error_starts_the_engine_and_captioning_again(qtbot, make_app):
+    """The issue's case: "Cannot connect", then F5 did nothing. Now F5 (or Retry) starts the
+    engine again, and F5 starts captioning once it is ready (the audio meanwhile held)."""
+    from support.gui_fakes import ScriptedEngine
+
+    made = []
+
+    def factory(settings, on_event):  # the first start fails, the next ones work
+        made.append(ScriptedEngine(settings, on_event,
+                                   fail_start="" if made else "the server is not there"))
+        return made[-1]
+
+    app = make_app(engine_factory=factory)
+    w = app.window
+    qtbot.waitUntil(lambda: w.engine_status.state == "failed", timeout=10000)
+    assert w.engine_status.retry.isVisibleTo(w)
+    w.act_start.trigger()  # F5
+    qtbot.waitUntil(lambda: app.state == "on", timeout=10000)
+    assert len(made) == 2 and w.engine_status.state == "ready"
+    assert not w.engine_status.retry.isVisibleTo(w)

@@ -46,3 +46,20 @@ def steer_by_stdin(handle) -> QObject:
             commands.line.emit(raw.strip())
     threading.Thread(target=read, daemon=True).start()
     return commands
+
+
+def run_steered(qapp: QApplication, app, handle) -> int:
+    """Steer ``app`` by ``handle(line)`` (see ``steer_by_stdin``; "quit" quits it as Ctrl+Q
+    does, each line is answered "done LINE" once handled), start it, say its pid (the test
+    waits for it), run until it quits."""
+    def steer(line: str) -> None:
+        if line == "quit":
+            app.quit()
+        else:
+            handle(line)
+        print(f"done {line}", flush=True)
+
+    commands = steer_by_stdin(steer)  # noqa: F841 - kept while the app runs
+    app.start()
+    print(f"pid {os.getpid()}", flush=True)
+    return qapp.exec()

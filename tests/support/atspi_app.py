@@ -28,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("QT_LINUX_ACCESSIBILITY_ALWAYS_ON", "1")
 
-from support.app_process import qt_app, steer_by_stdin, voxcap_app  # noqa: E402
+from support.app_process import qt_app, run_steered, voxcap_app  # noqa: E402
 from support.gui_fakes import FakeAudio, ScriptedEngine  # noqa: E402
 from voxcap.app.settings import AppSettings  # noqa: E402
 
@@ -110,14 +110,8 @@ def main() -> int:
             HeldPreparation.last.finish()
         elif cmd == "cancel-first-run":
             app.first_run_dialog.reject()
-        elif cmd == "quit":
-            app.quit()
-        print(f"done {line}", flush=True)
 
-    commands = steer_by_stdin(handle)  # noqa: F841 - kept while the app runs
-    app.start()
-    print(f"pid {os.getpid()}", flush=True)
-    return qapp.exec()
+    return run_steered(qapp, app, handle)
 
 
 if __name__ == "__main__":

@@ -13,9 +13,10 @@ import threading
 
 
 class ThrottleProxy:
-    def __init__(self, target_port: int, rate: float, chunk: int = 4096) -> None:
+    def __init__(self, target_port: int, rate: float, chunk: int = 4096, port: int = 0) -> None:
+        """``port``: where it listens (0: any free one)."""
         self.target_port, self.rate, self.chunk = target_port, rate, chunk
-        self.port: int | None = None
+        self.port: int | None = port
         self.bytes_up = 0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.base_events.Server | None = None
@@ -39,7 +40,7 @@ class ThrottleProxy:
     def _main(self) -> None:
         self._loop = asyncio.new_event_loop()
         sock = socket.socket()
-        sock.bind(("127.0.0.1", 0))
+        sock.bind(("127.0.0.1", self.port or 0))
         self.port = sock.getsockname()[1]
         self._server = self._loop.run_until_complete(
             asyncio.start_server(self._handle, sock=sock, limit=self.chunk))

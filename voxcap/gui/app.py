@@ -17,6 +17,7 @@ import logging
 import sys
 import threading
 import time
+from dataclasses import replace
 
 from PySide6.QtCore import QByteArray, QObject, QTimer
 from PySide6.QtWidgets import QApplication, QFileDialog
@@ -81,6 +82,14 @@ NOTICES = (CaptureStarted, CaptureInterrupted, CaptureRecovered, CaptureDeviceCh
            StreamGap, StreamInterrupted, StreamResumed)
 EXPORT_FILTERS = {"SubRip subtitles (*.srt)": ".srt", "WebVTT subtitles (*.vtt)": ".vtt",
                   "Plain text (*.txt)": ".txt"}
+
+
+def engine_settings(settings: AppSettings):
+    """The engine ``settings`` ask for, as the app runs it: a vLLM server that is not there
+    yet is waited for (tried again with backoff, each wait said), so starting it later works
+    without a restart here."""
+    es = settings.engine_settings()
+    return replace(es, start_retry_s=None) if hasattr(es, "start_retry_s") else es
 
 
 def screens_info() -> tuple[list, int]:
@@ -158,6 +167,7 @@ class VoxcapApp(QObject):
         w = self.window
         self.bridge.event.connect(self.on_event)
         w.act_start.triggered.connect(self.toggle_captioning)
+        w.engine_status.retryRequested.connect(self.retry_engine)
         w.act_diagnostics.triggered.connect(self.copy_diagnostics)
         w.act_quit.triggered.connect(self.quit)
         w.closing.connect(self.quit)
@@ -213,15 +223,24 @@ class VoxcapApp(QObject):
             w.engine_status.message("No model configured.", "open Settings and choose the model "
                                                             "folder or a vLLM server")
 
-    def start_engine(self) -> None:
+    def start_engine(self, again: bool = False) -> None:
+        """``again``: after an error (Retry, or F5): the failed engine is shut down first; a
+        settings problem is shown as the error again."""
         try:
-            es = self.settings.engine_settings()
+            es = engine_settings(self.settings)
         except VoxcapError as exc:
             self.window.engine_status.failed(EngineFailed(exc.message, exc.fix))
             return
-        self.window.engine_status.message("Engine: starting…")
+        self.window.engine_status.message("Engine: starting again…" if again else
+                                          "Engine: starting…")
         self.window.engine_status.expected_s = self.start_times.expected(self.settings.engine_key())
-        self.controller.start_engine(es)
+        if again:
+            self.controller.apply_engine_settings(es, "retry")
+        else:
+            self.controller.start_engine(es)
+
+    def retry_engine(self) -> None:
+        self.start_engine(again=True)
 
     def _new_session(self) -> None:
         self.assembler = CaptionAssembler(width=LINE_COLUMNS, max_lines=5,
@@ -356,6 +375,8 @@ class VoxcapApp(QObject):
             else:
                 self.first_run_dialog.raise_()
         elif self.state != "stopping":
+            if self.window.engine_status.state == "failed":  # F5 after an error: start it again
+                self.retry_engine()  # captioning waits for it, its audio held meanwhile
             self._start_captioning(self.settings.source)
 
     def _start_captioning(self, source: str) -> None:
@@ -539,7 +560,7 @@ class VoxcapApp(QObject):
         self.apply_share()
         if new.engine_key() != old.engine_key():
             try:
-                es = new.engine_settings()
+                es = engine_settings(new)
             except VoxcapError as exc:
                 self.window.engine_status.failed(EngineFailed(exc.message, exc.fix))
             else:

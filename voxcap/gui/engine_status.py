@@ -3,27 +3,55 @@
 A stage that takes long shows that it is alive: its elapsed time counts up every second, next
 to what the whole start took last time (``expected_s``, set by the app). Ready and errors are
 announced to screen readers (``a11y``); the labels' accessible names are their text.
+
+Every change goes through ``_show``: the text painted, its accessible name, the fix, the Retry
+button (after an error; ``retryRequested``) and the announcement change together, and the
+label is repainted before the GUI thread does anything else, so what a screen reader has just
+heard is what the window shows. Long words (addresses) may break, so an error wraps inside the
+window instead of running off its edge.
 """
 
 from __future__ import annotations
 
+import re
 import time
 
-from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
 
 from .a11y import announce, status_label
 from .plain_words import for_the_app
 
 STAGES = ("importing", "starting engine process", "loading weights", "compiling",
           "capturing graphs", "allocating cache")
+ZWSP = "\u200b"  # where a long word may break (shown only: the accessible name has none)
+_LONG_WORD = re.compile(r"\S{24,}")
+
+
+def breakable(text: str) -> str:
+    """``text`` with break opportunities after the slashes, colons and dots of long words (an
+    address): a word-wrapped QLabel breaks only at spaces, and runs past its edge otherwise."""
+    return _LONG_WORD.sub(lambda m: re.sub(r"([/:.?&=_-])", "\\1" + ZWSP, m.group(0)), text)
 
 
 class EngineStatus(QWidget):
+    retryRequested = Signal()  # the Retry button (shown after an engine error)
+
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.label = QLabel("Engine: not started", self)
         self.label.setWordWrap(True)
+        # as wide as the row allows, never wider: the text wraps instead of being cut off
+        self.label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.label.setMinimumWidth(160)
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         status_label(self.label, "Engine status")
         self.fix = QLabel("", self)
@@ -36,10 +64,16 @@ class EngineStatus(QWidget):
         self.bar.setMaximumWidth(220)
         self.bar.setAccessibleName("Engine start-up progress")
         self.bar.hide()
+        self.retry = QPushButton("&Retry (F5)", self)
+        self.retry.setAccessibleName("Retry")
+        self.retry.setAccessibleDescription("Start the engine again")
+        self.retry.clicked.connect(self.retryRequested)
+        self.retry.hide()
         row = QHBoxLayout()
         row.setContentsMargins(0, 0, 0, 0)
         row.addWidget(self.label, 1)
         row.addWidget(self.bar)
+        row.addWidget(self.retry, 0, Qt.AlignmentFlag.AlignTop)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addLayout(row)
@@ -52,15 +86,21 @@ class EngineStatus(QWidget):
         self._timer = QTimer(self, interval=1000)
         self._timer.timeout.connect(self._tick)
 
-    def _set(self, state: str, text: str, fix: str = "", progress: int | None = None) -> None:
+    def _set(self, state: str, text: str, fix: str = "", progress: int | None = None,
+             said: str = "", assertive: bool = False, details: str = "") -> None:
+        """The one place a status change goes through (see the module's docstring): ``said``
+        is announced once the window shows ``text``; ``details`` are the tooltip and the
+        accessible description's second half."""
         self.state = state
-        self.label.setToolTip("")
-        self.label.setAccessibleDescription("Engine status")
+        self.label.setToolTip(details)
+        self.label.setAccessibleDescription("Engine status" + (f". {details}" if details else ""))
         text, fix = for_the_app(text), for_the_app(fix)  # the core writes for the terminal
-        self.label.setText(text)
+        self._text(text)
         self.label.setStyleSheet("color: #c62828; font-weight: bold;" if state == "failed" else "")
-        self.fix.setText(f"Fix: {fix}" if fix else "")
+        self.fix.setText(breakable(f"Fix: {fix}") if fix else "")
+        self.fix.setAccessibleName(f"Fix: {fix}" if fix else "")
         self.fix.setVisible(bool(fix))
+        self.retry.setVisible(state == "failed")
         if state != "loading":
             self._timer.stop()
         if progress is None:
@@ -69,19 +109,38 @@ class EngineStatus(QWidget):
             self.bar.setValue(progress)
             self.bar.setFormat(f"{progress}/{len(STAGES) + 1}")
             self.bar.show()
+        self._paint_now()
+        if said:
+            announce(self, for_the_app(said), assertive)
+
+    def _text(self, text: str) -> None:
+        """The label's text and its accessible name (the same words, without break marks)."""
+        self.label.setText(breakable(text))
+        self.label.setAccessibleName(text)
+
+    def _paint_now(self) -> None:
+        """Lay the window out for the new text and paint it now, not whenever a low-priority
+        update request gets its turn behind the events still queued."""
+        top = self.window()
+        if top.isVisible() and top.layout() is not None:
+            top.layout().activate()
+        if self.isVisible():
+            self.repaint()
 
     def progress(self, ev) -> None:
         step = STAGES.index(ev.stage) + 1 if ev.stage in STAGES else self.bar.value()
+        step = step if step >= 0 else None  # a stage of no known place (the remote engine's)
         now = time.monotonic()
         if self.state != "loading":
             self._start_t0 = now - ev.elapsed_s
         if ev.stage != self._stage:
             self._stage, self._stage_t0 = ev.stage, now
             self._note = ""
-        if ev.note and ev.note != self._note:
-            self._note = ev.note
-            announce(self, ev.note)  # minutes of one stage: said once, not only shown
-        self._set("loading", self._loading_text(), progress=step)
+        said = ""
+        if ev.note and _gist(ev.note) != _gist(self._note):
+            said = ev.note  # minutes of one stage: said once, not only shown (not each countdown)
+        self._note = ev.note
+        self._set("loading", self._loading_text(), progress=step, said=said)
         self._timer.start()
 
     def _loading_text(self) -> str:
@@ -98,25 +157,23 @@ class EngineStatus(QWidget):
 
     def _tick(self) -> None:
         if self.state == "loading" and self._stage:
-            self.label.setText(self._loading_text())
+            self._text(self._loading_text())
 
     def restarting(self, ev) -> None:
         self._stage, self._start_t0 = "", time.monotonic()
         self._set("loading", f"Engine: restarting ({ev.reason}); captions shown stay, new ones "
-                             "resume when it is ready", progress=0)
-        announce(self, f"Engine restarting: {ev.reason}")
+                             "resume when it is ready", progress=0,
+                  said=f"Engine restarting: {ev.reason}")
 
     def ready(self, ev, random_weights: bool = False, captioning: bool = False) -> None:
         """``random_weights``: a self-check engine (its words are gibberish: said so);
         ``captioning``: already on (a restart), so no "press Start"."""
         self._ready = (ev, random_weights)
-        self._set("ready", self._ready_text(captioning))
         notes = "\n".join((getattr(ev, "precision_line", "") and [ev.precision_line] or [])
                           + list(ev.notes))
-        self.label.setToolTip(notes)
-        self.label.setAccessibleDescription("Engine status" + (f". {notes}" if notes else ""))
         self._stage = ""
-        announce(self, f"Engine ready in {ev.start_seconds:.0f} s")
+        self._set("ready", self._ready_text(captioning), details=notes,
+                  said=f"Engine ready in {ev.start_seconds:.0f} s")
 
     def _ready_text(self, captioning: bool) -> str:
         ev, random_weights = self._ready
@@ -134,15 +191,19 @@ class EngineStatus(QWidget):
         (no "Press Start" while captions run; it is back after Stop). Nothing announced: the
         captioning state is announced by its own control."""
         if self.state == "ready" and getattr(self, "_ready", None):
-            self.label.setText(for_the_app(self._ready_text(on)))
+            self._text(for_the_app(self._ready_text(on)))
 
     def failed(self, ev) -> None:
-        self._set("failed", f"Engine error: {ev.message}", ev.fix)
-        said = for_the_app(f"Engine error: {ev.message}" + (f" Fix: {ev.fix}" if ev.fix else ""))
-        announce(self, said, assertive=True)
+        self._set("failed", f"Engine error: {ev.message}", ev.fix, assertive=True,
+                  said=f"Engine error: {ev.message}" + (f" Fix: {ev.fix}" if ev.fix else ""))
 
     def stopped(self) -> None:
         self._set("idle", "Engine: stopped")
 
     def message(self, text: str, fix: str = "") -> None:
         self._set("idle", text, fix)
+
+
+def _gist(note: str) -> str:
+    """A note without its numbers: "retrying in 4 s" and "retrying in 8 s" are one message."""
+    return re.sub(r"\d+(\.\d+)?", "#", note or "")

@@ -245,11 +245,12 @@ class RemoteEngine(EngineBase):
 
     # ------------------------------------------------------------ engine thread ----
     async def _run(self) -> None:
-        s = self.settings
         self._progress("connecting", self._url)
-        max_len = await self._probe_models()
-        self._progress("checking model", s.model)
-        await self._probe_realtime()
+        max_len = await self._reach_server()
+        if max_len is False:
+            self._emit(EngineStopped())  # shut down while it waited
+            return
+        s = self.settings
         self.server_max_model_len = max_len
         notes = [(f"transcription delay assumed {s.transcription_delay_ms} ms (the server does "
                   "not report it; only the meter's backlog uses it)")]
@@ -272,6 +273,34 @@ class RemoteEngine(EngineBase):
         self._emit(EngineStopped())
 
     # ------------------------------------------------------------- start-up probes ----
+    async def _reach_server(self) -> int | None | bool:
+        """Both probes; a server that cannot be reached (refused, no route, timeout) is tried
+        again with backoff for ``start_retry_s``, each wait said ("retrying in N s"), so a
+        server started later is picked up. Returns the max session length, or False when the
+        engine was shut down meanwhile."""
+        give_up = self.settings.start_retry_s
+        t0, attempt = time.monotonic(), 0
+        while True:
+            try:
+                max_len = await self._probe_models()
+                self._progress("checking model", self.settings.model)
+                await self._probe_realtime()
+                return max_len
+            except _Retry as exc:
+                waited = time.monotonic() - t0
+                if give_up is not None and waited >= give_up:
+                    raise _Fatal(exc.message, exc.fix) from None
+                wait = _backoff(attempt)
+                attempt += 1
+                log.info("%s: %s (retrying in %.1f s)", self.what, exc.message, wait)
+                self._progress("waiting for the server", self._url,
+                               note=f"{exc.message.rstrip('.')}; retrying in {wait:.0f} s.")
+                try:
+                    await asyncio.wait_for(self._stop_async.wait(), wait)
+                    return False
+                except TimeoutError:
+                    continue
+
     async def _probe_models(self) -> int | None:
         """GET /v1/models: is the model served there, and its max session length.
 
@@ -294,13 +323,11 @@ class RemoteEngine(EngineBase):
 
         try:
             status, body = await asyncio.to_thread(fetch)
-        except urllib.error.URLError as e:
+        except urllib.error.URLError as e:  # _Retry (refused, no route, timeout) or _Fatal
             reason = e.reason if isinstance(e.reason, BaseException) else OSError(str(e.reason))
-            err = explain_connect_error(reason, self._url, timeout)
-            raise _Fatal(err.message, err.fix) from None
+            raise explain_connect_error(reason, self._url, timeout) from None
         except (OSError, TimeoutError) as e:
-            err = explain_connect_error(e, self._url, timeout)
-            raise _Fatal(err.message, err.fix) from None
+            raise explain_connect_error(e, self._url, timeout) from None
         if status in (401, 403):
             raise _Fatal(f"The server at {self._url} refused the API key (HTTP {status})"
                          if s.api_key else
@@ -332,10 +359,7 @@ class RemoteEngine(EngineBase):
         """Open the realtime websocket and check the model. The server acknowledges a good
         ``session.update`` with silence, so an unknown event follows it: its error reply says
         the update was handled (events are handled in order)."""
-        try:
-            ws = await self._connect()
-        except _Retry as exc:
-            raise _Fatal(exc.message, exc.fix) from None
+        ws = await self._connect()  # _Retry when it cannot be reached
         try:
             await self._handshake(ws)
             await ws.send(json.dumps({"type": "voxcap.probe"}))

@@ -47,6 +47,9 @@ class RemoteSettings:
     max_append_s: float = 1.0  # the most audio one append carries when catching up
     connect_timeout_s: float = 10.0
     reconnect_give_up_s: float | None = 300.0  # a stream fails after this long unreachable
+    # start-up against a server that is not there (yet): retried with backoff this long, saying
+    # "retrying in N s"; 0: fail at once (the CLI), None: until it answers (the GUI)
+    start_retry_s: float | None = 0.0
     stall_timeout_s: float = 60.0  # audio in flight and no message for this long: reconnect
 
     # What the journal records as the model (it reads ``model_dir``).
