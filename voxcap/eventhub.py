@@ -2,6 +2,10 @@
 
 The engine calls ``publish`` on its own thread; each subscriber gets its own queue (or
 callback), so a slow consumer never blocks the engine or the others.
+
+A state that an event announces once (captioning on or off) would be unknown to an output that
+subscribes later (sharing switched on mid-session): the event types in ``keep_latest`` are
+remembered, and a new subscriber gets the latest of each first, before anything newer.
 """
 
 from __future__ import annotations
@@ -15,12 +19,16 @@ log = logging.getLogger(__name__)
 
 
 class EventHub:
-    def __init__(self) -> None:
+    def __init__(self, keep_latest: tuple[type, ...] = ()) -> None:
         self._lock = threading.Lock()
         self._subscribers: list[Callable[[object], None]] = []
+        self._keep = keep_latest
+        self._latest: dict[type, object] = {}
 
     def publish(self, event: object) -> None:
         with self._lock:
+            if isinstance(event, self._keep):
+                self._latest[type(event)] = event
             subscribers = list(self._subscribers)
         for deliver in subscribers:
             try:
@@ -34,8 +42,13 @@ class EventHub:
         if callback is None:
             q = queue.Queue()
             callback = q.put
-        with self._lock:
+        with self._lock:  # held while the latest states are handed over: nothing newer overtakes
             self._subscribers.append(callback)
+            for event in self._latest.values():
+                try:
+                    callback(event)
+                except Exception:
+                    log.exception("an event consumer failed on %s", type(event).__name__)
         if q is not None:
             q.voxcap_callback = callback  # so unsubscribe(q) works
         return q

@@ -114,3 +114,45 @@ def test_obs_captions_settings(qtbot, make_app, tmp_path, monkeypatch):
     panel.obs.setChecked(False)
     app.settings_dialog.apply()
     qtbot.waitUntil(lambda: app.sharing.obs is None, timeout=10_000)
+
+
+def test_sharing_switched_on_mid_session_knows_captioning_is_on(qtbot, make_app, fake_audio,
+                                                                 tmp_path, monkeypatch):
+    """The issue's case: sharing switched on while captioning; the feed's snapshot said
+    "state": "off". It takes the controller's current state now, and the main window says
+    that captions are shared and to how many; the panel says what ticking the box does
+    before Apply."""
+    import json
+
+    monkeypatch.setenv("VOXCAP_CONFIG_DIR", str(tmp_path / "cfg"))
+    app = make_app(AppSettings(model_dir="/tmp/fake-model"))
+    w = app.window
+    qtbot.waitUntil(lambda: w.engine_status.state == "ready", timeout=10_000)
+    app.toggle_captioning()
+    qtbot.waitUntil(lambda: app.state == "on", timeout=10_000)
+    assert not w.sharing.isVisibleTo(w)
+
+    app.window.act_settings.trigger()
+    panel = app.settings_dialog.share
+    panel.enabled.setChecked(True)  # not applied yet: says so
+    assert panel.viewers.text() == "Not sharing. Sharing starts when you press Apply or OK."
+    port = _free_port()
+    panel.port.setValue(port)
+    app.settings_dialog.apply()
+    qtbot.waitUntil(lambda: (app.tick(), app.sharing.status().running)[1], timeout=15_000)
+    assert w.sharing.text() == "Sharing: 0 viewers" and w.sharing.isVisibleTo(w)
+
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/events", timeout=30) as feed:
+        first = next(raw for raw in feed if raw.startswith(b"data: "))
+        snapshot = json.loads(first[6:])
+        assert snapshot["type"] == "snapshot" and snapshot["state"] == "on", snapshot
+
+        def counted():
+            app.tick()
+            return w.sharing.text() == "Sharing: 1 viewer"
+        qtbot.waitUntil(counted, timeout=15_000)
+    assert w.sharing.accessibleName() in ("", w.sharing.text())  # its name is its text
+    panel.enabled.setChecked(False)
+    assert panel.viewers.text().endswith("Sharing stops when you press Apply or OK.")
+    app.settings_dialog.apply()
+    qtbot.waitUntil(lambda: (app.tick(), not w.sharing.isVisibleTo(w))[1], timeout=15_000)

@@ -112,7 +112,9 @@ class VoxcapApp(QObject):
         self.first_run_enabled = first_run
         self.sessions_root = sessions_root
         self.bridge = EventBridge(self)
-        self.hub = EventHub()  # the controller's events: to the GUI thread, and to sharing
+        # the controller's events: to the GUI thread, and to sharing (which, started later,
+        # learns whether captioning is on from the latest CaptioningState)
+        self.hub = EventHub(keep_latest=(CaptioningState,))
         self.hub.subscribe(self.bridge.post)
         factory = controller_factory or (lambda publish: SessionController(
             publish, journal_root=sessions_root, verbose=engine_verbose))
@@ -455,6 +457,7 @@ class VoxcapApp(QObject):
         status = self.sharing.status()
         if self.settings_dialog is not None:
             self.settings_dialog.share.show_status(status)
+        self.window.set_sharing(status.running, status.viewers, status.lan)
         if status.problem != self._share_problem:
             self._share_problem = status.problem
             if status.problem:

@@ -123,6 +123,10 @@ class MainWindow(QMainWindow):
 
         self.state_label = status_label(QLabel(STATE_TEXT["off"], self), "Captioning state")
         self.engine_status = EngineStatus(self)
+        self.sharing = status_label(QLabel("", self), "Caption sharing")
+        self.sharing.setToolTip("Captions are shared through a page and a feed (Settings → "
+                                "Share captions)")
+        self.sharing.hide()
         self.notice = status_label(QLabel("", self), "Latest notice")
         self.notice_cause = ""  # what the notice is about; cleared when that is resolved
         self._announced: dict[str, float] = {}  # cause -> when a notice about it was announced
@@ -153,6 +157,7 @@ class MainWindow(QMainWindow):
         status_row = QHBoxLayout()
         status_row.addWidget(self.state_label)
         status_row.addWidget(self.engine_status, 1)
+        status_row.addWidget(self.sharing, 0, Qt.AlignmentFlag.AlignTop)
         cl.addLayout(status_row)
         cl.addWidget(self.notice)
         cl.addWidget(self.tabs, 1)
@@ -217,6 +222,19 @@ class MainWindow(QMainWindow):
             self.clear_notice("captioning")
         if changed:
             announce(self.state_label, text + (f": {message}" if message else ""))
+
+    def set_sharing(self, running: bool, viewers: int, lan: bool) -> None:
+        """"Sharing: 2 viewers" while the caption page and feed are served; said when sharing
+        starts or stops (the count follows in the label's name, not spoken each time)."""
+        text = (f"Sharing: {viewers} viewer{'s' if viewers != 1 else ''}"
+                + (" (network)" if lan else "")) if running else ""
+        if text == self.sharing.text():
+            return
+        was = self.sharing.isVisible() or bool(self.sharing.text())
+        self.sharing.setText(text)
+        self.sharing.setVisible(running)
+        if running != was:
+            announce(self.sharing, text or "Sharing stopped")
 
     def show_notice(self, text: str, fix: str = "", cause: str = "",
                     assertive: bool = False) -> None:

@@ -90,7 +90,9 @@ class SharePanel(QGroupBox):
         self.enabled.toggled.connect(self._enable)
         self.obs.toggled.connect(self._enable)
         self._enable()
-        self.show_status(ShareStatus())
+        self._status = ShareStatus()
+        self.enabled.toggled.connect(lambda _on: self.show_status(self._status))  # "…Apply"
+        self.show_status(self._status)
 
     def _enable(self) -> None:
         on = self.enabled.isChecked()
@@ -111,7 +113,9 @@ class SharePanel(QGroupBox):
                              obs_password=self.obs_password.text())
 
     def show_status(self, status: ShareStatus) -> None:
-        """What the running server says (the app calls this every second while shown)."""
+        """What the running server says (the app calls this every second while shown), and
+        what the ticked box will do once applied."""
+        self._status = status
         self.url.setText(status.url)
         obs = f"OBS captions: {status.obs}" if status.obs else ""
         if self.obs_status.text() != obs:
@@ -127,6 +131,9 @@ class SharePanel(QGroupBox):
                        " (this computer only)"))
         else:
             text = "Not sharing."
+        if self.enabled.isChecked() != status.running and not status.problem:
+            text += (" Sharing starts when you press Apply or OK." if self.enabled.isChecked()
+                     else " Sharing stops when you press Apply or OK.")
         if self.viewers.text() != text:
             self.viewers.setText(text)
         show_qr = status.running and status.lan
