@@ -1,0 +1,780 @@
+"""How many real-time caption sessions one server keeps up with: vLLM's own server (its
+defaults) and ``voxcap serve``, side by side in one run (issue 30).
+
+For each N in ``--sessions``, N websocket sessions to ``/v1/realtime`` at once, started spread
+over ``--spread`` seconds, each fed ``--seconds`` of speech in real time (one 80 ms block every
+80 ms), through a client of this file's own that speaks vLLM 0.32's protocol
+(vllm/entrypoints/speech_to_text/realtime/connection.py): ``session.created`` ←,
+``session.update {model}``, ``input_audio_buffer.commit``, ``input_audio_buffer.append {audio:
+base64 PCM16}`` per block, ``input_audio_buffer.commit {final: true}``; ← one
+``transcription.delta`` per decoding step, ``transcription.done`` at the end.
+
+Measured per (server, N):
+
+* round trip p50/p95/p99: step k of a session needs its first 9,000 samples (480 ms delay),
+  then 1,280 more per step; its clock starts when the append completing that audio is handed to
+  the websocket and stops when the k-th ``transcription.delta`` is read (the flush steps after
+  the final commit have no audio of their own: counted, not timed);
+* sessions falling behind: the median round trip over a session's last 2 s of audio above
+  ``--behind-ms`` (default 250: three steps queued), or no ``transcription.done`` within the
+  drain time;
+* CPU of each server process (% of one core: API server, engine core, worker where the CPU
+  build runs one, voxcap serve's own process), of this client, and the whole machine (others'
+  work included: the figures of a shared machine are only as good as that column), over the
+  window from the first session's start to the last one's end; GPU utilisation (NVML, sampled
+  every 100 ms) where there is a GPU;
+* the knee: the largest N whose p95 is ≤ 100 ms;
+* token parity: each session's text (its deltas joined) for the same session index and N,
+  compared between the servers of the run (the same audio goes to session i everywhere).
+
+Every configuration runs ``--repeats`` times, interleaved (each N: every server in turn, the
+order reversed on alternate repeats), all servers up for the whole run, so ratios come from
+the same minutes of the machine. Loopback only; everything started here is killed (process
+groups and every descendant) when the benchmark ends, however it ends.
+
+CPU build, the tiny model (host cost: the model's compute is negligible), ~10 min:
+
+    .venv/bin/python benchmarks/capacity.py --sessions 1,2,4,8,12 --seconds 10 --repeats 2 \\
+        --out capacity-cpu.json
+
+``--server NAME=KIND [FLAGS]`` adds a configuration (KIND ``vllm`` or ``voxcap``; FLAGS are more
+vLLM flags, and ``VAR=VALUE`` words environment variables for it), e.g. the cuts of issue 30
+beside the defaults: ``--server "voxcap-cut=voxcap --no-enable-prefix-caching"``.
+``--profile N --profile-dir DIR``: one more run at N per server with py-spy (``pip install
+py-spy``) recording each server process, and the top functions of each profile printed.
+
+H200, real shape (random weights, the GPU kit's model), owed — not run yet:
+
+    . .gpu/kit/env.sh; M=$VOXCAP_GPU_WORK/rsmodel
+    python3 benchmarks/capacity.py --model $M --dummy-weights --no-eager \\
+        --sessions 1,16,32,64,96,128,160 --seconds 30 --repeats 2 --max-streams 160 \\
+        --out $OUT/capacity-h200.json --profile 64 --profile-dir $OUT/capacity-profiles
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import contextlib
+import json
+import logging
+import os
+import re
+import shlex
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import psutil
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+log = logging.getLogger("capacity")
+
+SR = 16000
+STEP_SAMPLES = 1280  # one token per 80 ms
+BLOCK_S = STEP_SAMPLES / SR
+LOOK_AHEAD_SAMPLES = 40
+KNEE_P95_MS = 100.0
+TEXT = ("The committee met on Tuesday to discuss the budget for next year. Several members "
+        "asked whether the library could stay open later in the evening, and the chair promised "
+        "an answer by the end of the month. After a short break they turned to the question of "
+        "the new bus routes, which many parents had written about.")
+
+
+def first_step_samples(delay_ms: int) -> int:
+    """Samples of real audio a session's first step needs (9,000 at the default 480 ms)."""
+    return (delay_ms // 80 + 1) * STEP_SAMPLES + LOOK_AHEAD_SAMPLES
+
+
+# ------------------------------------------------------------------ audio ----
+def speech(seconds: float, wav: str | None = None) -> np.ndarray:
+    """``seconds`` of 16 kHz mono PCM16: ``wav`` (any rate, resampled by sox) or espeak-ng
+    reading TEXT, looped to length."""
+    with tempfile.TemporaryDirectory(prefix="voxcap-capacity-audio-") as tmp:
+        out = Path(tmp) / "speech16k.wav"
+        src = wav
+        if src is None:
+            src = str(Path(tmp) / "espeak.wav")
+            subprocess.run(["espeak-ng", "-w", src, TEXT], check=True, capture_output=True,
+                           timeout=60)
+        subprocess.run(["sox", src, "-r", str(SR), "-c", "1", "-b", "16", str(out)], check=True,
+                       capture_output=True, timeout=60)
+        import soundfile as sf
+
+        pcm, rate = sf.read(str(out), dtype="int16")
+    assert rate == SR
+    n = int(seconds * SR) // STEP_SAMPLES * STEP_SAMPLES
+    return np.resize(pcm, n).astype(np.int16)
+
+
+# ----------------------------------------------------------------- client ----
+@dataclass
+class SessionResult:
+    index: int
+    rtt_ms: list[float] = field(default_factory=list)  # per timed step, in step order
+    deltas: list[str] = field(default_factory=list)
+    timed_steps: int = 0
+    done: bool = False
+    error: str | None = None
+    send_late_ms: list[float] = field(default_factory=list)  # block sent later than its slot
+
+    @property
+    def text(self) -> str:
+        return "".join(self.deltas)
+
+    def behind(self, limit_ms: float) -> bool:
+        if not self.done or self.error or len(self.rtt_ms) < self.timed_steps:
+            return True
+        tail = self.rtt_ms[-int(2.0 / BLOCK_S):]
+        return bool(tail) and statistics.median(tail) > limit_ms
+
+
+async def run_session(index: int, url: str, model: str, key: str | None, pcm: np.ndarray,
+                      start_at: float, drain_s: float, first_step: int) -> SessionResult:
+    """One real-time session: paced appends from ``start_at`` (loop time), clocks per step."""
+    from websockets.asyncio.client import connect
+
+    res = SessionResult(index)
+    loop = asyncio.get_running_loop()
+    total = len(pcm)
+    res.timed_steps = 0 if total < first_step else 1 + (total - first_step) // STEP_SAMPLES
+    clocks: list[float] = []
+    headers = {"Authorization": f"Bearer {key}"} if key else None
+    await asyncio.sleep(max(0.0, start_at - loop.time()))
+    try:
+        async with connect(url, additional_headers=headers, open_timeout=30, max_size=2**22,
+                           ping_interval=None, close_timeout=2) as ws:
+            hello = json.loads(await asyncio.wait_for(ws.recv(), 30))
+            if hello.get("type") != "session.created":
+                raise RuntimeError(f"expected session.created, got {str(hello)[:120]}")
+            await ws.send(json.dumps({"type": "session.update", "model": model}))
+            await ws.send(json.dumps({"type": "input_audio_buffer.commit"}))
+            finished = loop.create_future()
+
+            async def receive() -> None:
+                async for raw in ws:
+                    msg = json.loads(raw)
+                    kind = msg.get("type")
+                    if kind == "transcription.delta":
+                        now = loop.time()
+                        k = len(res.deltas)
+                        res.deltas.append(str(msg.get("delta") or ""))
+                        if k < res.timed_steps:
+                            if k >= len(clocks):  # the server answered a step not yet sent
+                                raise RuntimeError(f"delta {k} before its audio was sent")
+                            res.rtt_ms.append(1000 * (now - clocks[k]))
+                    elif kind == "transcription.done":
+                        res.done = True
+                        finished.set_result(None)
+                        return
+                    elif kind == "error":
+                        raise RuntimeError(f"server error: {msg.get('error')} "
+                                           f"({msg.get('code')})")
+
+            receiver = asyncio.create_task(receive())
+            t0 = loop.time()
+            sent = 0
+            for j in range(0, total, STEP_SAMPLES):
+                slot = t0 + (j // STEP_SAMPLES) * BLOCK_S
+                wait = slot - loop.time()
+                if wait > 0:
+                    await asyncio.sleep(wait)
+                else:
+                    res.send_late_ms.append(-1000 * wait)
+                if receiver.done():
+                    break
+                block = pcm[j:j + STEP_SAMPLES]
+                msg = json.dumps({"type": "input_audio_buffer.append",
+                                  "audio": base64.b64encode(block.tobytes()).decode()})
+                sent += len(block)
+                ready = 0 if sent < first_step else 1 + (sent - first_step) // STEP_SAMPLES
+                now = loop.time()
+                clocks.extend([now] * (ready - len(clocks)))  # before the send
+                await ws.send(msg)
+            if not receiver.done():
+                await ws.send(json.dumps({"type": "input_audio_buffer.commit", "final": True}))
+            await asyncio.wait({receiver}, timeout=drain_s)
+            if receiver.done():
+                receiver.result()  # its error, if any
+            else:
+                receiver.cancel()
+                res.error = f"no transcription.done within {drain_s:.0f} s of the audio's end"
+    except Exception as exc:  # noqa: BLE001 - a session's failure is a result, logged
+        log.info("session %d failed", index, exc_info=True)
+        res.error = f"{type(exc).__name__}: {exc}"[:300]
+    return res
+
+
+async def run_sessions(url: str, model: str, key: str | None, audio: np.ndarray, n: int,
+                       spread_s: float, drain_s: float, first_step: int) -> list[SessionResult]:
+    """N sessions, starts spread evenly over ``spread_s``; session i gets ``audio`` rotated by
+    i x 0.52 s (the same audio for session i in every configuration)."""
+    loop = asyncio.get_running_loop()
+    start = loop.time() + 0.2
+    shift = int(0.52 * SR)
+    return list(await asyncio.gather(*(
+        run_session(i, url, model, key, np.roll(audio, -i * shift), start + spread_s * i / n,
+                    drain_s, first_step) for i in range(n))))
+
+
+# ---------------------------------------------------------------- servers ----
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """One server under test, started in a process group of its own."""
+
+    def __init__(self, name: str, kind: str, flags: list[str], env: dict[str, str], args,
+                 workdir: Path) -> None:
+        if kind not in ("vllm", "voxcap"):
+            raise SystemExit(f"capacity: server kind {kind!r} is not vllm or voxcap")
+        self.name, self.kind, self.args = name, kind, args
+        # vLLM's CPU build reserves gpu_memory_utilization x the host's memory (0.92 by default,
+        # refused beside other programs): the same small share for every server
+        self.flags = (["--gpu-memory-utilization", "0.3"] if args.cpu else []) + flags
+        self.port = free_port()
+        self.served = "voxtral"
+        self.key = "capacity-key" if kind == "voxcap" else None
+        self.log_path = workdir / f"server-{name}.log"
+        self.home = workdir / f"home-{name}"
+        self.extra_env = env
+        self.proc: subprocess.Popen | None = None
+        self.tree: dict[int, psutil.Process] = {}
+
+    @property
+    def url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/v1/realtime"
+
+    def command(self) -> list[str]:
+        a = self.args
+        if self.kind == "vllm":  # vLLM's defaults, plus only what the model and build need
+            cmd = [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", a.model,
+                   "--tokenizer-mode", "mistral", "--config-format", "mistral",
+                   "--load-format", "dummy" if a.dummy_weights else "mistral"]
+            if a.eager:
+                cmd += ["--enforce-eager"]
+            if a.cpu:
+                cmd += ["--dtype", "float32"]
+            return cmd + ["--served-model-name", self.served, "--host", "127.0.0.1",
+                          "--port", str(self.port), "--disable-uvicorn-access-log", *self.flags]
+        cmd = [sys.executable, "-m", "voxcap.cli", "serve", "--model", a.model,
+               "--max-streams", str(a.max_streams), "--served-model-name", self.served,
+               "--port", str(self.port), "--api-key-env", "CAPACITY_KEY"]
+        if a.eager:
+            cmd += ["--eager"]
+        if a.dummy_weights:
+            cmd += ["--dummy-weights"]
+        if self.flags:
+            cmd += ["--vllm-args=" + shlex.join(self.flags)]
+        return cmd
+
+    def environment(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("VOXCAP_VLLM_", "VOXCAP_APP_PID", "VLLM_API_KEY"))}
+        env.update({"VOXCAP_CONFIG_DIR": str(self.home / "config"),
+                    "VOXCAP_STATE_DIR": str(self.home / "state"),
+                    "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1",
+                    "PYTHONPATH": os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(
+                        os.pathsep)})
+        if self.args.cpu:
+            # vLLM's CPU build pins its worker to core 0 unless told otherwise: on a shared
+            # machine every server would then fight over one core
+            env.setdefault("VLLM_CPU_OMP_THREADS_BIND", "nobind")
+            env.setdefault("OMP_NUM_THREADS", "1")
+            env.setdefault("VLLM_CPU_KVCACHE_SPACE", "2")
+            if self.args.cpu_as_gpu:  # the worker inside the engine core, as on one GPU
+                env["VOXCAP_VLLM_CPU_AS_GPU"] = "1"
+        if self.key:
+            env["CAPACITY_KEY"] = self.key
+        env.update(self.extra_env)
+        return env
+
+    def start(self) -> None:
+        self.home.mkdir(parents=True, exist_ok=True)
+        with open(self.log_path, "ab") as out:
+            self.proc = subprocess.Popen(self.command(), stdout=out, stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL, env=self.environment(),
+                                         start_new_session=True, cwd=str(ROOT))
+        log.info("%s: started pid %d, log %s", self.name, self.proc.pid, self.log_path)
+
+    def healthy(self) -> bool:
+        import urllib.request
+
+        if self.proc is None or self.proc.poll() is not None:
+            tail = self.log_path.read_text(errors="replace").splitlines()[-15:]
+            raise SystemExit(f"capacity: server {self.name} exited while starting "
+                             f"(log {self.log_path}):\n" + "\n".join(tail))
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/health", timeout=2) as r:
+                return r.status == 200
+        except OSError as exc:
+            log.debug("%s not up yet: %s", self.name, exc)
+            return False
+
+    def processes(self) -> dict[int, tuple[str, psutil.Process]]:
+        """{pid: (role, process)} for the server's process tree, remembered for the stop."""
+        out = {}
+        try:
+            root = psutil.Process(self.proc.pid)
+            procs = [root] + root.children(recursive=True)
+        except psutil.NoSuchProcess:
+            return out
+        for p in procs:
+            try:
+                cmd = " ".join(p.cmdline())
+                name = p.name()
+            except psutil.Error:
+                continue
+            self.tree[p.pid] = p
+            if "EngineCore" in cmd or "EngineCore" in name:
+                role = "engine_core"
+            elif "Worker" in cmd or "Worker" in name:
+                role = "worker"
+            elif "voxcap.cli" in cmd:
+                role = "voxcap_cli"
+            elif "APIServer" in cmd or "APIServer" in name or "api_server" in cmd:
+                role = "api_server"
+            elif "resource_tracker" in cmd or "multiprocessing" in cmd:
+                role = "helper"
+            else:
+                role = "other"
+            out[p.pid] = (role, p)
+        return out
+
+    def stop(self) -> None:
+        """SIGINT the root (a clean stop), then SIGKILL its group and every descendant seen."""
+        if self.proc is None:
+            return
+        self.processes()
+        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.proc.pid, signal.SIGINT)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                log.warning("%s did not stop within 20 s: killing it", self.name)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        for p in self.tree.values():
+            with contextlib.suppress(psutil.Error):
+                if p.is_running():
+                    p.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=10)
+
+
+def parse_server(spec: str) -> tuple[str, str, list[str], dict[str, str]]:
+    """``NAME=KIND [FLAGS] [VAR=VALUE ...]`` → (name, kind, vLLM flags, environment)."""
+    head, _, rest = spec.partition(" ")
+    name, _, kind = head.partition("=")
+    if not name or not kind:
+        raise SystemExit(f"capacity: --server {spec!r}: expected NAME=KIND [FLAGS], e.g. "
+                         "\"voxcap-cut=voxcap --no-enable-prefix-caching\"")
+    flags, env = [], {}
+    for word in shlex.split(rest):
+        m = re.fullmatch(r"([A-Z][A-Z0-9_]*)=(.*)", word)
+        if m:
+            env[m.group(1)] = m.group(2)
+        else:
+            flags.append(word)
+    return name, kind, flags, env
+
+
+# --------------------------------------------------------------- measures ----
+class Window:
+    """CPU seconds of each server process, this client and the machine over a window."""
+
+    def __init__(self, servers: list[Server]) -> None:
+        self.servers = servers
+        self.me = psutil.Process()
+
+    def __enter__(self) -> Window:
+        self.t0 = time.monotonic()
+        self.procs = {s.name: s.processes() for s in self.servers}
+        self.cpu0 = {name: {pid: _cpu(p) for pid, (_, p) in procs.items()}
+                     for name, procs in self.procs.items()}
+        self.me0 = _cpu(self.me)
+        self.machine0 = psutil.cpu_times()
+        self.load0 = os.getloadavg()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.wall = time.monotonic() - self.t0
+        self.cpu = {}
+        for name, procs in self.procs.items():
+            roles: dict[str, float] = {}
+            for pid, (role, p) in procs.items():
+                used = _cpu(p) - self.cpu0[name][pid]
+                roles[role] = roles.get(role, 0.0) + 100 * used / self.wall
+            self.cpu[name] = {r: round(v, 1) for r, v in sorted(roles.items())}
+        self.client_pct = round(100 * (_cpu(self.me) - self.me0) / self.wall, 1)
+        m1 = psutil.cpu_times()
+        busy = (sum(m1) - m1.idle - getattr(m1, "iowait", 0)) - \
+            (sum(self.machine0) - self.machine0.idle - getattr(self.machine0, "iowait", 0))
+        self.machine_pct = round(100 * busy / self.wall, 1)  # % of one core, all cores summed
+        self.load = [round(x, 2) for x in self.load0 + os.getloadavg()]
+
+
+def _cpu(p: psutil.Process) -> float:
+    try:
+        t = p.cpu_times()
+        return t.user + t.system
+    except psutil.Error:
+        return 0.0
+
+
+class GpuSampler:
+    """NVML utilisation every 100 ms in a thread; nothing where NVML is not there."""
+
+    def __init__(self) -> None:
+        self.samples: list[int] = []
+        self.handles = []
+        try:
+            import pynvml
+
+            pynvml.nvmlInit()
+            self.nvml = pynvml
+            self.handles = [pynvml.nvmlDeviceGetHandleByIndex(i)
+                            for i in range(pynvml.nvmlDeviceGetCount())]
+        except Exception:  # noqa: BLE001 - no GPU here: the column says n/a
+            log.info("no NVML: GPU utilisation not measured", exc_info=True)
+        self._stop = threading.Event()
+
+    def __enter__(self) -> GpuSampler:
+        self.samples = []
+        self._stop.clear()
+        if self.handles:
+            self.thread = threading.Thread(target=self._run, daemon=True)
+            self.thread.start()
+        return self
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.1):
+            try:
+                self.samples.append(max(self.nvml.nvmlDeviceGetUtilizationRates(h).gpu
+                                        for h in self.handles))
+            except Exception:  # noqa: BLE001
+                log.warning("NVML sample failed", exc_info=True)
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        if self.handles:
+            self.thread.join(timeout=2)
+
+    def mean(self) -> float | None:
+        return round(statistics.fmean(self.samples), 1) if self.samples else None
+
+
+def pct(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    v = sorted(values)
+    return round(v[min(len(v) - 1, int(q * len(v)))], 1)
+
+
+def run_one(server: Server, n: int, audio: np.ndarray, args, gpu: GpuSampler) -> dict:
+    first = first_step_samples(args.delay_ms)
+    with Window([server]) as w, gpu:
+        results = asyncio.run(run_sessions(server.url, server.served, server.key, audio, n,
+                                           args.spread, args.drain, first))
+    rtts = [x for r in results for x in r.rtt_ms]
+    late = [x for r in results for x in r.send_late_ms]
+    row = {"server": server.name, "n": n, "p50_ms": pct(rtts, 0.5), "p95_ms": pct(rtts, 0.95),
+           "p99_ms": pct(rtts, 0.99), "steps_timed": len(rtts),
+           "behind": sum(r.behind(args.behind_ms) for r in results),
+           "errors": [r.error for r in results if r.error][:3],
+           "cpu_pct": w.cpu[server.name], "client_cpu_pct": w.client_pct,
+           "machine_cpu_pct": w.machine_pct, "load": w.load, "gpu_util_pct": gpu.mean(),
+           "send_late_p95_ms": pct(late, 0.95) if late else 0.0,
+           "deltas": [len(r.deltas) for r in results], "texts": [r.text for r in results],
+           "rtt_ms": [[round(x, 1) for x in r.rtt_ms] for r in results], "wall_s": round(w.wall, 1)}
+    return row
+
+
+# ---------------------------------------------------------------- profile ----
+def profile(server: Server, n: int, audio: np.ndarray, args, out_dir: Path) -> dict:
+    """One run at N with py-spy recording every process of the server; top functions."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    pyspy = Path(sys.executable).with_name("py-spy")
+    if not pyspy.exists():
+        raise SystemExit(f"capacity: --profile needs py-spy ({sys.executable} -m pip install "
+                         "py-spy)")
+    duration = int(args.seconds + args.spread + 2)
+    spies, files = [], {}
+    try:
+        for pid, (role, _) in server.processes().items():
+            if role in ("helper", "voxcap_cli"):
+                continue
+            path = out_dir / f"{server.name}-n{n}-{role}-{pid}.txt"
+            files[f"{role}-{pid}"] = path
+            spies.append(subprocess.Popen(
+                [str(pyspy), "record", "--pid", str(pid), "--duration", str(duration),
+                 "--rate", "200", "--format", "raw", "--nonblocking", "--output", str(path)],
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True))
+        time.sleep(1.0)  # py-spy attached
+        first = first_step_samples(args.delay_ms)
+        results = asyncio.run(run_sessions(server.url, server.served, server.key, audio, n,
+                                           args.spread, args.drain, first))
+        for spy in spies:
+            try:
+                spy.wait(timeout=duration + 30)
+            except subprocess.TimeoutExpired:
+                log.warning("py-spy %d did not finish", spy.pid)
+    finally:
+        for spy in spies:
+            if spy.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(spy.pid, signal.SIGKILL)
+                spy.wait(timeout=10)
+    steps = sum(len(r.deltas) for r in results)
+    summary = {"server": server.name, "n": n, "deltas": steps, "processes": {}}
+    for label, path in files.items():
+        if path.exists():
+            summary["processes"][label] = top_functions(path, steps)
+    return summary
+
+
+def top_functions(path: Path, steps: int, top: int = 25) -> dict:
+    """py-spy raw (collapsed) stacks → samples, and the functions with the most inclusive
+    samples, each with ms of CPU per stream-step at py-spy's 200 Hz."""
+    inclusive: dict[str, int] = {}
+    own: dict[str, int] = {}
+    total = 0
+    for line in path.read_text(errors="replace").splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not stack or not count.isdigit():
+            continue
+        c = int(count)
+        total += c
+        # one entry per function: py-spy names a frame "func (file:line)"
+        frames = [re.sub(r":\d+\)$", ")", f) for f in stack.split(";")]
+        for f in set(frames[1:]):  # the thread name is frame 0
+            inclusive[f] = inclusive.get(f, 0) + c
+        own[frames[-1]] = own.get(frames[-1], 0) + c
+    per_step = (lambda s: round(1000 * s / 200 / steps, 3)) if steps else (lambda s: None)
+    return {"samples": total, "ms_per_step": per_step(total),
+            "inclusive": [(f, c, per_step(c)) for f, c in
+                          sorted(inclusive.items(), key=lambda x: -x[1])[:top]],
+            "self": [(f, c, per_step(c)) for f, c in sorted(own.items(), key=lambda x: -x[1])[:top]]}
+
+
+# ------------------------------------------------------------------- main ----
+def knee(rows: list[dict]) -> int | None:
+    ok = [r["n"] for r in rows if r["p95_ms"] is not None and r["p95_ms"] <= KNEE_P95_MS]
+    return max(ok) if ok else None
+
+
+def pooled(rows: list[dict], name: str, n: int) -> dict | None:
+    mine = [r for r in rows if r["server"] == name and r["n"] == n]
+    if not mine:
+        return None
+    rtts = [x for r in mine for s in r["rtt_ms"] for x in s]
+    roles: dict[str, list[float]] = {}
+    for r in mine:
+        for role, v in r["cpu_pct"].items():
+            roles.setdefault(role, []).append(v)
+    gpu = [r["gpu_util_pct"] for r in mine if r["gpu_util_pct"] is not None]
+    return {"server": name, "n": n, "runs": len(mine), "p50_ms": pct(rtts, 0.5),
+            "p95_ms": pct(rtts, 0.95), "p99_ms": pct(rtts, 0.99),
+            "p95_each": [r["p95_ms"] for r in mine], "behind_each": [r["behind"] for r in mine],
+            "cpu_pct": {k: round(statistics.fmean(v), 1) for k, v in roles.items()},
+            "machine_cpu_pct": round(statistics.fmean(r["machine_cpu_pct"] for r in mine), 1),
+            "client_cpu_pct": round(statistics.fmean(r["client_cpu_pct"] for r in mine), 1),
+            "gpu_util_pct": round(statistics.fmean(gpu), 1) if gpu else None}
+
+
+def parity(rows: list[dict], names: list[str]) -> list[dict]:
+    """Per N and pair of servers: sessions whose text is identical (first repeat of each)."""
+    out = []
+    ns = sorted({r["n"] for r in rows})
+    for n in ns:
+        first = {}
+        for r in rows:
+            if r["n"] == n and r["server"] not in first and not r["errors"]:
+                first[r["server"]] = r["texts"]
+        for a in names:
+            for b in names:
+                if a < b and a in first and b in first:
+                    same = sum(x == y for x, y in zip(first[a], first[b], strict=True))
+                    out.append({"n": n, "a": a, "b": b, "same": same, "of": n})
+    return out
+
+
+def print_tables(rows: list[dict], names: list[str], ns: list[int]) -> dict:
+    summary = {}
+    for name in names:
+        table = [p for n in ns if (p := pooled(rows, name, n)) is not None]
+        summary[name] = {"rows": table, "knee": knee(table)}
+        print(f"\n{name}: knee (largest N with p95 <= {KNEE_P95_MS:.0f} ms) = {knee(table)}")
+        print(f"{'N':>4} {'runs':>4} {'p50':>7} {'p95':>7} {'p99':>7}  {'p95 each run':<18}"
+              f"{'behind':<10} {'client%':>7} {'machine%':>8} {'gpu%':>5}  server CPU % of a core")
+        for p in table:
+            each = "/".join(f"{x:.0f}" if x is not None else "-" for x in p["p95_each"])
+            behind = "/".join(str(x) for x in p["behind_each"])
+            cpu = " ".join(f"{k} {v:.0f}" for k, v in p["cpu_pct"].items() if v >= 0.5)
+            gpu = "n/a" if p["gpu_util_pct"] is None else f"{p['gpu_util_pct']:.0f}"
+            print(f"{p['n']:>4} {p['runs']:>4} {_f(p['p50_ms'])} {_f(p['p95_ms'])} "
+                  f"{_f(p['p99_ms'])}  {each:<18}{behind:<10} {p['client_cpu_pct']:>7.0f} "
+                  f"{p['machine_cpu_pct']:>8.0f} {gpu:>5}  {cpu}")
+    return summary
+
+
+def _f(x) -> str:
+    return f"{x:>7.1f}" if x is not None else f"{'-':>7}"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--model", help="model folder (default: the tiny model with weight files, "
+                                    "made in a temporary folder)")
+    ap.add_argument("--dummy-weights", action="store_true", help="random weights (no files)")
+    ap.add_argument("--sessions", default="1,2,4,8", help="N values, comma-separated")
+    ap.add_argument("--seconds", type=float, default=10.0, help="audio per session")
+    ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--spread", type=float, default=1.0, help="seconds over which starts spread")
+    ap.add_argument("--drain", type=float, default=30.0,
+                    help="seconds after a session's audio to wait for its transcription.done")
+    ap.add_argument("--behind-ms", type=float, default=250.0)
+    ap.add_argument("--delay-ms", type=int, default=480, help="the model's transcription delay")
+    ap.add_argument("--servers", default="vllm=vllm,voxcap=voxcap",
+                    help="NAME=KIND,... (KIND vllm: vLLM's own server, its defaults; voxcap: "
+                         "voxcap serve)")
+    ap.add_argument("--server", action="append", default=[], metavar="\"NAME=KIND [FLAGS]\"",
+                    help="one more configuration: vLLM flags and VAR=VALUE environment words")
+    ap.add_argument("--max-streams", type=int, help="voxcap serve --max-streams (default: the "
+                                                     "largest N)")
+    ap.add_argument("--eager", action=argparse.BooleanOptionalAction, default=None,
+                    help="--enforce-eager for every server (default: on vLLM's CPU build)")
+    ap.add_argument("--cpu-as-gpu", action=argparse.BooleanOptionalAction, default=True,
+                    help="on vLLM's CPU build, every server runs its worker inside the engine "
+                         "core as vLLM does on one GPU (voxcap's plugin, "
+                         "VOXCAP_VLLM_CPU_AS_GPU=1): the CPU build's separate worker process "
+                         "spins while it waits (~30 %% of a core idle, seen), which one GPU's "
+                         "server does not have (default on)")
+    ap.add_argument("--audio", help="a WAV to speak instead of espeak-ng")
+    ap.add_argument("--stop-p95-ms", type=float, default=2000.0,
+                    help="skip a server's larger N once its p95 passed this (bounded time)")
+    ap.add_argument("--start-timeout", type=float, default=900.0)
+    ap.add_argument("--profile", type=int, metavar="N", help="one more run at N with py-spy")
+    ap.add_argument("--profile-dir", default="capacity-profiles")
+    ap.add_argument("--out", help="JSON of every run")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    args = ap.parse_args()
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(asctime)s %(name)s %(message)s")
+    try:
+        ns = sorted({int(x) for x in args.sessions.split(",") if x.strip()})
+    except ValueError:
+        raise SystemExit(f"capacity: --sessions {args.sessions!r}: expected numbers like 1,2,4") \
+            from None
+    if not ns or ns[0] < 1:
+        raise SystemExit("capacity: --sessions needs numbers of 1 or more")
+    specs = [parse_server(s) for s in args.servers.split(",") if s] + \
+        [parse_server(s) for s in args.server]
+    names = [s[0] for s in specs]
+    if len(set(names)) != len(names):
+        raise SystemExit(f"capacity: two servers share a name: {names}")
+    from voxcap.engine.vllm_adapter import platform as engine_platform
+
+    args.cpu = engine_platform.installed_build()[0] == "cpu"
+    if args.eager is None:
+        args.eager = args.cpu
+    args.max_streams = args.max_streams or max(ns + ([args.profile] if args.profile else []))
+    work = Path(tempfile.mkdtemp(prefix="voxcap-capacity-"))
+    if not args.model:
+        from voxcap.engine.model.tiny import write_tiny_model
+
+        args.model = str(write_tiny_model(work / "tiny", weights_seed=0))
+    audio = speech(args.seconds, args.audio)
+    print(f"capacity: {len(audio) / SR:.1f} s of speech per session, N = {ns}, {args.repeats} "
+          f"repeats, servers {names}, model {args.model}, CPU build {args.cpu}, "
+          f"eager {args.eager}; work folder {work}", flush=True)
+    print(f"machine: {psutil.cpu_count()} CPUs, load before {os.getloadavg()}", flush=True)
+    servers = [Server(name, kind, flags, env, args, work) for name, kind, flags, env in specs]
+    rows: list[dict] = []
+    result = {"args": {k: v for k, v in vars(args).items()}, "runs": rows,
+              "load_before": os.getloadavg()}
+    gpu = GpuSampler()
+    try:
+        t0 = time.monotonic()
+        for s in servers:
+            s.start()
+        pending = list(servers)
+        while pending:
+            if time.monotonic() - t0 > args.start_timeout:
+                raise SystemExit(f"capacity: {[s.name for s in pending]} not up after "
+                                 f"{args.start_timeout:.0f} s")
+            pending = [s for s in pending if not s.healthy()]
+            time.sleep(1.0)
+        print(f"servers up in {time.monotonic() - t0:.0f} s", flush=True)
+        for s in servers:  # warm-up (first-request costs), not reported
+            asyncio.run(run_sessions(s.url, s.served, s.key, audio[:SR * 2], 1, 0.0, args.drain,
+                                     first_step_samples(args.delay_ms)))
+        idle = Window(servers)
+        with idle:
+            time.sleep(3.0)
+        result["idle_cpu_pct"] = idle.cpu
+        print(f"idle (3 s): server CPU % {idle.cpu}, machine {idle.machine_pct} %", flush=True)
+        stopped: set[str] = set()
+        for rep in range(args.repeats):
+            for n in ns:
+                order = servers if rep % 2 == 0 else list(reversed(servers))
+                for s in order:
+                    if s.name in stopped:
+                        continue
+                    row = run_one(s, n, audio, args, gpu)
+                    row["repeat"] = rep
+                    rows.append(row)
+                    print(f"  rep {rep} {s.name:<12} N={n:<4} p50 {row['p50_ms']} p95 "
+                          f"{row['p95_ms']} p99 {row['p99_ms']} ms, behind {row['behind']}/{n}, "
+                          f"cpu {row['cpu_pct']}, machine {row['machine_cpu_pct']} %, load "
+                          f"{row['load'][3]}" + (f", errors {row['errors']}" if row["errors"]
+                                                else ""), flush=True)
+                    if row["p95_ms"] is None or row["p95_ms"] > args.stop_p95_ms:
+                        stopped.add(s.name)
+                    time.sleep(1.0)
+            stopped.clear()  # each repeat tries every N again
+        result["summary"] = print_tables(rows, names, ns)
+        result["parity"] = parity(rows, names)
+        print("\nsame text per session (first run of each N):")
+        for p in result["parity"]:
+            print(f"  N={p['n']:<4} {p['a']} vs {p['b']}: {p['same']}/{p['of']}")
+        if args.profile:
+            result["profiles"] = []
+            for s in servers:
+                prof = profile(s, args.profile, audio, args, Path(args.profile_dir))
+                result["profiles"].append(prof)
+                for label, top in prof["processes"].items():
+                    print(f"\nprofile {s.name} N={args.profile} {label}: {top['samples']} samples,"
+                          f" {top['ms_per_step']} ms of CPU per stream-step")
+                    for f, _count, ms in top["inclusive"][:15]:
+                        print(f"  {ms:>7} ms  {f[:110]}")
+        result["load_after"] = os.getloadavg()
+        print(f"\nload after {os.getloadavg()}", flush=True)
+    finally:
+        for s in servers:
+            s.stop()
+        gpu.__exit__()
+        if args.out:
+            Path(args.out).write_text(json.dumps(result, indent=1, default=str))
+            print(f"JSON: {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
