@@ -85,11 +85,16 @@ EXPORT_FILTERS = {"SubRip subtitles (*.srt)": ".srt", "WebVTT subtitles (*.vtt)"
 
 
 def engine_settings(settings: AppSettings):
-    """The engine ``settings`` ask for, as the app runs it: a vLLM server that is not there
-    yet is waited for (tried again with backoff, each wait said), so starting it later works
-    without a restart here."""
+    """The engine ``settings`` ask for, as the app runs it. A vLLM server: its key from where
+    ``find_api_key`` finds it (on this computer, the one ``voxcap serve`` made here), and one
+    that is not there yet is waited for (tried again with backoff, each wait said), so
+    starting it later works without a restart here."""
     es = settings.engine_settings()
-    return replace(es, start_retry_s=None) if hasattr(es, "start_retry_s") else es
+    if settings.engine != "remote":
+        return es
+    from ..engine.remote.settings import find_api_key
+
+    return replace(es, api_key=find_api_key(settings.server_url)[0], start_retry_s=None)
 
 
 def screens_info() -> tuple[list, int]:
@@ -436,6 +441,7 @@ class VoxcapApp(QObject):
             self.tick()
 
     def tick(self) -> None:
+        self.window.meter.expect_remote = self.settings.engine == "remote"
         reading = self.sampler.sample()
         if self.window.meter_dock.isVisible():
             self.window.meter.show_reading(reading, self.sampler)

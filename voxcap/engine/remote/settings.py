@@ -147,6 +147,36 @@ def default_api_key_path() -> Path:
     return paths.config_dir() / "remote-api-key"
 
 
+def local_server_key_path() -> Path:
+    """The key ``voxcap serve`` made on this computer (``engine.server.key``): the one a
+    server on this computer's loopback address asks for."""
+    from ... import paths
+
+    return paths.config_dir() / "serve-api-key"
+
+
+def is_loopback(server_url: str) -> bool:
+    try:
+        host = urlsplit(normalize_url(server_url)).hostname or ""
+    except ConfigError:
+        return False
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
+def find_api_key(server_url: str) -> tuple[str | None, str]:
+    """The key for ``server_url`` and where it comes from, said for people: the copy given to
+    the app (``remote-api-key``), else for a server on this computer the key ``voxcap serve``
+    made here, else none. A key file others can read raises ConfigError (with its fix)."""
+    given = default_api_key_path()
+    if given.exists():
+        return load_api_key(given), f"key: found in {given}"
+    local = local_server_key_path()
+    if is_loopback(server_url) and local.exists():
+        return load_api_key(local), f"key: this computer's server key, found in {local}"
+    return None, ("no key: the server will refuse the connection unless it was started without "
+                  f"one; give its key (voxcap serve printed its file) to store it in {given}")
+
+
 def load_api_key(path: str | Path) -> str:
     """The key stored alone in ``path``; refuses a file others can read (ConfigError)."""
     p = Path(path).expanduser()

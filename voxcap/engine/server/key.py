@@ -6,16 +6,16 @@ import logging
 import secrets
 from pathlib import Path
 
-from ... import paths
-from ..remote.settings import load_api_key, save_api_key
+from ..remote.settings import load_api_key, local_server_key_path, save_api_key
 
 log = logging.getLogger(__name__)
 
 
 def default_key_path() -> Path:
     """The server's key on the GPU box (the app on the other computer reads its copy from
-    ``remote_settings.default_api_key_path()``, ``remote-api-key``)."""
-    return paths.config_dir() / "serve-api-key"
+    ``remote_settings.default_api_key_path()``, ``remote-api-key``; on this computer the app
+    reads this one)."""
+    return local_server_key_path()
 
 
 def ensure_key(path: Path) -> tuple[str, bool]:
