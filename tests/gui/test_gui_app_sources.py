@@ -3,6 +3,8 @@ fake audio; the capture itself is tested against real servers in tests/audio).""
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
+
 from voxcap.app.settings import AppSettings, load_settings
 from voxcap.capture.apps import AppInfo, AppStream
 from voxcap.events import AppsChanged
@@ -70,3 +72,25 @@ def test_a_half_of_both_that_cannot_start_is_named_next_to_the_state(qtbot, make
     app.toggle_captioning()
     qtbot.waitUntil(lambda: app.state == "off", timeout=10000)
     assert w.state_label.text() == "Not captioning"
+
+
+def test_microphone_choices_are_unavailable_without_a_microphone(qtbot, make_app):
+    """The issue: the list offered "Microphone" and "Both" on a computer without one."""
+    from support.gui_fakes import DEVICES
+
+    from voxcap.events import DevicesChanged
+
+    app = make_app()
+    w = app.window
+    qtbot.waitUntil(lambda: w.source.count() > 3, timeout=5000)
+
+    def offered(key: str) -> bool:
+        return w.source.model().item(w.source.findData(key)).isEnabled()
+    assert offered("mic") and offered("both") and offered("system")
+    monitors = tuple(d for d in DEVICES if d.is_monitor)
+    app.on_event(DevicesChanged(monitors, True))  # the microphone unplugged
+    assert not offered("mic") and not offered("both") and offered("system")
+    assert "No microphone" in w.source.itemData(w.source.findData("mic"),
+                                                 Qt.ItemDataRole.ToolTipRole)
+    app.on_event(DevicesChanged(DEVICES, True))  # plugged in again
+    assert offered("mic") and offered("both")

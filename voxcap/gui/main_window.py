@@ -288,6 +288,18 @@ class MainWindow(QMainWindow):
             self.source.addItem(f"{a.title} (application)", f"app:{a.name}")
             self.source.addItem(f"Both: {a.name} and the microphone", f"both:{a.name}")
         self.set_source(current)
+        self._offer_microphone(any(not d.is_monitor for d in devices))
+
+    def _offer_microphone(self, found: bool) -> None:
+        """The choices that need a microphone are unavailable (and say why) while the sound
+        server has none."""
+        why = "" if found else "No microphone found: plug one in (the list follows)"
+        model = self.source.model()
+        for i in range(self.source.count()):
+            key = self.source.itemData(i) or ""
+            if key in ("mic", "both") or key.startswith("both:"):
+                model.item(i).setEnabled(found)
+                self.source.setItemData(i, why or None, Qt.ItemDataRole.ToolTipRole)
 
     def set_apps(self, apps) -> None:
         """The applications playing sound, listed after the devices; the selection stays."""
