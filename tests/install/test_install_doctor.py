@@ -96,12 +96,14 @@ def test_install_doctor_old_driver_memory(fake_nvml):
     # bfloat16 does not fit what is free: automatic takes FP8 weights
     (16 * GIB, int(12.5 * GIB), None, "ok", "FP8 weights: fits this 16 GB card"),
     (12 * GIB, int(11.5 * GIB), None, "ok", "FP8 weights: fits this 12 GB card"),
-    (8 * GIB, int(7.5 * GIB), None, "ok", "only one source at a time fits"),
-    (12 * GIB, int(11.5 * GIB), "bfloat16", "fail",
-     "too small for bfloat16 (the model's own precision) with 2 stream(s): it needs ≈13.5 GiB"),
-    (16 * GIB, int(12 * GIB), "bfloat16", "fail",
-     "only 12.0 GiB of 16.0 GiB is free now and the model needs ≈13.0 GiB as bfloat16"),
-    (6 * GIB, int(5.8 * GIB), None, "fail", "this 6.0 GiB GPU is too small"),
+    # 4-bit weights keep "Both" (two streams) on an 8 GB card; a 6 GB card gets one stream
+    (8 * GIB, int(7.5 * GIB), None, "ok", "4-bit weights + FP8 KV cache: fits this 8 GB card"),
+    (12 * GIB, int(11.5 * GIB), "bfloat16", "fail", "this 12 GB card is too small: bfloat16 (the "
+     "model's own precision) for 2 streams needs ≈13.5 GiB free to start"),
+    (16 * GIB, int(12 * GIB), "bfloat16", "fail", "this 16 GB card has 12.0 GiB free now; "
+     "bfloat16 (the model's own precision) for 2 streams needs ≈13.5 GiB free to start"),
+    (6 * GIB, int(5.8 * GIB), None, "ok", "only one source at a time fits"),
+    (4 * GIB, int(3.8 * GIB), None, "fail", "this 4 GB card is too small"),
 ])
 def test_install_doctor_gpu_memory(fake_nvml, total, free, precision, verdict, words):
     args = ("--precision", precision) if precision else ()

@@ -27,9 +27,10 @@ from PySide6.QtWidgets import (
 from .. import gpu
 from ..app.download import MODEL_REPO, DownloadCancelled, ModelDownload, default_model_dir
 from ..app.engine_prep import EnginePreparation
-from ..app.settings import AppSettings
-from ..engine.sizing import memory
+from ..app.settings import ENGINE_STREAMS, AppSettings
 from ..engine.sizing.cards import needs
+from ..engine.sizing.memory import Sizing
+from ..engine.sizing.verdict import read_gpu_facts, verdict
 from ..errors import VoxcapError
 from .a11y import announce, status_label
 from .settings_dialog import check_model_dir
@@ -57,6 +58,18 @@ def _fmt_bytes(n: float) -> str:
     return f"{n:.1f} GB"
 
 
+def gpu_words(gpus, settings: AppSettings) -> tuple[bool, str]:
+    """(fits, words) for the GPU vLLM would use, as the engine's start gate and doctor say it
+    (engine/sizing/verdict.py), with the app's precision, streams and session length."""
+    used = next((g for g in gpus if g.index == gpu.visible_gpu_index()), gpus[0])
+    sizing = Sizing.of(settings, streams=ENGINE_STREAMS)
+    try:
+        v = verdict(None, sizing, read_gpu_facts(used))
+    except VoxcapError as exc:  # a precision this GPU cannot run
+        return False, f"{exc.message} Fix: {exc.fix}"
+    return v.fits, v.text
+
+
 class FirstRunDialog(QDialog):
     _progress = Signal(object)
     _finished = Signal(str, str, str, bool)  # path, error, fix, cancelled
@@ -79,11 +92,8 @@ class FirstRunDialog(QDialog):
         gpus = gpu.list_gpus() if gpus is None else gpus
         self._has_gpu = bool(gpus)
         if gpus:
-            best = max(gpus, key=lambda g: g.memory_total_bytes)
-            verdict, words = memory.gpu_verdict(best.memory_total_bytes, best.memory_free_bytes,
-                                                compute_capability=best.compute_capability,
-                                                requested=self._settings.precision)
-            text = (("✓ " if verdict == "ok" else "⚠ ")
+            fits, words = gpu_words(gpus, self._settings)
+            text = (("✓ " if fits else "⚠ ")
                     + "; ".join(f"{g.name}, {g.memory_total_gib:.0f} GiB" for g in gpus)
                     + f": {words}")
         else:

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 
 from ..app.settings import ENGINE_STREAMS, AppSettings
 from ..engine.settings import GRAPH_MODES, MAX_DELAY_MS, MIN_DELAY_MS, TOKEN_MS
+from ..engine.sizing.memory import Sizing
 from ..engine.sizing.precision import BY_NAME as PRECISION_BY_NAME
 from ..engine.sizing.precision import LABELS as PRECISION_LABELS
 from ..engine.sizing.precision import PRECISIONS
@@ -50,26 +51,25 @@ GRAPH_MODE_HELP = {
 }
 
 
-def kv_note(path: str, dummy_weights: bool, streams: int, precision: str = "auto") -> tuple[str, str]:
-    """(the automatic GPU memory budget, the precision the engine would pick on this GPU now)
-    for this model folder, as the engine will size them. Reads NVML: not on the GUI thread."""
-    from .. import gpu
+def kv_note(path: str, dummy_weights: bool, sizing) -> tuple[str, str]:
+    """(the automatic GPU memory budget, the verdict on this GPU now) for this model folder and
+    ``sizing`` (memory.Sizing: the dialog's precision and session length), in the words the
+    engine's start gate and ``voxcap doctor`` use. Reads NVML: not on the GUI thread."""
     from ..engine.model.folder import inspect_model_dir
     from ..engine.sizing import memory
-    from ..engine.sizing.precision import GpuFacts
+    from ..engine.sizing.verdict import read_gpu_facts, verdict
 
     try:
         info = inspect_model_dir(path, dummy_weights)
-        reading = gpu.read_gpu(gpu.visible_gpu_index())
-        facts = GpuFacts(reading.memory_total_bytes, reading.memory_free_bytes,
-                         reading.compute_capability) if reading else GpuFacts()
-        choice = memory.choose_precision(info, precision, streams, None, None, None, facts)
-        fp = memory.footprint(info, choice.streams, None, precision=choice.precision)
+        facts = read_gpu_facts()
+        v = verdict(info, sizing, facts)
+        fp = memory.footprint(info, v.choice.streams, sizing.max_model_len, sizing.kv_cache_gib,
+                              precision=v.choice.precision)
     except (VoxcapError, KeyError, TypeError, ValueError):
         log.warning("no memory estimate for %s", path, exc_info=True)
         return "", ""
-    line = choice.line if reading else ""
-    return (f"≈{memory.gib(fp.kv_cache_bytes)} KV cache for {choice.streams} streams, "
+    line = "" if facts is None else v.text
+    return (f"≈{memory.gib(fp.kv_cache_bytes)} KV cache for {v.choice.streams} streams, "
             f"≈{memory.gib(fp.total_bytes)} of GPU memory in all"), line
 
 
@@ -354,6 +354,9 @@ class SettingsDialog(QDialog):
         if d:
             self.model_dir.setText(d)
 
+    def _max_model_len(self) -> int | None:
+        return self.max_len.value() if self.max_len.value() >= 128 else None  # below: automatic
+
     def _check_model(self) -> None:
         path, dummy = self.model_dir.text().strip(), self.dummy.isChecked()
         if not path:
@@ -362,11 +365,12 @@ class SettingsDialog(QDialog):
             return
         self.model_check.setText("Checking…")
 
-        streams, precision = ENGINE_STREAMS, self.precision.currentData()
+        sizing = Sizing(self.precision.currentData(), ENGINE_STREAMS, self._max_model_len(),
+                        self.kv.value() or None)
 
         def work() -> None:  # tekken.json is megabytes of JSON: not on the GUI thread
             reason, fix = check_model_dir(path, dummy)
-            kv, here = ("", "") if reason else kv_note(path, dummy, streams, precision)
+            kv, here = ("", "") if reason else kv_note(path, dummy, sizing)
             self._validated.emit(path, reason, fix, kv, here)
         threading.Thread(target=work, daemon=True, name="voxcap-model-check").start()
 
@@ -399,7 +403,7 @@ class SettingsDialog(QDialog):
         s.precision = self.precision.currentData()
         s.delay_ms = self.delay.value() // TOKEN_MS * TOKEN_MS
         s.kv_cache_gib = self.kv.value() or None
-        s.max_model_len = self.max_len.value() if self.max_len.value() >= 128 else None
+        s.max_model_len = self._max_model_len()
         s.enforce_eager = self.eager.isChecked()
         s.mask_profanity = self.mask.isChecked()
         s.start_minimized = self.start_min.isChecked()
@@ -417,14 +421,23 @@ class SettingsDialog(QDialog):
         s.share = self.share.result()
         return s
 
-    def apply(self) -> None:
+    def apply(self) -> bool:
+        """Apply the settings; False (nothing applied) while "Allow site" is not one site:
+        the Share tab shows its line and the field gets the focus."""
+        problem = self.share.origin_error()
+        if problem:
+            self.tabs.setCurrentIndex(self.tabs.indexOf(self.share.parentWidget()))
+            self.share.origin.setFocus()
+            announce(self.share.origin_problem, "Problem: " + problem, assertive=True)
+            return False
         new = self.result_settings()
         self.applied.emit(new)
         self.base = new.copy()
+        return True
 
     def _ok(self) -> None:
-        self.apply()
-        self.accept()
+        if self.apply():
+            self.accept()
 
 
 def _wrap(layout) -> QWidget:

@@ -28,7 +28,9 @@ from ..base import EngineBase, EventSink
 from ..model.folder import inspect_model_dir, model_dir_for_vllm, tokenizer_dir_for_delay
 from ..settings import EngineSettings, default_capture_sizes
 from ..sizing import memory
+from ..sizing.memory import Sizing
 from ..sizing.precision import GpuFacts
+from ..sizing.verdict import read_gpu_facts, verdict
 from ..stats import SAMPLE_RATE, EngineStats
 from ..vllm_adapter import internals
 from ..vllm_adapter import patches as vllm_patches
@@ -231,10 +233,10 @@ class LocalEngine(EngineBase):
         info = self.model_info
         gpu = _gpu_facts() if build == "cuda" else GpuFacts()
         self.first_jit = build == "cuda" and first_jit_compile(gpu.compute_capability)
-        choice = memory.choose_precision(info, s.precision, s.max_streams, s.max_model_len,
-                                         s.kv_cache_gib, s.step_tokens, gpu, build)
-        if build == "cuda" and not choice.fits and s.gpu_memory_utilization is None:
-            raise _too_little_memory(choice, gpu, info, s)
+        fit = verdict(info, Sizing.of(s, build), gpu)  # the words doctor and the dialogs use
+        choice = fit.choice
+        if build == "cuda" and not fit.fits and s.gpu_memory_utilization is None:
+            raise EngineError(f"{fit.line[:1].upper()}{fit.line[1:]}.", fit.fix)
         if choice.streams < s.max_streams:  # only the automatic choice offers fewer streams
             s = self.settings = replace(s, max_streams=choice.streams,
                                         capture_sizes=default_capture_sizes(choice.streams))
@@ -486,44 +488,16 @@ def _fork_refused(tail: StageTail) -> bool:
 
 
 def _gpu_facts() -> GpuFacts:
-    """Free and total memory and compute capability of the GPU vLLM will use: NVML, so that the
-    app's own process creates no CUDA context (~0.5 GiB on the GPU) just to ask; torch (with its
-    NVML-based check) if NVML cannot answer."""
-    from ...gpu import read_gpu, visible_gpu_index
-
-    reading = read_gpu(visible_gpu_index())
-    if reading is not None:
-        free = reading.memory_free_bytes
-        if free is None:
-            free = reading.memory_total_bytes - reading.memory_used_bytes - reading.memory_reserved_bytes
-        return GpuFacts(reading.memory_total_bytes, free, reading.compute_capability)
+    """The GPU vLLM will use: NVML (sizing.verdict.read_gpu_facts), so that the app's own process
+    creates no CUDA context (~0.5 GiB on the GPU) just to ask; torch (with its NVML-based check)
+    if NVML cannot answer."""
+    facts = read_gpu_facts()
+    if facts is not None:
+        return facts
     import torch
 
     free, total = torch.cuda.mem_get_info()
     return GpuFacts(total, free, None)
-
-
-def _too_little_memory(choice, gpu: GpuFacts, info, s: EngineSettings) -> EngineError:
-    """The refusal, with the numbers, when no precision fits what is free (before vLLM starts)."""
-    need, free = choice.free_needed_bytes, gpu.free_bytes
-    what = (f"{choice.label}, KV cache for {choice.streams} stream(s), CUDA context and "
-            "activations")
-    empty = memory.choose_precision(info, s.precision, 1, s.max_model_len, s.kv_cache_gib,
-                                    s.step_tokens, replace(gpu, free_bytes=gpu.total_bytes))
-    if not empty.fits:
-        return EngineError(
-            f"This GPU is too small for the model: captioning needs about "
-            f"{memory.gib(empty.free_needed_bytes)} even as {empty.label} for one stream, and the GPU "
-            f"has {memory.gib(gpu.total_bytes)} in all.",
-            "caption through a vLLM server on a bigger GPU: run `voxcap serve` there, then "
-            "choose the vLLM server engine (--engine remote --server ws://HOST:8000)")
-    hint = ("" if s.precision == "auto" else
-            "; or set the precision to Automatic, which picks FP8 when bfloat16 does not fit")
-    return EngineError(
-        f"The GPU has {memory.gib(free)} free; captioning needs about {memory.gib(need)} free "
-        f"to start ({what}, and the start-up's peak).",
-        "close programs that use the GPU (`nvidia-smi` lists them: games, other AI tools, "
-        f"browsers with hardware acceleration), then start again{hint}")
 
 
 def _stat_logger_factory(stats: EngineStats):

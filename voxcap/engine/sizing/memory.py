@@ -304,56 +304,37 @@ def footprint(info, streams: int, max_model_len: int | None, kv_cache_gib: float
 
 
 @dataclass(frozen=True)
-class Fit:
-    """Whether a footprint fits a GPU: "ok", "too_small" (never), "not_free" (not now)."""
+class Sizing:
+    """The settings that decide how much GPU memory the engine takes (None: the default)."""
 
-    verdict: str
-    need_bytes: int
-    utilization: float  # what LocalEngine asks vLLM for
-    start_needs_free_bytes: int  # vLLM starts only if this much is free (its request_memory)
+    precision: str = "auto"
+    streams: int = 2
+    max_model_len: int | None = None
+    kv_cache_gib: float | None = None
+    step_tokens: int | None = None
+    build: str = "cuda"
+
+    @classmethod
+    def of(cls, settings, build: str = "cuda", streams: int | None = None) -> Sizing:
+        """From EngineSettings (or anything with its field names, e.g. the app's settings)."""
+        def get(name: str):
+            return getattr(settings, name, None)
+
+        return cls(get("precision") or "auto", streams or get("max_streams") or 2,
+                   get("max_model_len"), get("kv_cache_gib"), get("step_tokens"), build)
 
 
-def fit(need_bytes: int, total_bytes: int, free_bytes: int) -> Fit:
-    util = gpu_memory_utilization_for(need_bytes, total_bytes)
-    gate = need_bytes + START_PEAK_BYTES
-    verdict = ("too_small" if gate > 0.95 * total_bytes
-               else "not_free" if free_bytes < gate else "ok")
-    return Fit(verdict, need_bytes, util, gate)
-
-
-def choose_precision(info, requested: str, streams: int, max_model_len: int | None,
-                     kv_cache_gib: float | None, step_tokens: int | None, gpu, build: str = "cuda"):
-    """The precision (precision.Choice) an engine with these settings starts with on ``gpu``
-    (precision.GpuFacts): every choice sized with ``footprint``."""
+def choose_precision(info, sizing: Sizing, gpu):
+    """The precision (precision.Choice) an engine with ``sizing`` starts with on ``gpu``
+    (precision.GpuFacts): every choice sized with ``footprint``. ``info``: the model folder
+    (ModelInfo), None for the real model's shape."""
     from . import precision as prec
+
+    build = sizing.build
 
     def need(p, n: int) -> int:
         dtype_bytes = 4 if prec.model_dtype(build, gpu.compute_capability, p) == "float32" else 2
-        return footprint(info, n, max_model_len, kv_cache_gib, step_tokens, build, p,
-                         dtype_bytes).total_bytes
+        return footprint(info, n, sizing.max_model_len, sizing.kv_cache_gib, sizing.step_tokens,
+                         build, p, dtype_bytes).total_bytes
 
-    return prec.choose(requested, need, streams, gpu, build, START_PEAK_BYTES)
-
-
-def gpu_verdict(total_bytes: int, free_bytes: int | None, streams: int = 2,
-                compute_capability: tuple[int, int] | None = None,
-                requested: str = "auto") -> tuple[str, str]:
-    """(verdict, one line for a person) for the real model on a GPU, before any model is chosen:
-    "ok" (with the precision it will run in), "not_free" (not now), "too_small" (never)."""
-    from .precision import GpuFacts
-
-    free = total_bytes if free_bytes is None else free_bytes
-    now = choose_precision(None, requested, streams, None, None, None,
-                           GpuFacts(total_bytes, free, compute_capability))
-    if now.fits:
-        return "ok", now.line
-    empty = choose_precision(None, requested, streams, None, None, None,
-                             GpuFacts(total_bytes, int(total_bytes * 0.95), compute_capability))
-    if not empty.fits:
-        return "too_small", (f"too small: even {empty.label} for one stream needs "
-                             f"≈{gib(empty.free_needed_bytes)} of GPU memory to start; use a vLLM "
-                             "server on a bigger GPU (`voxcap serve` there, then Settings → Engine → vLLM "
-                             "server)")
-    return "not_free", (f"enough memory, but only {gib(free)} is free now and captions need "
-                        f"≈{gib(empty.free_needed_bytes)} free to start ({empty.label}): close programs "
-                        "that use the GPU")
+    return prec.choose(sizing.precision, need, sizing.streams, gpu, build, START_PEAK_BYTES)
