@@ -28,6 +28,8 @@ import signal
 import sys
 from pathlib import Path
 
+from .rendezvous import keep_rendezvous_in_voxcaps_folder
+
 APP_PID_ENV = "VOXCAP_APP_PID"
 # Where a vLLM child of the app writes its stderr (tracebacks, warnings, progress bars) unless
 # the app runs verbose: the terminal shows voxcap's one line, the app logs this file's tail.
@@ -46,6 +48,7 @@ def detach_from_terminal() -> None:
     if not app:
         return  # not started by voxcap
     if str(os.getpid()) == app:
+        keep_rendezvous_in_voxcaps_folder()  # what a killed run leaves, in voxcap's folder
         # the app itself, or the vLLM server `voxcap serve` started (engine/server/process.py):
         # an engine core it forks gets no plugin call of its own (vLLM loads plugins once per
         # process, and a fork inherits "loaded"), so the at-fork hook ties it
@@ -54,6 +57,7 @@ def detach_from_terminal() -> None:
     expected = int(os.environ.get(PARENT_PID_ENV) or app)
     if not _child_of(expected):
         return  # a vLLM started by something else that inherited the variable: leave it be
+    keep_rendezvous_in_voxcaps_folder()
     try:
         if os.getpgid(0) != os.getpid():
             os.setpgid(0, 0)
