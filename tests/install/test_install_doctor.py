@@ -80,6 +80,22 @@ def test_install_doctor_reads_the_gpu(fake_nvml, backend):
     assert mem["details"]["gpu_free_bytes"] == 149640019968
 
 
+def test_install_doctor_counts_the_gpus(fake_nvml):
+    """Two GPUs (fake NVML): doctor says how many it sees and what each fits now, the figures
+    `voxcap serve --gpus 2` sizes each engine with."""
+    _, checks, _ = doctor(env=dict(gpu_env(fake_nvml, count=2), VOXCAP_NVML="ctypes"))
+    assert "; 2 GPUs seen: the app uses GPU 0, `voxcap serve --gpus 2` all of them" in \
+        checks["gpu"]["summary"], checks["gpu"]
+    mem = checks["gpu_memory"]
+    assert mem["verdict"] == "ok" and mem["summary"].endswith(
+        "; what each of the 2 GPUs fits now: GPU 0: 2 stream(s) as bfloat16, GPU 1: 2 stream(s) "
+        "as bfloat16"), mem
+    assert [e["index"] for e in mem["details"]["each_gpu"]] == [0, 1]
+    _, checks, _ = doctor(env=dict(gpu_env(fake_nvml, count=1), VOXCAP_NVML="ctypes"))
+    assert "GPUs seen" not in checks["gpu"]["summary"]
+    assert "each_gpu" not in checks["gpu_memory"]["details"], checks["gpu_memory"]
+
+
 def test_install_doctor_old_driver_memory(fake_nvml):
     """Without nvmlDeviceGetMemoryInfo_v2, used = total - free (reserved memory included)."""
     _, checks, _ = doctor(env=dict(gpu_env(fake_nvml, no_v2=1), VOXCAP_NVML="ctypes"))

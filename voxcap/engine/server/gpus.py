@@ -69,14 +69,6 @@ def serve_gpus(n: int) -> list:
                       f"{'is' if len(visible) == 1 else 'are'} seen here{where}: {names}.", fix)
 
 
-def free_bytes(reading) -> int:
-    """Free memory of a GPU as the in-process engine reads it (engine/inprocess/engine.py)."""
-    free = reading.memory_free_bytes
-    if free is None:
-        free = reading.memory_total_bytes - reading.memory_used_bytes - reading.memory_reserved_bytes
-    return free
-
-
 def serve_plan(n_gpus: int, api_servers: int, build: str) -> list:
     """``serve_gpus`` for ``--gpus`` (nothing read for one GPU: the engine reads it, as in-process)
     and ``--api-servers`` checked for ``build``; ConfigError with the fix."""
