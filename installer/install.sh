@@ -15,7 +15,8 @@
 #    libraries Qt opens windows with) and prints the `sudo apt install ...` line for missing ones;
 #  - adds voxcap to the applications menu (freedesktop .desktop file, icon in the hicolor theme),
 #    and the `voxcap` command to ~/.local/bin.
-# installer/uninstall.sh removes it all again (transcripts are kept unless --purge).
+# installer/uninstall.sh removes it all again (settings, keys, transcripts and logs are kept
+# unless --purge).
 # (started with `sh install.sh`: run again under bash, which the rest needs)
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 set -euo pipefail

@@ -1,6 +1,6 @@
-"""installer/install.sh and uninstall.sh end to end, into temporary HOMEs, offline (see
+"""installer/install.sh end to end, into temporary HOMEs, offline (see
 support/install_helpers.py): layout, launcher, `voxcap doctor` of the result, upgrade in place,
-interruption, read-only target, uninstall."""
+interruption, read-only target. Uninstall: test_install_uninstall.py."""
 
 from __future__ import annotations
 
@@ -190,37 +190,3 @@ def test_install_read_only_target(tmp_path_factory, checkout, immutable_dir):
     assert r.returncode == 1 and "where the applications menu is" in r.stderr
     assert "--no-launcher" in r.stderr
     assert not (home.prefix / "venv").exists()
-
-
-def test_install_uninstall_leaves_nothing(tmp_path_factory, checkout):
-    home = new_home(tmp_path_factory, checkout, "un-home")
-    home.install("--desktop-icon", "-q")
-    assert home.desktop_file.exists() and (home.root / "Desktop" / "voxcap.desktop").exists()
-    # what the app leaves over time: settings, caches, a downloaded model, transcripts
-    data = home.prefix
-    (data / "sessions" / "20260101-1200").mkdir(parents=True)
-    (data / "sessions" / "20260101-1200" / "captions.jsonl").write_text("{}\n")
-    (data / "models" / "Voxtral").mkdir(parents=True)
-    (data / "models" / "Voxtral" / "params.json").write_text("{}")
-    for d in (".config/voxcap", ".cache/voxcap", ".cache/voxcap/vllm/modelinfos",
-              ".local/state/voxcap"):
-        (home.root / d).mkdir(parents=True, exist_ok=True)
-        (home.root / d / "x").write_text("x")
-    r = home.uninstall()
-    assert r.returncode == 0, r.stderr
-    assert "Your transcripts are kept" in r.stdout and "The logs are kept" in r.stdout
-    assert home.files() == {".local/share/voxcap/sessions/20260101-1200/captions.jsonl",
-                            ".local/state/voxcap/x"}
-    r = home.uninstall("--purge")
-    assert r.returncode == 0, r.stderr
-    assert home.files() == set()
-    assert not (home.root / ".local" / "share" / "voxcap").exists()
-
-
-def test_install_uninstall_refuses_a_foreign_folder(tmp_path_factory, checkout):
-    home = new_home(tmp_path_factory, checkout, "foreign")
-    (home.root / "docs").mkdir()
-    (home.root / "docs" / "letter.txt").write_text("keep me")
-    r = home.uninstall("--prefix", str(home.root / "docs"))
-    assert r.returncode == 2 and "does not look like voxcap's folder" in r.stderr
-    assert (home.root / "docs" / "letter.txt").read_text() == "keep me"

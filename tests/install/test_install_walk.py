@@ -148,17 +148,22 @@ def test_install_walk_the_first_hour_without_a_gpu(tmp_path_factory, checkout):
     assert (home.root / ".cache" / "voxcap").is_dir()  # the engine's caches were written here
     assert not (home.root / ".cache" / "vllm").exists()
 
-    # 7. uninstall: all of voxcap but the transcripts (and the logs without --purge)
+    # 7. uninstall: all of voxcap but the settings, the transcripts and the logs (all three
+    # go with --purge), after saying what goes and what stays
     r = home.uninstall()
     assert r.returncode == 0, r.stderr
     _reads_well(r.stdout, "uninstall", terminal=True)
-    assert "Your transcripts are kept" in r.stdout
+    assert r.stdout.startswith("Uninstalling voxcap removes (") and "Removing " in r.stdout
+    assert "Your transcripts are kept" in r.stdout and "settings and API keys are kept" in r.stdout
     left = {f for f in home.files() if not f.startswith(".config/pulse/")}  # libpulse's own
-    assert not any(f.startswith((".cache/", ".config/", ".local/share/applications/",
-                                 ".local/bin/")) for f in left), left
-    assert all(f.startswith((".local/share/voxcap/sessions/", ".local/state/voxcap/"))
+    assert not any(f.startswith((".cache/", ".local/share/applications/", ".local/bin/"))
+                   or f.startswith(".config/") and not f.startswith(".config/voxcap/")
+                   for f in left), left
+    assert all(f.startswith((".local/share/voxcap/sessions/", ".local/state/voxcap/",
+                             ".config/voxcap/"))
                or f.startswith("voxcap self-check model/") for f in left), left
     assert any(f.startswith(".local/share/voxcap/sessions/") for f in left)  # the walk's session
+    assert ".config/voxcap/settings.json" in left
     r = home.uninstall("--purge")
     assert r.returncode == 0, r.stderr
     assert {f for f in home.files() if not f.startswith(("voxcap self-check model/",

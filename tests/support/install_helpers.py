@@ -84,9 +84,9 @@ class Home:
                                  f"{r.stderr[-3000:]}")
         return r
 
-    def uninstall(self, *args: str) -> subprocess.CompletedProcess:
+    def uninstall(self, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
         return subprocess.run(["bash", str(self.checkout / "installer" / "uninstall.sh"), *args],
-                              env=self.env, cwd=self.root, capture_output=True, text=True,
+                              env=env or self.env, cwd=self.root, capture_output=True, text=True,
                               timeout=120)
 
     def current_env(self) -> Path:

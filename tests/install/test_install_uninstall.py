@@ -1,0 +1,94 @@
+"""installer/uninstall.sh after a real install into a temporary HOME (issue 34, item 8): it says
+what it will remove, with sizes, before it removes anything, and each step as it goes; settings
+and API keys, transcripts and logs stay unless --purge; what voxcap's runs left in the temporary
+folder goes (vLLM's rendezvous files among them), nothing else there; a folder that is not
+voxcap's is refused."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+from support.install_helpers import new_home
+
+from voxcap.engine.sizing.cards import needs
+
+pytestmark = pytest.mark.slow
+UID = os.getuid()
+
+
+def write(path, data: bytes | str = "x") -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data if isinstance(data, bytes) else data.encode())
+
+
+def test_install_uninstall_says_what_goes_and_keeps_settings(tmp_path_factory, checkout):
+    home = new_home(tmp_path_factory, checkout, "un-home")
+    r = home.install("--remote-only", "--desktop-icon")
+    # the installer's closing text says the card a server needs as README and the app do
+    assert f"On a computer with {needs()}," in " ".join(r.stdout.split())
+    assert home.desktop_file.exists() and (home.root / "Desktop" / "voxcap.desktop").exists()
+    # what the app leaves over time: settings and keys, caches, a model, transcripts, logs
+    config = home.root / ".config" / "voxcap"
+    for name in ("settings.json", "serve-api-key", "remote-api-key"):
+        write(config / name, "{}")
+    write(home.prefix / "sessions" / "20260101-1200" / "captions.jsonl", "{}\n")
+    write(home.prefix / "models" / "Voxtral" / "consolidated.safetensors", b"\0" * 2_500_000)
+    write(home.root / ".cache" / "voxcap" / "vllm" / "modelinfos" / "x")
+    write(home.root / ".local" / "state" / "voxcap" / "voxcap.log")
+    # the temporary folder: what voxcap's runs left, and what is not voxcap's
+    tmp = tmp_path_factory.mktemp("tmp")
+    write(tmp / f"voxcap-{UID}" / "vllm_dist_0123abcd")
+    write(tmp / "voxcap-engine-k2j4" / "stages.jsonl")
+    write(tmp / "vllm_dist_not_voxcaps")
+    write(tmp / "someone-else" / "file")
+    env = dict(home.env, TMPDIR=str(tmp))
+    before = home.files()
+
+    r = home.uninstall("--dry-run", env=env)
+    assert r.returncode == 0, r.stderr
+    assert home.files() == before and (tmp / f"voxcap-{UID}").exists()
+    assert "Nothing was removed (--dry-run)." in r.stdout and "Removing" not in r.stdout
+
+    r = home.uninstall(env=env)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    print(out)
+    # first what goes, with sizes, and what stays; then each step; then the result
+    listing, _, steps = out.partition("\nRemoving ")
+    assert listing.startswith("Uninstalling voxcap removes (") and steps, out
+    assert re.search(r"^ +2\.5 MB  the downloaded model: ~/\.local/share/voxcap/models$",
+                     listing, re.M), listing
+    assert re.search(r"^ +[\d.]+ [KMG]?B  voxcap's program and its Python environment: "
+                     r"~/\.local/share/voxcap/", listing, re.M), listing
+    assert re.search(rf"^ +[\d.]+ [KM]?B  temporary files of voxcap's runs \(vLLM's among them\): "
+                     rf"{re.escape(str(tmp))}/voxcap-", listing, re.M), listing
+    kept = listing.partition("It keeps (uninstall.sh --purge removes these too):\n")[2]
+    assert "settings and API keys: ~/.config/voxcap" in kept
+    assert "your transcripts (saved sessions)" in kept and "the logs" in kept
+    assert "Removing the downloaded model (2.5 MB)…" in out
+    assert "Removing voxcap's program and its Python environment (" in out
+    assert "voxcap is uninstalled (" in out and "freed)." in out
+    assert "Your settings and API keys are kept in ~/.config/voxcap" in out
+    assert "Your transcripts are kept" in out and "The logs are kept" in out
+    assert home.files() == {".config/voxcap/settings.json", ".config/voxcap/serve-api-key",
+                            ".config/voxcap/remote-api-key",
+                            ".local/share/voxcap/sessions/20260101-1200/captions.jsonl",
+                            ".local/state/voxcap/voxcap.log"}
+    assert sorted(p.name for p in tmp.iterdir()) == ["someone-else", "vllm_dist_not_voxcaps"]
+
+    r = home.uninstall("--purge", env=env)
+    assert r.returncode == 0, r.stderr
+    assert "settings and API keys: ~/.config/voxcap" in r.stdout.partition("\nRemoving ")[0]
+    assert home.files() == set()
+    assert not (home.root / ".local" / "share" / "voxcap").exists()
+
+
+def test_install_uninstall_refuses_a_foreign_folder(tmp_path_factory, checkout):
+    home = new_home(tmp_path_factory, checkout, "foreign")
+    (home.root / "docs").mkdir()
+    (home.root / "docs" / "letter.txt").write_text("keep me")
+    r = home.uninstall("--prefix", str(home.root / "docs"))
+    assert r.returncode == 2 and "does not look like voxcap's folder" in r.stderr
+    assert (home.root / "docs" / "letter.txt").read_text() == "keep me"
