@@ -37,6 +37,7 @@ class EngineReady:
     notes: tuple[str, ...] = ()
     precision: str = ""  # what the weights and KV cache run in ("FP8 weights"), as said to people
     precision_line: str = ""  # why: "FP8 weights: fits this 12 GB card (≈9.2 GiB of 11.5 GiB free)"
+    server: str = ""  # the vLLM server the captions come from ("MODEL at ws://HOST:PORT"); "": here
 
 
 @dataclass(frozen=True)

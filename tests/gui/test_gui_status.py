@@ -180,3 +180,39 @@ def test_f5_after_an_engine_error_starts_the_engine_and_captioning_again(qtbot, 
     qtbot.waitUntil(lambda: app.state == "on", timeout=10000)
     assert len(made) == 2 and w.engine_status.state == "ready"
     assert not w.engine_status.retry.isVisibleTo(w)
+
+
+def test_captions_from_a_server_show_what_the_server_path_has(qtbot, make_app):
+    """The issue's remote mode showed "Graph mode remote", "Precision n/a", "GPU memory: n/a",
+    "Engine ready … in 0 s". With a server (EngineReady.server), the meter shows the server,
+    the round trip, lag and backlog, and hides what only the server knows; the status line
+    says where the captions come from."""
+    from dataclasses import replace
+
+    from voxcap.events import EngineReady
+
+    app = make_app()
+    w = app.window
+    qtbot.waitUntil(lambda: w.engine_status.state == "ready", timeout=10000)
+    app.tick()
+    rows = w.meter.form
+
+    def shown(key):
+        return rows.isRowVisible(w.meter.values[key])
+    assert shown("graph") and shown("gpu_mem") and not shown("server")  # this computer's
+    ready = EngineReady("remote", "remote", (), 0.04, "ws://gpu-box:8000", 480, 4096, 2,
+                        server="voxtral at ws://gpu-box:8000")
+    app.controller.engine.ready_info = ready  # the engine now: one on a server
+    app.on_event(ready)
+    app.tick()
+    for key in ("graph", "precision", "full", "headroom", "gpu_mem", "gpu_load"):
+        assert not shown(key), key
+    assert shown("server") and w.meter.values["server"].text() == "voxtral at ws://gpu-box:8000"
+    assert rows.labelForField(w.meter.values["step"]).text() == "Round trip p50 / p95:"
+    assert w.meter.values["step"].accessibleDescription() == "Round trip p50 / p95"
+    status = w.engine_status.label.accessibleName()
+    assert status == ("Captions from the vLLM server: voxtral at ws://gpu-box:8000 (connected in "
+                      "0.0 s). Press Start captioning (F5). Delay 480 ms."), status
+    app.controller.engine.ready_info = replace(ready, server="")  # back to this computer
+    app.tick()
+    assert shown("graph") and not shown("server")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import time
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
@@ -63,3 +64,16 @@ def run_steered(qapp: QApplication, app, handle) -> int:
     app.start()
     print(f"pid {os.getpid()}", flush=True)
     return qapp.exec()
+
+
+def caption_then(app, feed, wait_s: float = 30.0) -> None:
+    """Start captioning, and once it is on (or after ``wait_s``) call ``feed()`` on a thread
+    of its own: the audio the test gives the fake sources."""
+    app.toggle_captioning()
+
+    def run() -> None:
+        deadline = time.monotonic() + wait_s
+        while app.state != "on" and time.monotonic() < deadline:
+            time.sleep(0.05)
+        feed()
+    threading.Thread(target=run, daemon=True).start()

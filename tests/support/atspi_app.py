@@ -28,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("QT_LINUX_ACCESSIBILITY_ALWAYS_ON", "1")
 
-from support.app_process import qt_app, run_steered, voxcap_app  # noqa: E402
+from support.app_process import caption_then, qt_app, run_steered, voxcap_app  # noqa: E402
 from support.gui_fakes import FakeAudio, ScriptedEngine  # noqa: E402
 from voxcap.app.settings import AppSettings  # noqa: E402
 
@@ -68,16 +68,8 @@ def main() -> int:
     def handle(line: str) -> None:
         cmd, _, arg = line.partition(" ")
         if cmd == "caption":
-            app.toggle_captioning()
-
-            def feed() -> None:
-                import time
-                deadline = time.monotonic() + 10
-                while app.state != "on" and time.monotonic() < deadline:
-                    time.sleep(0.05)
-                for label in list(audio.captures):
-                    audio.feed(label, 3.0)
-            threading.Thread(target=feed, daemon=True).start()
+            caption_then(app, lambda: [audio.feed(label, 3.0) for label in list(audio.captures)],
+                         wait_s=10)
         elif cmd == "stop":
             app.toggle_captioning()
         elif cmd == "fail":

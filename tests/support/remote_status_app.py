@@ -8,6 +8,7 @@ person sees while the vLLM server is down, comes up, or answers wrongly
 Commands (one a line; each answered "done CMD" on stdout once handled):
     grab PATH   save what the engine status label renders now (``QWidget.grab``) to PATH and
                 print "rect X Y W H": where it is on the screen
+    caption     start captioning (system audio) and feed it 3 s of audio
     quit        quit the app (as Ctrl+Q does)
 """
 
@@ -20,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("QT_LINUX_ACCESSIBILITY_ALWAYS_ON", "1")
 
-from support.app_process import qt_app, run_steered  # noqa: E402
+from support.app_process import caption_then, qt_app, run_steered  # noqa: E402
 from support.gui_fakes import FakeAudio  # noqa: E402
 from voxcap.app.controller import SessionController, default_engine_factory  # noqa: E402
 from voxcap.app.settings import AppSettings  # noqa: E402
@@ -31,9 +32,10 @@ def main() -> int:
     from voxcap.gui.app import VoxcapApp
 
     root = Path(os.environ["VOXCAP_DATA_DIR"]) / "sessions"
-    app = VoxcapApp(AppSettings(engine="remote", server_url=sys.argv[1], show_meter=False),
+    audio = FakeAudio()
+    app = VoxcapApp(AppSettings(engine="remote", server_url=sys.argv[1]),
                     controller_factory=lambda publish: SessionController(
-                        publish, engine_factory=default_engine_factory(), audio=FakeAudio(),
+                        publish, engine_factory=default_engine_factory(), audio=audio,
                         journal_root=root),
                     sessions_root=root, persist=False, use_tray=False, first_run=False)
     label = app.window.engine_status.label
@@ -44,6 +46,8 @@ def main() -> int:
             label.grab().save(arg)
             at = label.mapToGlobal(label.rect().topLeft())
             print(f"rect {at.x()} {at.y()} {label.width()} {label.height()}", flush=True)
+        elif cmd == "caption":
+            caption_then(app, lambda: [audio.feed(name, 3.0) for name in list(audio.captures)])
 
     return run_steered(qapp, app, handle)
 

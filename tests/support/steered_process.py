@@ -17,10 +17,12 @@ from pathlib import Path
 
 
 class SteeredProcess:
-    def __init__(self, argv: list[str], tmp_path: Path) -> None:
-        env = dict(os.environ, QT_LINUX_ACCESSIBILITY_ALWAYS_ON="1", QT_QPA_PLATFORM="xcb")
-        for name in ("CONFIG", "DATA", "CACHE", "STATE"):
-            env[f"VOXCAP_{name}_DIR"] = str(tmp_path / name.lower())
+    def __init__(self, argv: list[str], tmp_path: Path, env: dict | None = None) -> None:
+        """``env``: more environment (e.g. the config folder of a ``voxcap serve`` run by the
+        same user on this computer)."""
+        env = {**os.environ, "QT_LINUX_ACCESSIBILITY_ALWAYS_ON": "1", "QT_QPA_PLATFORM": "xcb",
+               **{f"VOXCAP_{name}_DIR": str(tmp_path / name.lower())
+                  for name in ("CONFIG", "DATA", "CACHE", "STATE")}, **(env or {})}
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, text=True, env=env,
                                      start_new_session=True)

@@ -9,7 +9,9 @@ Every figure is measured, never derived from what the settings asked for:
 - caption lag (heard -> on screen, see ``lag``) and delta -> painted: measured by the GUI at
   paint time, kept in ``lag.Window``s;
 - dropped audio: the capture layer's reported losses, remote-engine gaps, held audio dropped;
-- GPU memory used/total and load: NVML (``voxcap.gpu``), None ("n/a") without it.
+- GPU memory used/total and load: NVML (``voxcap.gpu``), None ("n/a") without it;
+- with a vLLM server (``server``): the step time is the round trip the client measures, and
+  what only the server knows (graph mode, precision, its GPU) is not shown.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ class MeterReading:
     gpu: gpu_mod.GpuReading | None
     budget_ms: float = STEP_BUDGET_MS
     precision: str | None = None  # "FP8 weights: fits this 12 GB card (...)" (EngineReady)
+    server: str = ""  # "MODEL at ws://HOST:PORT": captions from a vLLM server (EngineReady)
 
 
 class MeterSampler:
@@ -87,7 +90,8 @@ class MeterSampler:
             dropped_s=ctl.dropped_audio_s(), held_s=ctl.held_audio_s(),
             streams=len(open_streams), gpu=self._read_gpu(),
             precision=(getattr(ready, "precision_line", "") or getattr(ready, "precision", "")
-                       or None) if ready else None)
+                       or None) if ready else None,
+            server=getattr(ready, "server", "") if ready else "")
         self.history.append(r)
         return r
 

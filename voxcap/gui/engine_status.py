@@ -172,8 +172,9 @@ class EngineStatus(QWidget):
         notes = "\n".join((getattr(ev, "precision_line", "") and [ev.precision_line] or [])
                           + list(ev.notes))
         self._stage = ""
-        self._set("ready", self._ready_text(captioning), details=notes,
-                  said=f"Engine ready in {ev.start_seconds:.0f} s")
+        said = (f"Connected to the vLLM server in {ev.start_seconds:.1f} s"
+                if getattr(ev, "server", "") else f"Engine ready in {ev.start_seconds:.0f} s")
+        self._set("ready", self._ready_text(captioning), details=notes, said=said)
 
     def _ready_text(self, captioning: bool) -> str:
         ev, random_weights = self._ready
@@ -183,6 +184,9 @@ class EngineStatus(QWidget):
         next_step = " Captioning." if captioning else " Press Start captioning (F5)."
         words = (" Random weights (self-check): the captions will be gibberish, not your speech."
                  if random_weights else "")
+        if getattr(ev, "server", ""):  # how the server runs the model is not known here
+            return (f"Captions from the vLLM server: {ev.server} (connected in "
+                    f"{ev.start_seconds:.1f} s).{next_step} Delay {ev.transcription_delay_ms} ms.")
         return (f"Engine ready on {ev.device} in {ev.start_seconds:.0f} s.{next_step}{words} "
                 f"Graph mode {mode}{asked}{precision}, delay {ev.transcription_delay_ms} ms.")
 

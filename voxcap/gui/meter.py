@@ -16,6 +16,7 @@ def _ms(v) -> str:
 
 class MeterWidget(QWidget):
     FIELDS = (
+        ("server", "Server"),
         ("graph", "Graph mode (vLLM)"),
         ("precision", "Precision"),
         ("full", "Steps as full graphs"),
@@ -44,12 +45,24 @@ class MeterWidget(QWidget):
         "backlog": "Audio waiting for the engine; it grows when the engine cannot keep up",
         "dropped": "Audio lost because the engine or the capture fell too far behind",
     }
+    # captions from a vLLM server: what this side can measure, under its own name; the rest
+    # (how the server runs the model, its GPU) is not known here and not shown
+    REMOTE_TITLES = {"step": "Round trip p50 / p95"}
+    REMOTE_EXPLAINED = {
+        "server": "The vLLM server the captions come from, and its model",
+        "step": "Time from an 80 ms chunk of audio handed to the network to its text back: "
+                "the network both ways, the server's queue and its step",
+    }
+    LOCAL_ONLY = ("graph", "precision", "full", "headroom", "gpu_mem", "gpu_load")
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.setAccessibleName("Throughput meter")
         self.pending = ""  # "restarting → FULL": the engine the figures will be about
         form = QFormLayout()
+        self.form = form
+        self.remote: bool | None = None  # which rows are shown
+        self.expect_remote = False  # the settings' engine, until one is ready (set by the app)
         form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
         self.values: dict[str, QLabel] = {}
         for key, title in self.FIELDS:
@@ -70,6 +83,25 @@ class MeterWidget(QWidget):
         for chart in (self.tokens_chart, self.step_chart, self.lag_chart):
             lay.addWidget(chart)
         lay.addStretch(1)
+        self._set_remote(False)
+
+    def _set_remote(self, remote: bool) -> None:
+        """Rows and names for captions from a vLLM server (``remote``) or from this computer."""
+        if remote == self.remote:
+            return
+        self.remote = remote
+        titles = dict(self.FIELDS) | (self.REMOTE_TITLES if remote else {})
+        explained = self.EXPLAINED | (self.REMOTE_EXPLAINED if remote else {})
+        for key, value in self.values.items():
+            shown = (key not in self.LOCAL_ONLY) if remote else key != "server"
+            self.form.setRowVisible(value, shown)
+            self.form.labelForField(value).setText(titles[key] + ":")
+            value.setAccessibleDescription(titles[key])
+            if key in explained:
+                value.setToolTip(explained[key])
+                self.form.labelForField(value).setToolTip(explained[key])
+        self.step_chart.title = "Round trip p95" if remote else "Step p95"
+        self.step_chart.setAccessibleName(f"{self.step_chart.title}, last minute")
 
     def set_origin(self, label: str, origin: str) -> None:
         """Which application or device a caption stream comes from ("" label: forget them all)."""
@@ -82,6 +114,8 @@ class MeterWidget(QWidget):
 
     def show_reading(self, r, sampler=None) -> None:
         v = self.values
+        self._set_remote(bool(r.server) if r.engine_ready else self.expect_remote)
+        v["server"].setText(r.server or "not connected")
         if self.pending:
             v["graph"].setText(self.pending)
         elif r.resolved_mode:

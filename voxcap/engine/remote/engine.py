@@ -261,7 +261,7 @@ class RemoteEngine(EngineBase):
             requested_graph_mode=GRAPH_MODE, resolved_graph_mode=GRAPH_MODE, capture_sizes=(),
             start_seconds=time.perf_counter() - self._t0, device=self._url,
             transcription_delay_ms=s.transcription_delay_ms, max_model_len=max_len or 0,
-            max_streams=s.max_streams, notes=tuple(notes),
+            max_streams=s.max_streams, notes=tuple(notes), server=f"{s.model} at {self._url}",
         ), f"{s.model} on {self._url}")
         await self._stop_async.wait()
         for st in list(self._streams.values()):
