@@ -49,3 +49,32 @@ def test_the_key_row_says_where_the_key_comes_from_and_takes_one(qtbot, tmp_path
     assert stored.read_text().strip() == "vx-pasted" and row.field.text() == ""
     row.field.setText("two\nlines")
     assert not row.use_key(row.field.text()) and "line break" in row.status.text()
+
+
+def test_the_dialogs_show_the_key_and_settings_only_what_the_engine_uses(qtbot, tmp_path,
+                                                                         monkeypatch):
+    from voxcap.gui.first_run import FirstRunDialog
+    from voxcap.gui.settings_dialog import SettingsDialog
+
+    cfg = tmp_path / "cfg"
+    monkeypatch.setenv("VOXCAP_CONFIG_DIR", str(cfg))
+    first = FirstRunDialog(gpus=[])  # no GPU: "Use a vLLM server" is chosen
+    qtbot.addWidget(first)
+    first.show()
+    assert first.key_row.isVisible() and first.key_row.isEnabled()
+    assert first.key_row.status.text().startswith("no key: the server will refuse")
+    save_api_key(cfg / "serve-api-key", "vx-made-here")
+    first.server.setText("ws://127.0.0.1:8000")  # `voxcap serve` on this computer
+    assert first.key_row.status.text().startswith("key: this computer's server key")
+
+    dlg = SettingsDialog(AppSettings(engine="remote", server_url="ws://gpu-box:8000"))
+    qtbot.addWidget(dlg)
+    dlg.show()
+    form = dlg._eng_form
+    assert form.isRowVisible(dlg.api_key) and form.isRowVisible(dlg.server_url)
+    assert dlg.api_key.status.text().startswith("no key")
+    for w in (dlg.graph_mode, dlg.precision, dlg.kv, dlg.max_len, dlg.max_len_note):
+        assert not form.isRowVisible(w), w  # the server's own: not set nor estimated here
+    dlg.engine.setCurrentIndex(dlg.engine.findData("local"))
+    assert form.isRowVisible(dlg.graph_mode) and form.isRowVisible(dlg.max_len_note)
+    assert not form.isRowVisible(dlg.api_key) and not form.isRowVisible(dlg.server_url)

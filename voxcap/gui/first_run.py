@@ -33,6 +33,7 @@ from ..engine.sizing.memory import Sizing
 from ..engine.sizing.verdict import read_gpu_facts, verdict
 from ..errors import VoxcapError
 from .a11y import announce, status_label
+from .api_key_row import ApiKeyRow
 from .settings_dialog import check_model_dir
 
 log = logging.getLogger(__name__)
@@ -148,6 +149,7 @@ class FirstRunDialog(QDialog):
         self.server_hint = QLabel(SERVER_HINT.format(key=default_api_key_path()), self)
         self.server_hint.setWordWrap(True)
         self.server_hint.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.key_row = ApiKeyRow("", self)  # where the key comes from; a field or a file for one
         self._fetched = 0  # bytes a download fetched: "Resume" only when there is something
 
         grid = QGridLayout()
@@ -168,6 +170,7 @@ class FirstRunDialog(QDialog):
         grid.addWidget(self.opt_server, 9, 0, 1, 3)
         grid.addWidget(self.server, 10, 1, 1, 2)
         grid.addWidget(self.server_hint, 11, 1, 1, 2)
+        grid.addWidget(self.key_row, 12, 1, 1, 2)
         grid.setColumnMinimumWidth(0, 20)
         grid.setColumnStretch(1, 1)
 
@@ -184,6 +187,7 @@ class FirstRunDialog(QDialog):
         group.buttonToggled.connect(lambda *_: self._update())
         self.folder.textChanged.connect(lambda _t: self._check_timer.start())
         self.server.textChanged.connect(lambda _t: self._update())
+        self.server.textChanged.connect(lambda t: self.key_row.refresh(t.strip()))
         self.browse.clicked.connect(self._browse)
         self.self_check.toggled.connect(self._self_check_toggled)
         self.start_dl.clicked.connect(self.start_download)
@@ -214,6 +218,7 @@ class FirstRunDialog(QDialog):
                                "“Use this” is available when it ends.")
         else:
             ok.setEnabled(bool(self.server.text().strip()))
+        self.key_row.setEnabled(self.opt_server.isChecked())
 
     def _self_check_toggled(self, on: bool) -> None:
         """Ticked, the missing weights are no longer a problem: the check says what happens."""

@@ -38,6 +38,7 @@ from ..engine.sizing.precision import LABELS as PRECISION_LABELS
 from ..engine.sizing.precision import PRECISIONS
 from ..errors import VoxcapError
 from .a11y import announce, status_label
+from .api_key_row import ApiKeyRow
 from .plain_words import for_the_app
 from .share_panel import SharePanel
 
@@ -137,6 +138,8 @@ class SettingsDialog(QDialog):
         self.server_model = QLineEdit(s.server_model, self)
         self.server_model.setPlaceholderText("(the server's only model)")
         self.server_model.setAccessibleName("Model name on the server")
+        self.api_key = ApiKeyRow(s.server_url, self)  # where the key comes from, and a new one
+        self.server_url.textChanged.connect(lambda t: self.api_key.refresh(t.strip()))
         self.graph_mode = QComboBox(self)
         for mode in GRAPH_MODES:
             self.graph_mode.addItem(GRAPH_MODE_HELP[mode], mode)
@@ -181,11 +184,13 @@ class SettingsDialog(QDialog):
         model_row.addWidget(self.browse)
         eng = QFormLayout()
         eng.addRow("&Engine:", self.engine)
-        eng.addRow("&Model folder:", _wrap(model_row))
+        self._model_row = _wrap(model_row)
+        eng.addRow("&Model folder:", self._model_row)
         eng.addRow("", self.model_check)
         eng.addRow("", self.dummy)
         eng.addRow("&Server:", self.server_url)
         eng.addRow("Se&rver model:", self.server_model)
+        eng.addRow("API &key:", self.api_key)
         eng.addRow("&Graph mode:", self.graph_mode)
         eng.addRow("Precision (&quantization):", self.precision)
         eng.addRow("", self.precision_note)
@@ -194,6 +199,7 @@ class SettingsDialog(QDialog):
         eng.addRow("Max session &length:", self.max_len)
         eng.addRow("", self.max_len_note)
         eng.addRow("", self.eager)
+        self._eng_form = eng
         eng_box = QGroupBox("Engine (changes restart it; captions shown stay)", self)
         eng_box.setLayout(eng)
 
@@ -320,6 +326,13 @@ class SettingsDialog(QDialog):
         self.precision_note.setVisible(local)
         for w in (self.server_url, self.server_model):
             w.setEnabled(not local)
+        # only what applies to the engine chosen (a server's graph mode, precision, memory and
+        # session length are its own: not set, nor estimated, here)
+        for w in (self._model_row, self.model_check, self.dummy, self.graph_mode, self.precision,
+                  self.precision_note, self.kv, self.max_len, self.max_len_note, self.eager):
+            self._eng_form.setRowVisible(w, local)
+        for w in (self.server_url, self.server_model, self.api_key):
+            self._eng_form.setRowVisible(w, not local)
 
     def _len_note(self) -> None:
         if self.max_len.value() < 128:  # "Automatic"
