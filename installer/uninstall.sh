@@ -16,6 +16,7 @@ Usage: uninstall.sh [options]
   --keep-model     keep the downloaded model (about 9 GB) for a later install
   --keep-settings  keep the settings and API keys (the default; --purge deletes them)
   --dry-run        say what would be removed and kept, with sizes; remove nothing
+  -y, --yes        do not ask before removing (it asks only when run in a terminal)
   --prefix DIR     voxcap's folder, as given to install.sh (default: \${XDG_DATA_HOME:-~/.local/share}/voxcap)
   --bin-dir DIR    where install.sh put the \`voxcap\` command (default: ~/.local/bin)
   -q, --quiet      less output
@@ -24,13 +25,14 @@ EOF
 
 DATA_HOME=${XDG_DATA_HOME:-$HOME/.local/share}
 PREFIX="$DATA_HOME/voxcap" BIN_DIR="$HOME/.local/bin"
-PURGE=0 KEEP_MODEL=0 QUIET=0 DRY_RUN=0
+PURGE=0 KEEP_MODEL=0 QUIET=0 DRY_RUN=0 YES=0
 while (($#)); do
   case "$1" in
     --purge) PURGE=1 ;;
     --keep-model) KEEP_MODEL=1 ;;
     --keep-settings) ;;  # the default now
     --dry-run) DRY_RUN=1 ;;
+    -y|--yes) YES=1 ;;
     --prefix) PREFIX=${2:?--prefix needs a folder}; shift ;;
     --bin-dir) BIN_DIR=${2?--bin-dir needs a folder}; shift ;;
     -q|--quiet) QUIET=1 ;;
@@ -188,6 +190,14 @@ fi
 if ((DRY_RUN)); then
   say "Nothing was removed (--dry-run)."
   exit 0
+fi
+# a person at a terminal gets the last word (as apt asks); scripts and --yes go on
+if ((${#LABELS[@]})) && ! ((YES)) && [ -t 0 ] && [ -t 1 ]; then
+  read -r -p "Remove them? [Y/n] " answer || answer=n
+  case "$answer" in
+    ""|[yY]|[yY][eE][sS]) ;;
+    *) echo "Nothing was removed."; exit 1 ;;
+  esac
 fi
 
 # ------------------------------------------------------------------------------ remove ----

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import os
 import re
+import select
+import subprocess
+import time
 
 import pytest
 from support.install_helpers import new_home
@@ -83,6 +86,46 @@ def test_install_uninstall_says_what_goes_and_keeps_settings(tmp_path_factory, c
     assert "settings and API keys: ~/.config/voxcap" in r.stdout.partition("\nRemoving ")[0]
     assert home.files() == set()
     assert not (home.root / ".local" / "share" / "voxcap").exists()
+
+
+def in_terminal(home, answer: bytes, *args: str) -> tuple[int, str]:
+    """uninstall.sh run in a terminal (a pseudo-terminal), typing ``answer`` when it asks."""
+    master, slave = os.openpty()
+    proc = subprocess.Popen(["bash", str(home.checkout / "installer" / "uninstall.sh"), *args],
+                            stdin=slave, stdout=slave, stderr=slave, env=home.env, cwd=home.root,
+                            start_new_session=True)
+    os.close(slave)
+    out, asked, deadline = b"", False, time.monotonic() + 120
+    try:
+        while time.monotonic() < deadline:
+            if select.select([master], [], [], 0.2)[0]:
+                try:
+                    chunk = os.read(master, 4096)
+                except OSError:  # the terminal's other end closed: it exited
+                    break
+                out += chunk
+                if not asked and b"Remove them? [Y/n] " in out:
+                    os.write(master, answer)
+                    asked = True
+            elif proc.poll() is not None:
+                break
+        return proc.wait(30), out.decode().replace("\r\n", "\n")
+    finally:
+        os.close(master)
+
+
+def test_install_uninstall_in_a_terminal_asks_first(tmp_path_factory, checkout):
+    home = new_home(tmp_path_factory, checkout, "asked")
+    home.install("-q")
+    write(home.root / ".cache" / "voxcap" / "x")
+    before = home.files()
+    code, out = in_terminal(home, b"n\n")
+    assert code == 1 and "Remove them? [Y/n] n\nNothing was removed." in out, out
+    assert out.index("Uninstalling voxcap removes (") < out.index("Remove them?")
+    assert home.files() == before
+    code, out = in_terminal(home, b"\n")  # Enter: yes, as apt
+    assert code == 0 and "voxcap is uninstalled (" in out, out
+    assert not (home.root / ".cache" / "voxcap").exists() and not home.desktop_file.exists()
 
 
 def test_install_uninstall_refuses_a_foreign_folder(tmp_path_factory, checkout):
