@@ -12,9 +12,11 @@ events through ``bridge.EventBridge``. One widget per module:
 - ``history``        HistoryView: the session's captions, append-only, screen-reader readable
 - ``search_bar``     SearchBar: find in the history
 - ``sessions_view``  SessionsView: previous sessions from the journal, export
-- ``engine_status``  EngineStatus: loading stages with progress, ready, error with its fix
+- ``engine_status``  EngineStatus: loading stages with progress, ready, error with its fix and
+  Retry; each change painted and announced at once
 - ``meter``          MeterWidget: measured throughput figures; ``chart`` MiniChart: last minute
 - ``settings_dialog`` SettingsDialog; ``first_run`` FirstRunDialog; ``tray`` Tray
+- ``api_key_row``    ApiKeyRow: where the vLLM server's key comes from, and a way to give one
 - ``instance``       one running app per user: a second ``voxcap gui`` talks to the first
 - ``qt_probe``       Qt checks for front ends that run without Qt (doctor, the launcher)
 """
