@@ -210,9 +210,10 @@ def test_captions_from_a_server_show_what_the_server_path_has(qtbot, make_app):
     assert shown("server") and w.meter.values["server"].text() == "voxtral at ws://gpu-box:8000"
     assert rows.labelForField(w.meter.values["step"]).text() == "Round trip p50 / p95:"
     assert w.meter.values["step"].accessibleDescription() == "Round trip p50 / p95"
+    assert w.meter.step_chart.budget is None  # no 80 ms step budget for a round trip
     status = w.engine_status.label.accessibleName()
     assert status == ("Captions from the vLLM server: voxtral at ws://gpu-box:8000 (connected in "
                       "0.0 s). Press Start captioning (F5). Delay 480 ms."), status
     app.controller.engine.ready_info = replace(ready, server="")  # back to this computer
     app.tick()
-    assert shown("graph") and not shown("server")
+    assert shown("graph") and not shown("server") and w.meter.step_chart.budget == 80.0

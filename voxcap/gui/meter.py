@@ -5,6 +5,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QFormLayout, QLabel, QVBoxLayout, QWidget
 
 from ..app.meter import pace
+from ..engine.stats import STEP_BUDGET_MS
 from .chart import MiniChart
 
 NA = "n/a"
@@ -75,7 +76,7 @@ class MeterWidget(QWidget):
                 value.setToolTip(self.EXPLAINED[key])
                 form.labelForField(value).setToolTip(self.EXPLAINED[key])
         self.tokens_chart = MiniChart("Tokens/s", "", "#43a047")
-        self.step_chart = MiniChart("Step p95", "ms", "#1e88e5", budget=80.0,
+        self.step_chart = MiniChart("Step p95", "ms", "#1e88e5", budget=STEP_BUDGET_MS,
                                     budget_label="80 ms budget")
         self.lag_chart = MiniChart("Caption lag p50", "s", "#8e24aa")
         lay = QVBoxLayout(self)
@@ -101,6 +102,7 @@ class MeterWidget(QWidget):
                 value.setToolTip(explained[key])
                 self.form.labelForField(value).setToolTip(explained[key])
         self.step_chart.title = "Round trip p95" if remote else "Step p95"
+        self.step_chart.budget = None if remote else STEP_BUDGET_MS  # a round trip has none
         self.step_chart.setAccessibleName(f"{self.step_chart.title}, last minute")
 
     def set_origin(self, label: str, origin: str) -> None:
