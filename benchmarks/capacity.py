@@ -129,6 +129,8 @@ class SessionResult:
     done: bool = False
     error: str | None = None
     send_late_ms: list[float] = field(default_factory=list)  # block sent later than its slot
+    block_sent: list[float] = field(default_factory=list)  # loop time each block was sent
+    clocks: list[float] = field(default_factory=list)  # loop time each step's clock started
 
     @property
     def text(self) -> str:
@@ -150,7 +152,7 @@ async def run_session(index: int, url: str, model: str, key: str | None, pcm: np
     loop = asyncio.get_running_loop()
     total = len(pcm)
     res.timed_steps = 0 if total < first_step else 1 + (total - first_step) // STEP_SAMPLES
-    clocks: list[float] = []
+    clocks = res.clocks
     headers = {"Authorization": f"Bearer {key}"} if key else None
     await asyncio.sleep(max(0.0, start_at - loop.time()))
     try:
@@ -202,6 +204,7 @@ async def run_session(index: int, url: str, model: str, key: str | None, pcm: np
                 ready = 0 if sent < first_step else 1 + (sent - first_step) // STEP_SAMPLES
                 now = loop.time()
                 clocks.extend([now] * (ready - len(clocks)))  # before the send
+                res.block_sent.append(now)
                 await ws.send(msg)
             if not receiver.done():
                 await ws.send(json.dumps({"type": "input_audio_buffer.commit", "final": True}))
@@ -503,6 +506,11 @@ def run_one(server: Server, n: int, audio: np.ndarray, args, gpu: GpuSampler) ->
            "send_late_p95_ms": pct(late, 0.95) if late else 0.0,
            "deltas": [len(r.deltas) for r in results], "texts": [r.text for r in results],
            "rtt_ms": [[round(x, 1) for x in r.rtt_ms] for r in results], "wall_s": round(w.wall, 1)}
+    # host cost: CPU ms of each server process per stream-step (per delta received), which a
+    # neighbour's load on a shared machine disturbs far less than the latencies
+    steps = sum(row["deltas"]) or 1
+    row["cpu_ms_per_step"] = {role: round(10 * v * w.wall / steps, 3)
+                              for role, v in w.cpu[server.name].items() if v > 0}
     return row
 
 
@@ -589,10 +597,15 @@ def pooled(rows: list[dict], name: str, n: int) -> dict | None:
         for role, v in r["cpu_pct"].items():
             roles.setdefault(role, []).append(v)
     gpu = [r["gpu_util_pct"] for r in mine if r["gpu_util_pct"] is not None]
+    per_step: dict[str, list[float]] = {}
+    for r in mine:
+        for role, v in r["cpu_ms_per_step"].items():
+            per_step.setdefault(role, []).append(v)
     return {"server": name, "n": n, "runs": len(mine), "p50_ms": pct(rtts, 0.5),
             "p95_ms": pct(rtts, 0.95), "p99_ms": pct(rtts, 0.99),
             "p95_each": [r["p95_ms"] for r in mine], "behind_each": [r["behind"] for r in mine],
             "cpu_pct": {k: round(statistics.fmean(v), 1) for k, v in roles.items()},
+            "cpu_ms_per_step": {k: round(statistics.fmean(v), 3) for k, v in per_step.items()},
             "machine_cpu_pct": round(statistics.fmean(r["machine_cpu_pct"] for r in mine), 1),
             "client_cpu_pct": round(statistics.fmean(r["client_cpu_pct"] for r in mine), 1),
             "gpu_util_pct": round(statistics.fmean(gpu), 1) if gpu else None}
@@ -622,11 +635,13 @@ def print_tables(rows: list[dict], names: list[str], ns: list[int]) -> dict:
         summary[name] = {"rows": table, "knee": knee(table)}
         print(f"\n{name}: knee (largest N with p95 <= {KNEE_P95_MS:.0f} ms) = {knee(table)}")
         print(f"{'N':>4} {'runs':>4} {'p50':>7} {'p95':>7} {'p99':>7}  {'p95 each run':<18}"
-              f"{'behind':<10} {'client%':>7} {'machine%':>8} {'gpu%':>5}  server CPU % of a core")
+              f"{'behind':<10} {'client%':>7} {'machine%':>8} {'gpu%':>5}  server CPU % of a core; "
+              "CPU ms per stream-step")
         for p in table:
             each = "/".join(f"{x:.0f}" if x is not None else "-" for x in p["p95_each"])
             behind = "/".join(str(x) for x in p["behind_each"])
-            cpu = " ".join(f"{k} {v:.0f}" for k, v in p["cpu_pct"].items() if v >= 0.5)
+            cpu = " ".join(f"{k} {v:.0f}" for k, v in p["cpu_pct"].items() if v >= 0.5) + "; " + \
+                " ".join(f"{k} {v:.2f}" for k, v in p["cpu_ms_per_step"].items() if v >= 0.01)
             gpu = "n/a" if p["gpu_util_pct"] is None else f"{p['gpu_util_pct']:.0f}"
             print(f"{p['n']:>4} {p['runs']:>4} {_f(p['p50_ms'])} {_f(p['p95_ms'])} "
                   f"{_f(p['p99_ms'])}  {each:<18}{behind:<10} {p['client_cpu_pct']:>7.0f} "
