@@ -53,6 +53,11 @@ def test_vllms_server_parser_reads_back_the_engine_args(tiny_model_dir, eager):
     assert args["mm_processor_cache_gb"] == 0 and args["max_num_batched_tokens"] == 256
     assert args["compilation_config"]["cudagraph_mode"] == "FULL_DECODE_ONLY"
     assert args["kv_cache_memory_bytes"] == int(0.25 * 2**30)
+    assert from_cli.enable_prefix_caching is False  # the server's own flag (SERVER_FLAGS)
+    again = make_arg_parser(FlexibleArgumentParser()).parse_args(
+        server_command(args, host="127.0.0.1", port=1, served_name="t",
+                       extra=["--enable-prefix-caching"])[3:])
+    assert AsyncEngineArgs.from_cli_args(again).enable_prefix_caching is True  # extra wins
 
 
 def test_vllms_parsers_read_back_data_parallel(tiny_model_dir):

@@ -27,6 +27,11 @@ KEY_EVERYWHERE = ("--middleware", "voxcap.engine.server.guard.KeyOnEveryPath",
                   "--disable-fastapi-docs")
 # Arguments of the in-process engine that a server does not take on its command line.
 IN_PROCESS_ONLY = frozenset()
+# The server's own, before ``extra`` (which wins). Prefix caching off: with the multimodal cache
+# off too, vLLM's renderer then skips the blake3 hash of every realtime chunk's audio (its
+# _process_mm_uuids) and the engine core the block hashes; a realtime session has no prefix
+# to reuse. Measured with benchmarks/capacity.py (docs/perf/capacity.md).
+SERVER_FLAGS = ("--no-enable-prefix-caching",)
 
 
 def engine_flags(engine_args: dict) -> list[str]:
@@ -63,7 +68,7 @@ def server_command(engine_args: dict, *, host: str, port: int, served_name: str,
     if api_servers > 1:
         entry = ["-m", *MULTI_API_MODULE]
         parallel += ["--api-server-count", str(api_servers)]
-    return [python or sys.executable, *entry, *engine_flags(engine_args), *parallel,
+    return [python or sys.executable, *entry, *engine_flags(engine_args), *SERVER_FLAGS, *parallel,
             "--served-model-name", served_name, "--host", host, "--port", str(port),
             "--disable-uvicorn-access-log", *KEY_EVERYWHERE, *extra]
 

@@ -36,7 +36,7 @@ from __future__ import annotations
 import logging
 import os
 
-from .pin import PINNED_VLLM
+from .pin import pinned_version
 
 # Logged under vLLM's logger tree: vLLM configures only that tree in its processes, so the
 # messages appear in vLLM's own log (and in voxcap's start-up stage file) wherever they run.
@@ -74,24 +74,22 @@ def apply_enabled() -> list[str]:
 
     if vllm_cpu_processes.enabled() and vllm_cpu_processes.apply():
         applied.append("cpu_as_gpu")
+    from . import realtime_input  # realtime chunks skip the generic HF processor (its docstring)
+
+    if realtime_input.enabled() and realtime_input.apply():
+        applied.append("realtime_input")
     return applied
 
 
 def _wrap_session_update(fix: str, flag: str, make_wrapper, effect: str) -> bool:
     """Replace Scheduler._update_request_as_session by ``make_wrapper(current method)``, marked
     with ``flag``, when on the pinned vLLM and not done yet in this process; log it as ``fix``."""
-    try:
-        import vllm
-        from vllm.v1.core.sched.scheduler import Scheduler
-    except Exception:  # vLLM missing or broken: nothing to patch
-        logger.warning("voxcap %s not applied: vLLM could not be imported", fix, exc_info=True)
+    version = pinned_version(fix, "whether upstream fixed it, then update or remove "
+                             "voxcap/engine/vllm_adapter/patches.py", logger)
+    if version is None:
         return False
-    version = getattr(vllm, "__version__", "?")
-    if version != PINNED_VLLM:
-        logger.warning("voxcap %s not applied: written for vLLM %s, this is %s "
-                       "(check whether upstream fixed it, then update or remove "
-                       "voxcap/engine/vllm_adapter/patches.py)", fix, PINNED_VLLM, version)
-        return False
+    from vllm.v1.core.sched.scheduler import Scheduler
+
     original = getattr(Scheduler, "_update_request_as_session", None)
     if original is None:
         logger.warning("voxcap %s not applied: Scheduler._update_request_as_session "
