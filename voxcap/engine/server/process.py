@@ -29,6 +29,7 @@ from pathlib import Path
 
 from ...errors import EngineError
 from ..vllm_adapter.plugin import APP_PID_ENV, CHILD_STDERR_ENV, EARLY_HOOK_DIR, PARENT_PID_ENV
+from ..vllm_adapter.realtime_input import REALTIME_INPUT_ENV
 
 log = logging.getLogger(__name__)
 
@@ -46,8 +47,10 @@ STOP_TIMEOUT_S = 30.0
 
 def child_env(extra: dict[str, str]) -> dict[str, str]:
     """voxcap's environment for the server: ``extra`` on top, the early hook first on
-    PYTHONPATH, nothing of an in-process engine's own variables."""
+    PYTHONPATH, nothing of an in-process engine's own variables; realtime chunks skip the
+    generic HF processor call (vllm_adapter/realtime_input.py) unless the variable says 0."""
     env = {k: v for k, v in os.environ.items() if k not in _NOT_INHERITED}
+    env.setdefault(REALTIME_INPUT_ENV, "1")
     env.update(extra)
     env["PYTHONPATH"] = os.pathsep.join(
         [str(EARLY_HOOK_DIR)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
