@@ -70,6 +70,7 @@ SECONDS = {
     "tests/capture/test_echo_cancel.py": 85,
     "tests/capture/test_app_sources.py": 60,
     "tests/engine/test_engine_start_failures.py": 45,
+    "tests/engine/test_serve_gpus.py": 65,  # 57-64 s in single runs on this shared machine
 }
 
 

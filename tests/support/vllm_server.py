@@ -42,8 +42,10 @@ class VllmServer:
 
     def __init__(self, model_dir, served_name: str = "voxtral-tiny", port: int | None = None,
                  api_key: str | None = None, max_model_len: int = 4096, max_streams: int = 4,
-                 env: dict | None = None, log_path: str | Path | None = None) -> None:
+                 env: dict | None = None, log_path: str | Path | None = None,
+                 serve_args: list[str] | tuple[str, ...] = ()) -> None:
         self.model_dir = str(model_dir)
+        self.serve_args = list(serve_args)  # more of voxcap serve's options (e.g. --gpus 2)
         # the model's weight files when it has them, as a user's server would load them
         self.load_format = "mistral" if (Path(model_dir) / "consolidated.safetensors").is_file() \
             else "dummy"
@@ -78,7 +80,7 @@ class VllmServer:
                "--port", str(self.port)]
         if self.load_format == "dummy":  # the model's weight files when it has them
             cmd.append("--dummy-weights")
-        return cmd + (["--api-key-env", KEY_ENV] if self.given_key else [])
+        return cmd + (["--api-key-env", KEY_ENV] if self.given_key else []) + self.serve_args
 
     def start(self, timeout: float = 600.0) -> VllmServer:
         env = dict(os.environ)
