@@ -107,3 +107,18 @@ def test_serve_prints_the_stages_of_the_real_server(tiny_weights_dir, tmp_path):
     when = {line.split("s  ", 1)[1]: t for t, line in printed if re.match(r"^ +\d+ s  ", line)}
     assert when["ready"] - when["loading weights…"] >= 0.5, when
     print(f"\nvoxcap serve's stages:\n{chr(10).join(f'{s:>4} s  {n}' for s, n in stage_lines)}")
+
+
+def test_a_quieter_vllm_log_keeps_the_stages(tmp_path, monkeypatch):
+    """VLLM_LOGGING_LEVEL=WARNING quiets the server's log, as vLLM's own config does; the stages
+    still come."""
+    monkeypatch.setenv("VLLM_LOGGING_LEVEL", "WARNING")
+    out = Lines()
+    stages = ServerStages(tmp_path, out, interval_s=0.05)
+    stages.start()
+    proc = subprocess.run([sys.executable, "-c", EMITTER, MESSAGES[0]], env=stages.env(),
+                          capture_output=True, text=True, timeout=60)
+    stages.ready()
+    assert "Starting to load model" not in proc.stderr, proc.stderr
+    assert [line.split("s  ", 1)[1] for _, line in out.at] == [
+        f"{IMPORTING}…", "loading weights…", "ready"]

@@ -13,6 +13,7 @@ like a hang. The server's log keeps vLLM's lines in a format close to vLLM's own
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from pathlib import Path
@@ -30,7 +31,8 @@ class ServerStages:
         self._out, self._still_every_s, self._interval_s = out, still_every_s, interval_s
         self.stage_file = Path(workdir) / "stages.jsonl"
         self.stage_file.touch()
-        self._config = write_logging_config(Path(workdir) / "logging.json", "INFO", LOG_FORMAT)
+        level = os.environ.get("VLLM_LOGGING_LEVEL", "INFO").upper()  # as vLLM's own config
+        self._config = write_logging_config(Path(workdir) / "logging.json", level, LOG_FORMAT)
         self._tail = StageTail(self.stage_file, self._reached, interval_s)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="voxcap-serve-stages", daemon=True)
