@@ -34,7 +34,7 @@ def _needs(name: str, streams: int, cc) -> int:
     """Free memory a choice needs to start, computed from the footprint, not by the verdict."""
     dtype_bytes = 2  # bfloat16 or float16 on every CUDA card
     fp = memory.footprint(None, streams, None, precision=BY_NAME[name], dtype_bytes=dtype_bytes)
-    return fp.total_bytes + memory.START_PEAK_BYTES
+    return fp.total_bytes + memory.start_peak_bytes(BY_NAME[name])
 
 
 @pytest.mark.parametrize(("card", "cc"), list(itertools.product(CARDS, GENERATIONS)))

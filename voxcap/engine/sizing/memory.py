@@ -45,12 +45,21 @@ UTILIZATION_MARGIN = 1.0
 # vLLM), so it is asked for the footprint less this, and voxcap's own gate (free >= footprint)
 # is the one that refuses, with the numbers, before vLLM starts.
 CUDA_CONTEXT_BYTES = int(0.5 * GIB)
-# Start-up peaks above the running footprint: NVML every 250 ms on the H200 (real shape), a
-# cold start (torch.compile, autotuning, the profiling run, graph capture) peaked 0.33-0.37 GiB
-# above OVERHEAD_BYTES' estimate (FP8 + FP8 KV, 1 stream: 7.25 GiB against 6.90; bfloat16,
-# 1 stream: 11.87 against 11.50), a warm one stayed below it. The gate asks for this much more
-# free than the footprint, so that a card's first start does not run out of memory halfway.
-START_PEAK_BYTES = int(0.5 * GIB)
+# Start-up peaks above the estimate, per precision: NVML on the H200 (real shape, cold starts:
+# torch.compile, the profiling run, graph capture). bfloat16 and FP8 peak well above what they
+# then keep: FP8 + FP8 KV, 1 stream, 7.25 GiB at the peak, 6.43 GiB running, estimate 6.58 GiB
+# (6.65 from the real weights file); bfloat16, 1 stream, 11.87 GiB against an estimate of
+# 11.19. 4-bit weights do not: 4-bit + FP8 KV peaked 5.68 GiB (2 streams, estimate 5.70) and
+# 4.80 GiB (1 stream, estimate 4.84), within 0.02 GiB of what they kept (docs/gpu-results.md,
+# issue 29). The gate asks for this much more free than the footprint, so that a card's first
+# start does not run out of memory halfway.
+START_PEAK_BYTES = int(0.75 * GIB)
+START_PEAK_4BIT_BYTES = int(0.05 * GIB)
+
+
+def start_peak_bytes(precision) -> int:
+    """Free memory a start needs beyond the footprint of ``precision`` (precision.Precision)."""
+    return START_PEAK_4BIT_BYTES if precision.four_bit else START_PEAK_BYTES
 
 # vLLM's own defaults, per build: the cache block size (CacheConfig.DEFAULT_BLOCK_SIZE on CUDA;
 # the CPU attention backend uses 128) and concurrent batches (2 with async scheduling on CUDA).
@@ -337,4 +346,4 @@ def choose_precision(info, sizing: Sizing, gpu):
         return footprint(info, n, sizing.max_model_len, sizing.kv_cache_gib, sizing.step_tokens,
                          build, p, dtype_bytes).total_bytes
 
-    return prec.choose(sizing.precision, need, sizing.streams, gpu, build, START_PEAK_BYTES)
+    return prec.choose(sizing.precision, need, sizing.streams, gpu, build, start_peak_bytes)

