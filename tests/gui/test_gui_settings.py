@@ -113,7 +113,7 @@ def test_precision_is_a_setting_with_its_cost_said(qtbot, make_app, tmp_path, mo
     assert [dlg.precision.itemData(i) for i in range(dlg.precision.count())] == [
         "auto", "bfloat16", "fp8", "fp8_kv", "mxfp4", "mxfp4_kv"]
     assert "FP8 weights (12 GB cards)" in dlg.precision_note.text()
-    assert "4-bit weights (6-8 GB cards, RTX 20) only where FP8 does not fit" in dlg.precision_note.text()
+    assert "4-bit weights (6-8 GB cards, RTX 30+) only where FP8 does not fit" in dlg.precision_note.text()
     dlg.precision.setCurrentIndex(dlg.precision.findData("mxfp4"))
     assert dlg.precision_note.text().startswith("4-bit weights: weights rounded to 4 bits (MXFP4)")
     assert "accuracy may be lower" in dlg.precision_note.text()

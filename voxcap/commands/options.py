@@ -52,7 +52,7 @@ def add_engine_options(p: argparse.ArgumentParser, model_required: bool = True,
                    help="auto (default: the most precise that fits the GPU's free memory), "
                         "bfloat16, fp8 (FP8 weights: ~4 GiB less, for 12 GB cards), fp8_kv "
                         "(FP8 weights and KV cache), mxfp4 (4-bit weights: ~1.7 GiB less than "
-                        "FP8, for 6-8 GB cards and RTX 20; accuracy may be lower), mxfp4_kv "
+                        "FP8, for 6-8 GB RTX 30 or later; accuracy may be lower), mxfp4_kv "
                         "(4-bit weights and FP8 KV cache)")
     g.add_argument("--dtype", default="auto",
                    help="expert override of the precision's dtype: auto (bfloat16 on the GPU, "

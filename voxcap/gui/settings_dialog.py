@@ -352,7 +352,7 @@ class SettingsDialog(QDialog):
         key = self.precision.currentData()
         if key == "auto":
             text = ("Automatic: bfloat16 where it fits, FP8 weights (12 GB cards) or FP8 weights "
-                    "+ FP8 KV cache where it does not, 4-bit weights (6-8 GB cards, RTX 20) only "
+                    "+ FP8 KV cache where it does not, 4-bit weights (6-8 GB cards, RTX 30+) only "
                     "where FP8 does not fit the streams; 4-bit accuracy may be lower (not yet "
                     "measured).")
         else:

@@ -84,7 +84,7 @@ BY_NAME = {p.name: p for p in (
               f"loss than FP8 weights alone ({_NOT_MEASURED})", 1),
     Precision("mxfp4", "4-bit weights", ONLINE_MXFP4, "auto",
               "weights rounded to 4 bits (MXFP4), about 1.7 GiB less than FP8, for 6-8 GB cards "
-              f"and RTX 20; accuracy may be lower than FP8's ({_NOT_MEASURED})",
+              f"(RTX 30 or later); accuracy may be lower than FP8's ({_NOT_MEASURED})",
               MXFP4_LINEAR_BYTES),
     Precision("mxfp4_kv", "4-bit weights + FP8 KV cache", ONLINE_MXFP4, "fp8",
               "4-bit weights and the attention cache in 8 bits: the smallest choice; accuracy may "
