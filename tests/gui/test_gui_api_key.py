@@ -78,3 +78,21 @@ def test_the_dialogs_show_the_key_and_settings_only_what_the_engine_uses(qtbot, 
     dlg.engine.setCurrentIndex(dlg.engine.findData("local"))
     assert form.isRowVisible(dlg.graph_mode) and form.isRowVisible(dlg.max_len_note)
     assert not form.isRowVisible(dlg.api_key) and not form.isRowVisible(dlg.server_url)
+
+
+def test_the_cli_finds_the_key_as_the_app_does(tmp_path, monkeypatch):
+    """`voxcap live --engine remote --server ws://127.0.0.1:…` on the computer that runs
+    `voxcap serve`: its key, without a copy; another computer's server: none."""
+    from argparse import Namespace
+
+    from voxcap.commands.options import remote_settings
+
+    cfg = tmp_path / "cfg"
+    monkeypatch.setenv("VOXCAP_CONFIG_DIR", str(cfg))
+    save_api_key(cfg / "serve-api-key", "vx-made-here")
+
+    def args(server):
+        return Namespace(server=server, server_model="m", model=None, api_key_env=None,
+                         api_key_file=None, delay_ms=None)
+    assert remote_settings(args("ws://127.0.0.1:8000")).api_key == "vx-made-here"
+    assert remote_settings(args("ws://gpu-box:8000")).api_key is None

@@ -12,6 +12,7 @@ from ..engine.remote.settings import (
     RemoteSettings,
     api_key_from_env,
     default_api_key_path,
+    find_api_key,
     load_api_key,
 )
 from ..engine.settings import DEFAULT_GRAPH_MODE, GRAPH_MODES, EngineSettings
@@ -74,7 +75,8 @@ def add_engine_options(p: argparse.ArgumentParser, model_required: bool = True,
                         "token; never logged)")
     r.add_argument("--api-key-file", metavar="PATH",
                    help="file holding the API key, readable by its owner only (default: "
-                        f"{default_api_key_path()} if it exists)")
+                        f"{default_api_key_path()} if it exists; for a server on this "
+                        "computer, the key `voxcap serve` made here)")
 
 
 def engine_settings(args, max_streams: int = 1, graph_mode: str | None = None,
@@ -128,14 +130,14 @@ def remote_settings(args, max_streams: int = 1, max_buffer_s=_KEEP) -> RemoteSet
 
 
 def _api_key(args) -> str | None:
-    """The key from --api-key-env VAR, --api-key-file PATH, or the default key file; never
+    """The key from --api-key-env VAR, --api-key-file PATH, or where the app finds it (the
+    default key file; for a server on this computer, the key `voxcap serve` made here); never
     from the command line itself (it would show in the process list and shell history)."""
     if args.api_key_env:
         return api_key_from_env(args.api_key_env)
     if args.api_key_file:
         return load_api_key(args.api_key_file)
-    default = default_api_key_path()
-    return load_api_key(default) if default.exists() else None
+    return find_api_key(args.server)[0]
 
 
 def make_engine(args, on_event=None, max_streams: int = 1, graph_mode: str | None = None,

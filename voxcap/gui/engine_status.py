@@ -147,10 +147,10 @@ class EngineStatus(QWidget):
         now = time.monotonic()
         text = f"Engine: {self._stage}… {now - self._stage_t0:.0f} s"
         total = now - self._start_t0
-        if self.expected_s:
-            text += f" (starting for {total:.0f} s; the last start took {self.expected_s:.0f} s)"
-        else:
-            text += f" (starting for {total:.0f} s; the first start takes longest)"
+        last = (f"the last start took {self.expected_s:.0f} s" if self.expected_s
+                else "the first start takes longest")
+        if not self._stage.startswith("waiting"):  # for a server: how long starts take is moot
+            text += f" (starting for {total:.0f} s; {last})"
         if self._note:
             text += f". {self._note}"
         return text
