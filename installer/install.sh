@@ -340,7 +340,8 @@ except (urllib.error.URLError, OSError, ValueError) as exc:
         print(getattr(reason, "strerror", None) or str(reason))
 PYEOF
 }
-if [ -z "${VOXCAP_SKIP_INDEX_CHECK:-}" ]; then
+case "${VOXCAP_SKIP_INDEX_CHECK:-}" in 1|yes|true|on) SKIP_INDEX_CHECK=1 ;; *) SKIP_INDEX_CHECK=0 ;; esac
+if ! ((SKIP_INDEX_CHECK)); then
   while IFS='|' read -r url avoid; do
     [ -n "$url" ] || continue
     say "Checking the package index $url"

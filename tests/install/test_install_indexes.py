@@ -6,6 +6,8 @@ HTTP server that answers, and a closed port on 127.0.0.1 that refuses."""
 from __future__ import annotations
 
 import http.server
+import os
+import signal
 import socket
 import subprocess
 import threading
@@ -62,6 +64,29 @@ def test_install_stops_at_an_index_it_cannot_reach(tmp_path_factory, checkout, a
     assert f"cannot reach the package index {refused}/simple (connection refused)" in r.stderr
     assert '--pip-args "--index-url URL" for another one (a mirror)' in r.stderr
     assert "Traceback" not in r.stderr and "Creating the environment" not in r.stdout
+
+
+def test_install_index_check_can_be_left_out(tmp_path_factory, checkout):
+    home = new_home(tmp_path_factory, checkout, "no-check")
+    refused = f"http://127.0.0.1:{closed_port()}/simple"
+    r, _ = install(home, PIP_INDEX_URL=refused, VOXCAP_SKIP_INDEX_CHECK="0")  # 0: still checked
+    assert r.returncode == 1 and f"cannot reach the package index {refused}" in r.stderr
+    argv = home.install_argv("--cpu", "--pip-args", "--no-build-isolation")
+    proc = subprocess.Popen(argv, env={**home.env, "PIP_INDEX_URL": refused,
+                                       "VOXCAP_SKIP_INDEX_CHECK": "1"},
+                            cwd=home.root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, start_new_session=True)
+    seen = []
+    try:
+        for line in proc.stdout:  # up to the build, which starts without a check
+            seen.append(line)
+            if line.startswith("Creating the environment"):
+                break
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)  # the installer's Ctrl-C: nothing is kept
+        proc.communicate(timeout=120)
+    assert seen[-1].startswith("Creating the environment"), seen
+    assert not any("Checking the package index" in line for line in seen), seen
 
 
 def test_install_help_and_readme_name_the_settings(checkout):
