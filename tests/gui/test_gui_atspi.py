@@ -168,3 +168,43 @@ def test_screen_reader_follows_the_engine_preparation_during_the_download(tmp_pa
             listener.stop()
             hub.shutdown()
             hub.server_close()
+
+
+def test_screen_reader_hears_that_captions_are_shared_and_to_how_many(tmp_path):
+    """Sharing switched on while captioning: the main window's "Sharing: N viewers" is read
+    and announced over AT-SPI, the count follows the viewers, and the feed says "on"."""
+    import json
+    import urllib.request
+
+    from support.vllm_server import free_port
+
+    port = free_port()
+    with Xvfb(1400, 900), AtspiBus() as bus:
+        listener = bus.listen()
+        app = AppProcess(tmp_path)
+        try:
+            assert listener.wait_for(lambda ev: ev["type"] == "object:announcement"
+                                     and "Engine ready" in ev["data"], 30) is not None
+            app.send("caption")
+            _until(lambda: bus.dump(app.pid),
+                   lambda t: _labels(t).get("Captioning state") == "Captioning")
+            assert "Caption sharing" not in _visible_labels(bus.dump(app.pid))
+            app.send(f"share {port}")
+            said = listener.wait_for(lambda ev: ev["type"] == "object:announcement"
+                                     and ev["data"] == "Sharing: 0 viewers", 20)
+            assert said is not None, listener.events
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/events", timeout=30) as feed:
+                first = next(raw for raw in feed if raw.startswith(b"data: "))
+                assert json.loads(first[6:])["state"] == "on"
+                tree = _until(lambda: bus.dump(app.pid), lambda t: _visible_labels(t).get(
+                    "Caption sharing") == "Sharing: 1 viewer")
+                assert _visible_labels(tree)["Caption sharing"] == "Sharing: 1 viewer"
+        finally:
+            app.close()
+            listener.stop()
+
+
+def _visible_labels(tree: dict) -> dict[str, str]:
+    return {n["description"].split(". ")[0]: n["name"] for n in walk(tree)
+            if n.get("role") == "label" and n.get("description")
+            and "showing" in n.get("states", ())}

@@ -14,6 +14,7 @@ Commands (one a line; each answered "done CMD" on stdout once handled):
     first-run-download URL DIR   the first-run dialog on a machine with a GPU, downloading from
                    the (fake) Hub at URL into DIR, the engine's preparation stood in for
     prep-done      that preparation ends
+    share PORT     switch sharing on (this computer only, on PORT), as Settings → Apply does
     cancel-first-run  cancel it (Escape)
     quit           quit the app (as Ctrl+Q does)
 """
@@ -98,6 +99,9 @@ def main() -> int:
             dlg.target.setText(target)
             dlg.open()
             dlg.start_download()
+        elif cmd == "share":
+            app.settings.share.enabled, app.settings.share.port = True, int(arg)
+            app.apply_share()
         elif cmd == "prep-done":
             HeldPreparation.last.finish()
         elif cmd == "cancel-first-run":
