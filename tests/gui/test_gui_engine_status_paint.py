@@ -42,6 +42,7 @@ class StatusApp(SteeredProcess):
         path = self.tmp / "label.png"
         self.send(f"grab {path}")
         rect = tuple(int(v) for v in self.wait_line("rect ").split()[1:])
+        self.window = tuple(int(v) for v in self.wait_line("window ").split()[1:])
         return np.asarray(Image.open(path).convert("RGB")), rect
 
 
@@ -90,7 +91,7 @@ class NotVllm(http.server.BaseHTTPRequestHandler):
 
 def test_status_is_painted_as_announced_and_retry_starts_again(tmp_path):
     port = free_port()
-    with Xvfb(1400, 900) as x, AtspiBus() as bus:
+    with Xvfb(1024, 768) as x, AtspiBus() as bus:  # a small screen, as in the issue
         listener = bus.listen()
         app = StatusApp(f"ws://127.0.0.1:{port}", tmp_path)
         httpd = None
@@ -112,7 +113,9 @@ def test_status_is_painted_as_announced_and_retry_starts_again(tmp_path):
                             "(it does not list its models)."), name
             assert painted_now(app, x, tmp_path), "the error is said but not shown"
             want, (left, top, w, h) = app.rendered()
-            assert left + w <= 1400 and h > 0  # inside the screen, wrapped, not cut off
+            assert left + w <= 1024 and h > 0  # inside the screen, wrapped, not cut off
+            wx, wy, ww, wh = app.window
+            assert ww <= 1024 and wh <= 768, app.window  # the window fits the screen
             error = listener.wait_for(lambda ev: ev["type"] == "object:announcement"
                                       and "Engine error" in ev["data"], 10)
             assert error is not None and error["detail1"] == 2, listener.events  # assertive

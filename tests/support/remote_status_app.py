@@ -7,7 +7,8 @@ person sees while the vLLM server is down, comes up, or answers wrongly
 
 Commands (one a line; each answered "done CMD" on stdout once handled):
     grab PATH   save what the engine status label renders now (``QWidget.grab``) to PATH and
-                print "rect X Y W H": where it is on the screen
+                print "rect X Y W H": where it is on the screen, and "window X Y W H": the
+                main window's frame
     caption     start captioning (system audio) and feed it 3 s of audio
     quit        quit the app (as Ctrl+Q does)
 """
@@ -46,6 +47,8 @@ def main() -> int:
             label.grab().save(arg)
             at = label.mapToGlobal(label.rect().topLeft())
             print(f"rect {at.x()} {at.y()} {label.width()} {label.height()}", flush=True)
+            frame = app.window.frameGeometry()
+            print(f"window {frame.x()} {frame.y()} {frame.width()} {frame.height()}", flush=True)
         elif cmd == "caption":
             caption_then(app, lambda: [audio.feed(name, 3.0) for name in list(audio.captures)])
 

@@ -168,7 +168,7 @@ class MainWindow(QMainWindow):
         scroll.setWidget(self.meter)
         scroll.setWidgetResizable(True)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.meter.setMinimumWidth(340)
+        self.meter.setMinimumWidth(220)  # narrower (a small screen): its rows wrap
         self.meter_dock = QDockWidget("Throughput meter", self)
         self.meter_dock.setObjectName("meter")
         self.meter_dock.setWidget(scroll)
@@ -314,6 +314,23 @@ class MainWindow(QMainWindow):
                           QMessageBox.StandardButton.Ok, self)
         box.setStyleSheet("QLabel { font-family: monospace; }")
         box.exec()
+
+    def showEvent(self, event) -> None:  # noqa: N802
+        self.fit_screen()
+        super().showEvent(event)
+
+    def fit_screen(self) -> None:
+        """No larger than the screen's free area (the default size, or one restored from a
+        bigger screen): on a small screen the end of the status line was past its edge."""
+        screen = self.screen()
+        if screen is None or self.isMaximized() or self.isFullScreen():
+            return
+        free = screen.availableGeometry()
+        extra = self.frameGeometry().size() - self.geometry().size()  # the title bar, borders
+        width = min(self.width(), free.width() - extra.width())
+        height = min(self.height(), free.height() - extra.height())
+        if (width, height) != (self.width(), self.height()):
+            self.resize(width, height)
 
     def closeEvent(self, event) -> None:  # noqa: N802
         if self.quit_on_close:
