@@ -67,8 +67,17 @@ class Home:
         for var, name in (("RUSTUP_HOME", ".rustup"), ("CARGO_HOME", ".cargo")):
             if var not in env and (Path.home() / name).is_dir():
                 env[var] = str(Path.home() / name)
-        env.update(HOME=str(self.root), LANG="C.UTF-8", PYTHONDONTWRITEBYTECODE="1")
+        env.update(HOME=str(self.root), LANG="C.UTF-8", PYTHONDONTWRITEBYTECODE="1",
+                   TMPDIR=str(self.tmp))
         return env
+
+    @property
+    def tmp(self) -> Path:
+        """This HOME's temporary folder (beside it): what uninstall.sh cleans there is this
+        test's, never the machine's /tmp, where other runs keep their working folders."""
+        path = self.root.parent / "tmp"
+        path.mkdir(exist_ok=True)
+        return path
 
     def install_argv(self, *args: str, extras: str = "audio,gui") -> list[str]:
         return ["bash", str(self.checkout / "installer" / "install.sh"), "--python",
