@@ -120,15 +120,29 @@ done
 
 # What voxcap's runs left in the temporary folder: vLLM's rendezvous files (vllm_dist_*, kept in
 # voxcap-<uid> by voxcap's processes) and the working folders of runs that were killed. Only
-# this user's, only voxcap's names.
+# this user's, only voxcap's names, and none while a voxcap of any install (a checkout's, a
+# test's) still runs with this temporary folder: its engine reads them.
+voxcap_here() {  # the pid of a voxcap process (not this script) whose temporary folder is ours
+  local f pid tmp
+  for f in $(grep -lsF voxcap /proc/[0-9]*/cmdline 2>/dev/null); do
+    pid=${f#/proc/}; pid=${pid%/cmdline}
+    [ "$pid" != "$$" ] || continue
+    grep -qsF uninstall.sh "$f" && continue
+    tmp=$( { tr '\0' '\n' <"/proc/$pid/environ" | sed -n 's/^TMPDIR=//p'; } 2>/dev/null) || continue
+    [ "${tmp:-/tmp}" -ef "$TMP_ROOT" ] && { echo "$pid"; return 0; }
+  done
+  return 1
+}
 temporary=()
 for entry in "$TMP_ROOT/voxcap-$(id -u)" "$TMP_ROOT"/voxcap-engine-* "$TMP_ROOT"/voxcap-serve-* \
              "$TMP_ROOT"/voxcap-ec-* "$TMP_ROOT"/voxcap-selftest-*; do
-  [ -O "$entry" ] || continue
-  # one a process still holds open (a voxcap run from elsewhere) stays
-  [ -z "$(find /proc/[0-9]*/fd -maxdepth 1 -lname "$entry*" 2>/dev/null | head -n1)" ] || continue
-  temporary+=("$entry")
+  [ -O "$entry" ] && temporary+=("$entry")
 done
+TEMP_IN_USE=""
+if ((${#temporary[@]})) && TEMP_IN_USE=$(voxcap_here); then
+  keep "temporary files of voxcap's runs (voxcap is running: process $TEMP_IN_USE)" "${temporary[@]}"
+  temporary=()
+fi
 
 add "the \`voxcap\` command, the applications-menu entry and the icons" ${launch[@]+"${launch[@]}"}
 add "voxcap's program and its Python environment" ${program[@]+"${program[@]}"}
@@ -182,7 +196,7 @@ else
   done
 fi
 if ((${#KEPT_LABELS[@]})); then
-  say "It keeps$( ((PURGE)) || printf ' (uninstall.sh --purge removes these too)'):"
+  say "It keeps:"
   for i in "${!KEPT_LABELS[@]}"; do
     say "  $(printf '%8s' "$(human "$(kib_of <<<"${KEPT_PATHS[i]}")")")  ${KEPT_LABELS[i]}: $(where "${KEPT_PATHS[i]}")"
   done

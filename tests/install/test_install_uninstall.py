@@ -67,7 +67,7 @@ def test_install_uninstall_says_what_goes_and_keeps_settings(tmp_path_factory, c
                      r"~/\.local/share/voxcap/", listing, re.M), listing
     assert re.search(rf"^ +[\d.]+ [KM]?B  temporary files of voxcap's runs \(vLLM's among them\): "
                      rf"{re.escape(str(tmp))}/voxcap-", listing, re.M), listing
-    kept = listing.partition("It keeps (uninstall.sh --purge removes these too):\n")[2]
+    kept = listing.partition("It keeps:\n")[2]
     assert "settings and API keys: ~/.config/voxcap" in kept
     assert "your transcripts (saved sessions)" in kept and "the logs" in kept
     assert "Removing the downloaded model (2.5 MB)…" in out
@@ -86,6 +86,30 @@ def test_install_uninstall_says_what_goes_and_keeps_settings(tmp_path_factory, c
     assert "settings and API keys: ~/.config/voxcap" in r.stdout.partition("\nRemoving ")[0]
     assert home.files() == set()
     assert not (home.root / ".local" / "share" / "voxcap").exists()
+
+
+def test_install_uninstall_leaves_a_running_voxcaps_temporary_files(tmp_path_factory, checkout):
+    """A voxcap still running with this temporary folder (a checkout's, a test's: the
+    installed one is refused earlier) keeps its engine's working folders there."""
+    home = new_home(tmp_path_factory, checkout, "running")
+    home.install("-q")
+    left = [home.tmp / f"voxcap-{UID}" / "vllm_dist_0123abcd", home.tmp / "voxcap-engine-x" / "s"]
+    for path in left:
+        write(path)
+    running = subprocess.Popen(["bash", "-c", "exec -a voxcap-elsewhere sleep 120"],
+                               env=home.env)
+    try:
+        r = home.uninstall()
+        assert r.returncode == 0, r.stderr
+        assert f"temporary files of voxcap's runs (voxcap is running: process {running.pid})" \
+            in r.stdout.partition("It keeps:\n")[2], r.stdout
+        assert all(path.exists() for path in left)
+    finally:
+        running.kill()
+        running.wait(10)
+    r = home.uninstall()
+    assert "Removing temporary files of voxcap's runs" in r.stdout, r.stdout
+    assert not any(path.exists() for path in left)
 
 
 def in_terminal(home, answer: bytes, *args: str) -> tuple[int, str]:
