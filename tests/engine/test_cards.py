@@ -40,7 +40,7 @@ def test_the_installer_says_the_line_and_no_figure_of_its_own():
 
 
 def test_the_line_follows_the_rows():
-    assert needs() == "an NVIDIA GPU with 8 GB or more (RTX 30 series or newer; RTX 20: 11 GB or more)"
+    assert needs() == "an NVIDIA GPU with 6 GB or more (RTX 30 series or newer; RTX 20: 11 GB or more)"
     four_bit = CardTier("6 GB (RTX 2060, 3050 6 GB…)", "4-bit weights", "1", 6)
     assert needs(CARD_TIERS + (four_bit,)) == "an NVIDIA GPU with 6 GB or more"
     assert f"| {four_bit.cards} | 4-bit weights | 1 |" in markdown_table(CARD_TIERS + (four_bit,))

@@ -25,15 +25,20 @@ CARD_TIERS: tuple[CardTier, ...] = (
              "bfloat16, the model's own", "2 (Both: you and them)", 16),
     CardTier("11–12 GB (RTX 3060 12 GB, 4070, 4070 Super, 5070, 2080 Ti…)",
              "FP8 weights (≈4 GiB less)", "2", 11),
+    # issue 29, measured on the H200 holding all but 6.3 / 5.0 GiB (docs/gpu-results.md)
     CardTier("8 GB, RTX 30/40/50 (RTX 4060, 3060 Ti, 3070, 5060…)",
-             "FP8 weights + FP8 KV cache", "1 (one source at a time)", 8, oldest_rtx=30),
-    CardTier("8 GB RTX 20 (2060 Super, 2070, 2080), 6 GB and less",
+             "4-bit weights + FP8 KV cache (accuracy not yet measured)",
+             "2, also during a video call (≈5.8 GiB free needed)", 8, oldest_rtx=30),
+    CardTier("6 GB, RTX 30/40 (RTX 3050 6 GB, 3060 / 4050 laptop…)",
+             "4-bit weights + FP8 KV cache (accuracy not yet measured)",
+             "1 (one source at a time)", 6, oldest_rtx=30),
+    CardTier("8 GB and 6 GB RTX 20 (2060, 2070, 2080), 4 GB and less",
              "none fits: use a vLLM server on a bigger GPU", "–"),
 )
 
 
 def needs(tiers: tuple[CardTier, ...] = CARD_TIERS) -> str:
-    """One line: the smallest card captions run on, e.g. "an NVIDIA GPU with 8 GB or more
+    """One line: the smallest card captions run on, e.g. "an NVIDIA GPU with 6 GB or more
     (RTX 30 series or newer; RTX 20: 11 GB or more)"."""
     fitting = [t for t in tiers if t.min_gb]
     smallest = min(fitting, key=lambda t: (t.min_gb, t.oldest_rtx))
