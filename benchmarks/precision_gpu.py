@@ -12,9 +12,9 @@ estimate, step p50/p95 at 1 and 2 streams, the share of steps replayed as full C
              (weight-only FP8, what RTX 20/30 run)
 --turing     what an RTX 20 card (compute capability 7.5) runs, forced on the H200: float16 (no
              bfloat16 before 8.0) and vLLM's TRITON_ATTN backend (FlashAttention needs 8.0, and
-             vLLM 0.32 keeps FlashInfer off sm75); with an FP8 precision add --marlin (4-bit
-             weights take Marlin's FP4 kernel anyway: the kit brings no FlashInfer). voxcap's own
-             choice is told the GPU is 7.5 (no bfloat16, no FP8 KV cache)
+             vLLM 0.32 keeps FlashInfer off sm75); with an FP8 precision add --marlin. voxcap's
+             own choice is told the GPU is 7.5 (no bfloat16, no FP8 KV cache, and since issue 29
+             no 4-bit weights: Marlin's FP4 kernel failed in float16 here)
 --compile-off  compilation mode NONE (no torch.compile), FULL_DECODE_ONLY graphs kept: a memory
              and start-up lever
 --force      start even where voxcap's gate refuses (explicit gpu_memory_utilization from what is

@@ -6,7 +6,9 @@
 #   T1  6.3 GiB free (an 8 GB card during a call): the app's engine, 2 streams asked
 #   T2  5.0 GiB free (a 6 GB card): `voxcap transcribe` (1 stream); if voxcap refuses, the same
 #       engine forced past voxcap's gate (--force) to see whether vLLM would have started
-#   T3  7.0 GiB free, an RTX 20 forced: float16, TRITON_ATTN, voxcap's choice told 7.5
+#   T3  7.0 GiB free, an RTX 20 forced: float16, TRITON_ATTN, voxcap's choice told 7.5 (run with
+#       the code before d5e067f, Automatic picked 4-bit there and vLLM failed in Marlin's FP4
+#       kernel; voxcap now refuses 4-bit below 8.0, so this shows the refusal)
 #   L1  the whole GPU: 4-bit + FP8 KV, 1 stream, without torch.compile (a memory lever)
 #   L2  the same with torch.compile, cold caches, its compile in one process
 #       (TORCHINDUCTOR_COMPILE_THREADS=1): whether the cold start's peak is the compile workers
