@@ -34,11 +34,9 @@ capacity = _capacity()
 
 @pytest.fixture(scope="module")
 def server(tiny_weights_dir, tmp_path_factory):
-    srv = VllmServer(tiny_weights_dir, api_key=KEY, max_streams=2,
-                     log_path=tmp_path_factory.mktemp("capacity-server") / "server.log")
-    srv.start()
-    yield srv
-    srv.stop()
+    with VllmServer(tiny_weights_dir, api_key=KEY, max_streams=2,
+                    log_path=tmp_path_factory.mktemp("capacity-server") / "server.log") as srv:
+        yield srv  # stopped (Ctrl-C to voxcap serve, SIGKILL to its group if need be) after
 
 
 def run(server, n, model=None, key=KEY, seconds=SECONDS):
