@@ -64,6 +64,21 @@ def test_automatic_never_picks_4bit_where_fp8_fits(streams):
     assert four_bit > 20  # the band where only 4-bit fits the streams asked exists
 
 
+def test_what_each_choice_would_take_here():
+    """Settings → Precision lists, where more than one fits, what each would take now: the most
+    streams (of 2) each fits, most precise first (memory.choices_that_fit)."""
+    def fitting(total, free, cc=(8, 9)):
+        gpu = GpuFacts(int(total * GIB), int(free * GIB), cc)
+        return [(c.precision.name, c.streams) for c in memory.choices_that_fit(None, Sizing(), gpu)]
+
+    assert fitting(16, 15.5) == [("bfloat16", 2), ("fp8", 2), ("fp8_kv", 2), ("mxfp4", 2),
+                                 ("mxfp4_kv", 2)]
+    assert fitting(8, 7.5) == [("fp8_kv", 1), ("mxfp4", 1), ("mxfp4_kv", 2)]
+    assert fitting(6, 5.0) == [("mxfp4_kv", 1)]
+    assert fitting(24, 23, cc=(7, 5)) == [("bfloat16", 2), ("fp8", 2)]  # RTX 20: no 4-bit
+    assert fitting(4, 3.8) == []
+
+
 def test_automatic_never_picks_fp8_where_bfloat16_fits():
     bf16 = memory.footprint(None, 2, None).total_bytes + memory.START_PEAK_BYTES
     for free_mib in range(6000, 20000, 50):

@@ -99,6 +99,24 @@ def test_settings_panel_round_trip(qtbot, make_app, tmp_path, monkeypatch, tiny_
                     and app.window.engine_status.state == "ready", timeout=10000)
 
 
+def test_each_precision_says_what_it_would_take_on_this_gpu(monkeypatch, tiny_model_dir):
+    """Where the card has room for more than one choice, Settings says what each would take
+    (memory, streams) before the person picks; with one choice or no GPU it says nothing more."""
+    from voxcap.engine.sizing import verdict as verdict_module
+    from voxcap.engine.sizing.memory import Sizing
+    from voxcap.engine.sizing.precision import GpuFacts
+    from voxcap.gui.settings_dialog import choice_costs
+
+    gib = 2**30
+    monkeypatch.setattr(verdict_module, "read_gpu_facts", lambda: GpuFacts(8 * gib, int(7.5 * gib), (8, 9)))
+    text = choice_costs(str(tiny_model_dir), True, Sizing())
+    assert text.startswith("Each choice that fits now: bfloat16 (the model's own precision) ≈"), text
+    assert "; 4-bit weights + FP8 KV cache ≈" in text, text
+    assert text.count(" for 2 streams") == 5, text
+    monkeypatch.setattr(verdict_module, "read_gpu_facts", lambda: None)
+    assert choice_costs(str(tiny_model_dir), True, Sizing()) == ""
+
+
 def test_precision_is_a_setting_with_its_cost_said(qtbot, make_app, tmp_path, monkeypatch,
                                                    tiny_model_dir):
     """Settings → Engine → Precision: each choice says what it costs; the choice is saved and

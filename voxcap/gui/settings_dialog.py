@@ -74,6 +74,27 @@ def kv_note(path: str, dummy_weights: bool, sizing) -> tuple[str, str]:
             f"≈{memory.gib(fp.total_bytes)} of GPU memory in all"), line
 
 
+def choice_costs(path: str, dummy_weights: bool, sizing) -> str:
+    """What each precision would take on this GPU now, where more than one fits (for a person
+    choosing one); "" otherwise. Reads NVML: not on the GUI thread."""
+    from ..engine.model.folder import inspect_model_dir
+    from ..engine.sizing import memory
+    from ..engine.sizing.verdict import read_gpu_facts
+
+    try:
+        facts = read_gpu_facts()
+        fitting = [] if facts is None else memory.choices_that_fit(
+            inspect_model_dir(path, dummy_weights), sizing, facts)
+    except (VoxcapError, KeyError, TypeError, ValueError):
+        log.warning("no per-choice estimate for %s", path, exc_info=True)
+        return ""
+    if len(fitting) < 2:
+        return ""
+    return "Each choice that fits now: " + "; ".join(
+        f"{c.label} ≈{memory.gib(c.need_bytes)} for {c.streams} stream{'s' if c.streams > 1 else ''}"
+        for c in fitting)
+
+
 def check_model_dir(path: str, dummy_weights: bool) -> tuple[str, str]:
     """("", "") when ``path`` holds a usable model, else (reason, fix)."""
     from ..engine.model.folder import inspect_model_dir
@@ -384,7 +405,8 @@ class SettingsDialog(QDialog):
         def work() -> None:  # tekken.json is megabytes of JSON: not on the GUI thread
             reason, fix = check_model_dir(path, dummy)
             kv, here = ("", "") if reason else kv_note(path, dummy, sizing)
-            self._validated.emit(path, reason, fix, kv, here)
+            costs = "" if reason else choice_costs(path, dummy, sizing)
+            self._validated.emit(path, reason, fix, kv, "\n".join(t for t in (here, costs) if t))
         threading.Thread(target=work, daemon=True, name="voxcap-model-check").start()
 
     def _show_check(self, path: str, reason: str, fix: str, kv: str = "", here: str = "") -> None:

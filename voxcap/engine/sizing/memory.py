@@ -347,3 +347,25 @@ def choose_precision(info, sizing: Sizing, gpu):
                          build, p, dtype_bytes).total_bytes
 
     return prec.choose(sizing.precision, need, sizing.streams, gpu, build, start_peak_bytes)
+
+
+def choices_that_fit(info, sizing: Sizing, gpu) -> list:
+    """Every precision that would start on ``gpu`` now (precision.Choice, most precise first),
+    each with the most streams up to ``sizing.streams`` that it fits: what each would cost here,
+    for a person choosing one."""
+    from dataclasses import replace
+
+    from ...errors import ConfigError
+    from . import precision as prec
+
+    fitting = []
+    for name in prec.ORDER:
+        for n in range(sizing.streams, 0, -1):
+            try:
+                c = choose_precision(info, replace(sizing, precision=name, streams=n), gpu)
+            except ConfigError:  # this GPU or build cannot run it
+                break
+            if c.fits and c.need_bytes is not None:
+                fitting.append(c)
+                break
+    return fitting
