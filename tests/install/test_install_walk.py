@@ -42,8 +42,10 @@ def _labels(tree: dict) -> dict[str, str]:
 
 
 def _node(tree: dict, role: str, name: str) -> dict | None:
-    return next((n for n in walk(tree) if n.get("role") == role
-                 and str(n.get("name", "")).startswith(name)), None)
+    """The node of that role named ``name`` exactly, else the first whose name starts so."""
+    nodes = [n for n in walk(tree) if n.get("role") == role
+             and str(n.get("name", "")).startswith(name)]
+    return next((n for n in nodes if n.get("name") == name), nodes[0] if nodes else None)
 
 
 def _until(read, check, timeout: float, what: str):
@@ -86,6 +88,12 @@ def _overlay(tree: dict) -> str:
     """The rows on the overlay, as a screen reader reads them."""
     return next((n["description"] for n in walk(tree) if n.get("name") == "Live captions"),
                 "No captions yet")
+
+
+def _caption_words(row: str) -> list[str]:
+    """The words of an overlay row, without the speaker's label ("Them: ...")."""
+    label, sep, rest = row.partition(": ")
+    return (rest if sep and label in ("Them", "You") else row).split()
 
 
 def _processes_of(session_id: int) -> list[int]:
@@ -132,7 +140,8 @@ def test_install_walk_the_first_hour_without_a_gpu(tmp_path_factory, checkout):
             app = subprocess.Popen(argv, env=env, cwd=home.root, stdout=log,
                                    stderr=subprocess.STDOUT, start_new_session=True)
             try:
-                _walk_the_app(Walk(bus, x, app.pid, shots), model, pulse, tmp_path_factory)
+                shown = _walk_the_app(Walk(bus, x, app.pid, shots), model, pulse,
+                                      tmp_path_factory)
                 app.wait(120)  # quit: the app and everything it started end
                 assert app.returncode == 0, (shots / "app-output.txt").read_text()[-3000:]
                 leftover = _until(lambda: _processes_of(app.pid), lambda p: p == [], 90,
@@ -145,6 +154,14 @@ def test_install_walk_the_first_hour_without_a_gpu(tmp_path_factory, checkout):
                 log.close()
     finally:
         pulse.stop()
+    # what the overlay showed is the engine's text, as the journal kept it (not a placeholder,
+    # an error or another window's words): every word of it is in the session's transcript
+    transcript = tmp_path_factory.mktemp("export") / "walk.txt"
+    r = home.run_voxcap("export", "last", "-o", str(transcript))
+    assert r.returncode == 0, r.stderr
+    kept = set(transcript.read_text(encoding="utf-8").split())
+    words = [w for row in shown.splitlines() for w in _caption_words(row)]
+    assert words and set(words) <= kept, (shown, sorted(set(words) - kept))
     assert (home.root / ".cache" / "voxcap").is_dir()  # the engine's caches were written here
     assert not (home.root / ".cache" / "vllm").exists()
 
@@ -170,7 +187,8 @@ def test_install_walk_the_first_hour_without_a_gpu(tmp_path_factory, checkout):
                                                           ".config/pulse/"))} == set()
 
 
-def _walk_the_app(w: Walk, model: Path, pulse: PulseServer, tmp_path_factory) -> None:
+def _walk_the_app(w: Walk, model: Path, pulse: PulseServer, tmp_path_factory) -> str:
+    """The walk through the app's windows; returns the captions the overlay showed."""
     # 3. the welcome dialog: no GPU here, said plainly, with the way forward
     tree = _until(w.tree, lambda t: _node(t, "dialog", "Welcome") is not None, 90,
                   "the welcome dialog")
@@ -212,6 +230,7 @@ def _walk_the_app(w: Walk, model: Path, pulse: PulseServer, tmp_path_factory) ->
     tree = _until(w.tree, lambda t: "No captions yet" not in _overlay(t), 180,
                   "captions in the overlay")
     player.wait(60)
+    shown = _overlay(tree)
     notice = _labels(tree).get("Latest notice", "")
     _reads_well(notice, "notice while captioning")
     w.shot("captioning")
@@ -222,3 +241,4 @@ def _walk_the_app(w: Walk, model: Path, pulse: PulseServer, tmp_path_factory) ->
 
     # 6. quit from the menu, as a user does
     w.press("menu item", "Quit")
+    return shown

@@ -99,14 +99,18 @@ def _event(ev) -> None:
                       "detail1": ev.detail1}), flush=True)
 
 
-def _find(acc, role: str, name: str, depth: int = 0):
+def _find(acc, role: str, name: str):
+    """The ``role`` named ``name`` exactly, else the first whose name starts with it (depth
+    first): "Use this" is the button of that name even where "Use this key" comes first."""
+    matches = list(_matching(acc, role, name))
+    return next((m for m in matches if (m.name or "") == name), matches[0] if matches else None)
+
+
+def _matching(acc, role: str, name: str, depth: int = 0):
     if acc.getRoleName() in role.split("|") and (acc.name or "").startswith(name):
-        return acc
+        yield acc
     for child in _children(acc) if depth < 40 else ():
-        found = _find(child, role, name, depth + 1)
-        if found is not None:
-            return found
-    return None
+        yield from _matching(child, role, name, depth + 1)
 
 
 def _do(app_name: str, role: str, name: str, what: str, text: str = "") -> None:
