@@ -38,8 +38,10 @@ CPU build, the tiny model (host cost: the model's compute is negligible), ~10 mi
         --out capacity-cpu.json
 
 ``--server NAME=KIND [FLAGS]`` adds a configuration (KIND ``vllm`` or ``voxcap``; FLAGS are more
-vLLM flags, and ``VAR=VALUE`` words environment variables for it), e.g. the cuts of issue 30
-beside the defaults: ``--server "voxcap-cut=voxcap --no-enable-prefix-caching"``.
+vLLM flags, ``VAR=VALUE`` words environment variables for it, ``serve:--OPTION=VALUE`` words
+options of voxcap serve itself, and ``client:no-compression`` has the client offer no
+permessage-deflate), e.g. the cuts of issue 30 beside the defaults:
+``--server "voxcap-cut=voxcap --no-enable-prefix-caching"``.
 ``--profile N --profile-dir DIR``: one more run at N per server with py-spy (``pip install
 py-spy``) recording each server process, and the top functions of each profile printed.
 
@@ -48,7 +50,13 @@ H200, real shape (random weights, the GPU kit's model), owed — not run yet:
     . .gpu/kit/env.sh; M=$VOXCAP_GPU_WORK/rsmodel
     python3 benchmarks/capacity.py --model $M --dummy-weights --no-eager \\
         --sessions 1,16,32,64,96,128,160 --seconds 30 --repeats 2 --max-streams 160 \\
+        --servers "vllm=vllm,voxcap-before=voxcap --enable-prefix-caching VOXCAP_VLLM_REALTIME_INPUT=0" \\
+        --server "voxcap=voxcap" --server "voxcap-2api=voxcap --api-server-count 2" \\
         --out $OUT/capacity-h200.json --profile 64 --profile-dir $OUT/capacity-profiles
+
+(``voxcap-before``: voxcap serve as it was before issue 30's cuts; py-spy in the kit for
+``--profile``. Should voxcap serve refuse 160 streams at its default session length, 30 s
+sessions fit in e.g. ``serve:--max-model-len=2048`` added to each voxcap entry.)
 """
 
 from __future__ import annotations
@@ -144,7 +152,8 @@ class SessionResult:
 
 
 async def run_session(index: int, url: str, model: str, key: str | None, pcm: np.ndarray,
-                      start_at: float, drain_s: float, first_step: int) -> SessionResult:
+                      start_at: float, drain_s: float, first_step: int,
+                      compression: str | None = "deflate") -> SessionResult:
     """One real-time session: paced appends from ``start_at`` (loop time), clocks per step."""
     from websockets.asyncio.client import connect
 
@@ -157,7 +166,7 @@ async def run_session(index: int, url: str, model: str, key: str | None, pcm: np
     await asyncio.sleep(max(0.0, start_at - loop.time()))
     try:
         async with connect(url, additional_headers=headers, open_timeout=30, max_size=2**22,
-                           ping_interval=None, close_timeout=2) as ws:
+                           ping_interval=None, close_timeout=2, compression=compression) as ws:
             hello = json.loads(await asyncio.wait_for(ws.recv(), 30))
             if hello.get("type") != "session.created":
                 raise RuntimeError(f"expected session.created, got {str(hello)[:120]}")
@@ -221,7 +230,8 @@ async def run_session(index: int, url: str, model: str, key: str | None, pcm: np
 
 
 async def run_sessions(url: str, model: str, key: str | None, audio: np.ndarray, n: int,
-                       spread_s: float, drain_s: float, first_step: int) -> list[SessionResult]:
+                       spread_s: float, drain_s: float, first_step: int,
+                       compression: str | None = "deflate") -> list[SessionResult]:
     """N sessions, starts spread evenly over ``spread_s``; session i gets ``audio`` rotated by
     i x 0.52 s (the same audio for session i in every configuration)."""
     loop = asyncio.get_running_loop()
@@ -229,7 +239,7 @@ async def run_sessions(url: str, model: str, key: str | None, audio: np.ndarray,
     shift = int(0.52 * SR)
     return list(await asyncio.gather(*(
         run_session(i, url, model, key, np.roll(audio, -i * shift), start + spread_s * i / n,
-                    drain_s, first_step) for i in range(n))))
+                    drain_s, first_step, compression) for i in range(n))))
 
 
 # ---------------------------------------------------------------- servers ----
@@ -243,7 +253,7 @@ class Server:
     """One server under test, started in a process group of its own."""
 
     def __init__(self, name: str, kind: str, flags: list[str], env: dict[str, str], args,
-                 workdir: Path) -> None:
+                 workdir: Path, compression: str | None = "deflate") -> None:
         if kind not in ("vllm", "voxcap"):
             raise SystemExit(f"capacity: server kind {kind!r} is not vllm or voxcap")
         self.name, self.kind, self.args = name, kind, args
@@ -256,6 +266,7 @@ class Server:
         self.log_path = workdir / f"server-{name}.log"
         self.home = workdir / f"home-{name}"
         self.extra_env = env
+        self.compression = compression  # what this entry's client offers (websockets' default)
         self.proc: subprocess.Popen | None = None
         self.tree: dict[int, psutil.Process] = {}
 
@@ -273,6 +284,8 @@ class Server:
                 cmd += ["--enforce-eager"]
             if a.cpu:
                 cmd += ["--dtype", "float32"]
+            if any(f.startswith("serve:") for f in self.flags):
+                raise SystemExit(f"capacity: {self.name}: serve: options are voxcap serve's")
             return cmd + ["--served-model-name", self.served, "--host", "127.0.0.1",
                           "--port", str(self.port), "--disable-uvicorn-access-log", *self.flags]
         cmd = [sys.executable, "-m", "voxcap.cli", "serve", "--model", a.model,
@@ -282,9 +295,11 @@ class Server:
             cmd += ["--eager"]
         if a.dummy_weights:
             cmd += ["--dummy-weights"]
-        if self.flags:
-            cmd += ["--vllm-args=" + shlex.join(self.flags)]
-        return cmd
+        own = [f[len("serve:"):] for f in self.flags if f.startswith("serve:")]
+        vllm = [f for f in self.flags if not f.startswith("serve:")]
+        if vllm:
+            cmd += ["--vllm-args=" + shlex.join(vllm)]
+        return cmd + own
 
     def environment(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items()
@@ -381,21 +396,26 @@ class Server:
             self.proc.wait(timeout=10)
 
 
-def parse_server(spec: str) -> tuple[str, str, list[str], dict[str, str]]:
-    """``NAME=KIND [FLAGS] [VAR=VALUE ...]`` → (name, kind, vLLM flags, environment)."""
+def parse_server(spec: str) -> tuple[str, str, list[str], dict[str, str], str | None]:
+    """``NAME=KIND [FLAGS] [VAR=VALUE ...] [client:no-compression]`` → (name, kind, vLLM flags,
+    environment, the client's websocket compression)."""
     head, _, rest = spec.partition(" ")
     name, _, kind = head.partition("=")
     if not name or not kind:
         raise SystemExit(f"capacity: --server {spec!r}: expected NAME=KIND [FLAGS], e.g. "
                          "\"voxcap-cut=voxcap --no-enable-prefix-caching\"")
-    flags, env = [], {}
+    flags, env, compression = [], {}, "deflate"
     for word in shlex.split(rest):
         m = re.fullmatch(r"([A-Z][A-Z0-9_]*)=(.*)", word)
-        if m:
+        if word == "client:no-compression":  # the client offers no permessage-deflate
+            compression = None
+        elif word.startswith("serve:"):  # voxcap serve's own option, e.g. serve:--max-model-len=2048
+            flags.append(word)
+        elif m:
             env[m.group(1)] = m.group(2)
         else:
             flags.append(word)
-    return name, kind, flags, env
+    return name, kind, flags, env, compression
 
 
 # --------------------------------------------------------------- measures ----
@@ -494,7 +514,7 @@ def run_one(server: Server, n: int, audio: np.ndarray, args, gpu: GpuSampler) ->
     first = first_step_samples(args.delay_ms)
     with Window([server]) as w, gpu:
         results = asyncio.run(run_sessions(server.url, server.served, server.key, audio, n,
-                                           args.spread, args.drain, first))
+                                           args.spread, args.drain, first, server.compression))
     rtts = [x for r in results for x in r.rtt_ms]
     late = [x for r in results for x in r.send_late_ms]
     row = {"server": server.name, "n": n, "p50_ms": pct(rtts, 0.5), "p95_ms": pct(rtts, 0.95),
@@ -537,7 +557,7 @@ def profile(server: Server, n: int, audio: np.ndarray, args, out_dir: Path) -> d
         time.sleep(1.0)  # py-spy attached
         first = first_step_samples(args.delay_ms)
         results = asyncio.run(run_sessions(server.url, server.served, server.key, audio, n,
-                                           args.spread, args.drain, first))
+                                           args.spread, args.drain, first, server.compression))
         for spy in spies:
             try:
                 spy.wait(timeout=duration + 30)
@@ -720,7 +740,8 @@ def main() -> int:
           f"repeats, servers {names}, model {args.model}, CPU build {args.cpu}, "
           f"eager {args.eager}; work folder {work}", flush=True)
     print(f"machine: {psutil.cpu_count()} CPUs, load before {os.getloadavg()}", flush=True)
-    servers = [Server(name, kind, flags, env, args, work) for name, kind, flags, env in specs]
+    servers = [Server(name, kind, flags, env, args, work, compression)
+               for name, kind, flags, env, compression in specs]
     rows: list[dict] = []
     result = {"args": {k: v for k, v in vars(args).items()}, "runs": rows,
               "load_before": os.getloadavg()}
@@ -739,7 +760,7 @@ def main() -> int:
         print(f"servers up in {time.monotonic() - t0:.0f} s", flush=True)
         for s in servers:  # warm-up (first-request costs), not reported
             asyncio.run(run_sessions(s.url, s.served, s.key, audio[:SR * 2], 1, 0.0, args.drain,
-                                     first_step_samples(args.delay_ms)))
+                                     first_step_samples(args.delay_ms), s.compression))
         idle = Window(servers)
         with idle:
             time.sleep(3.0)
