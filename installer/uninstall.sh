@@ -134,7 +134,7 @@ voxcap_here() {  # the pid of a voxcap process (not this script) whose temporary
   return 1
 }
 temporary=()
-for entry in "$TMP_ROOT/voxcap-$(id -u)" "$TMP_ROOT"/voxcap-engine-* "$TMP_ROOT"/voxcap-serve-* \
+for entry in "$TMP_ROOT/voxcap-$(id -u)" "$TMP_ROOT"/voxcap-engine-* "$TMP_ROOT"/voxcap-serve-stages-* \
              "$TMP_ROOT"/voxcap-ec-* "$TMP_ROOT"/voxcap-selftest-*; do
   [ -O "$entry" ] && temporary+=("$entry")
 done

@@ -6,16 +6,18 @@ tiny model's weight files."""
 from __future__ import annotations
 
 import io
+import os
 import re
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
 import pytest
 from support.vllm_server import VllmServer
 
-from voxcap.engine.server.stages import IMPORTING, ServerStages
+from voxcap.engine.server.stages import IMPORTING, WORKDIR_PREFIX, ServerStages, new_workdir
 
 # vLLM 0.32's messages at each stage, logged as its processes log them
 EMITTER = """
@@ -80,8 +82,9 @@ def test_serve_prints_the_stages_of_the_real_server(tiny_weights_dir, tmp_path):
     seen = threading.Event()
 
     def watch():  # the terminal's lines as they come, with when they came
-        count = 0
-        while not seen.is_set():
+        count, last = 0, False
+        while not last:
+            last = seen.is_set()  # one more read after the start: its last lines
             lines = server.output().splitlines()
             printed.extend((time.monotonic(), line) for line in lines[count:])
             count = len(lines)
@@ -122,3 +125,19 @@ def test_a_quieter_vllm_log_keeps_the_stages(tmp_path, monkeypatch):
     assert "Starting to load model" not in proc.stderr, proc.stderr
     assert [line.split("s  ", 1)[1] for _, line in out.at] == [
         f"{IMPORTING}…", "loading weights…", "ready"]
+
+
+def test_a_killed_serves_working_folder_goes_at_the_next_start(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    killed = tmp_path / f"{WORKDIR_PREFIX}{gone}-abc"  # its serve was killed: pid gone
+    running = tmp_path / f"{WORKDIR_PREFIX}{os.getppid()}-def"  # a serve still running
+    for folder in (killed, running):
+        folder.mkdir()
+        (folder / "stages.jsonl").write_text("")
+    other = tmp_path / "voxcap-serve-dirs-xyz"  # not serve's: a test helper's
+    other.mkdir()
+    new = new_workdir()
+    assert not killed.exists() and running.exists() and other.exists()
+    assert new.parent == tmp_path and new.name.startswith(f"{WORKDIR_PREFIX}{os.getpid()}-")

@@ -44,7 +44,9 @@ def test_install_uninstall_says_what_goes_and_keeps_settings(tmp_path_factory, c
     tmp = tmp_path_factory.mktemp("tmp")
     write(tmp / f"voxcap-{UID}" / "vllm_dist_0123abcd")
     write(tmp / "voxcap-engine-k2j4" / "stages.jsonl")
+    write(tmp / "voxcap-serve-stages-1234-x7" / "logging.json")
     write(tmp / "vllm_dist_not_voxcaps")
+    write(tmp / "voxcap-serve-dirs-q" / "config" / "serve-api-key")  # a test helper's
     write(tmp / "someone-else" / "file")
     env = dict(home.env, TMPDIR=str(tmp))
     before = home.files()
@@ -79,7 +81,8 @@ def test_install_uninstall_says_what_goes_and_keeps_settings(tmp_path_factory, c
                             ".config/voxcap/remote-api-key",
                             ".local/share/voxcap/sessions/20260101-1200/captions.jsonl",
                             ".local/state/voxcap/voxcap.log"}
-    assert sorted(p.name for p in tmp.iterdir()) == ["someone-else", "vllm_dist_not_voxcaps"]
+    assert sorted(p.name for p in tmp.iterdir()) == ["someone-else", "vllm_dist_not_voxcaps",
+                                                     "voxcap-serve-dirs-q"]
 
     r = home.uninstall("--purge", env=env)
     assert r.returncode == 0, r.stderr

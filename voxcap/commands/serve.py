@@ -20,7 +20,6 @@ import shutil
 import signal
 import socket
 import sys
-import tempfile
 from pathlib import Path
 
 from .. import logs, paths
@@ -120,11 +119,11 @@ def run(args) -> int:
 
 def _serve(args, command, extra_env, key_file, created, served, settings, session_fix) -> int:
     from ..engine.server.process import ServerProcess, child_env
-    from ..engine.server.stages import ServerStages
+    from ..engine.server.stages import ServerStages, new_workdir
 
     log_path = paths.state_dir() / "vllm-server.log"
     # the stage file and vLLM's logging config, read by the server's processes while they live
-    workdir = Path(tempfile.mkdtemp(prefix="voxcap-serve-"))
+    workdir = new_workdir()
     stages = ServerStages(workdir, sys.stdout)
     server = ServerProcess(command, child_env({**extra_env, **stages.env()}), log_path)
     print(f"Starting vLLM's server for {served} on {args.host}:{args.port} (its log: {log_path}); "

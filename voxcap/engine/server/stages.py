@@ -1,7 +1,7 @@
 """vLLM's start-up stages on ``voxcap serve``'s terminal while its server starts, from the same log
 records the app shows them from (inprocess/progress.py), written by every process of the server.
 
-    stages = ServerStages(workdir, sys.stdout)
+    stages = ServerStages(new_workdir(), sys.stdout)
     env = stages.env()          # for the server's processes: the stage file and logging config
     stages.start()              # prints "importing", then each stage vLLM's processes reach
     ...                         # the server answers /health
@@ -13,7 +13,10 @@ like a hang. The server's log keeps vLLM's lines in a format close to vLLM's own
 
 from __future__ import annotations
 
+import logging
 import os
+import shutil
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -21,8 +24,33 @@ from typing import TextIO
 
 from ..inprocess.progress import STAGE_ENV, StageTail, write_logging_config
 
+# <tmp>/voxcap-serve-stages-<pid>-<random>: the pid says whether its run still lives
+WORKDIR_PREFIX = "voxcap-serve-stages-"
 LOG_FORMAT = "(pid=%(process)d) %(levelname)s %(asctime)s [%(filename)s:%(lineno)d] %(message)s"
 IMPORTING = "importing vLLM and PyTorch"
+log = logging.getLogger(__name__)
+
+
+def new_workdir() -> Path:
+    """A folder for the stage file and the logging config of this run; those of runs that were
+    killed (their pid gone) are removed first."""
+    tmp = Path(tempfile.gettempdir())
+    for old in tmp.glob(f"{WORKDIR_PREFIX}*-*"):
+        pid = old.name[len(WORKDIR_PREFIX):].split("-", 1)[0]
+        if pid.isdigit() and old.stat().st_uid == os.getuid() and not _alive(int(pid)):
+            log.info("removing %s, left by a voxcap serve that was killed", old)
+            shutil.rmtree(old, ignore_errors=True)
+    return Path(tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-"))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: alive
+        return True
+    return True
 
 
 class ServerStages:
