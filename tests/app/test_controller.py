@@ -13,6 +13,7 @@ from voxcap.events import (
     AppProblem,
     CaptioningState,
     EngineFailed,
+    EngineProgress,
     EngineReady,
     EngineRestarting,
     StreamOpened,
@@ -109,3 +110,32 @@ def test_engine_failure_stops_captioning(tmp_path):
     assert "engine is not running" in ev.message and "CUDA out of memory" in ev.message
     assert ev.fix == "a fix"
     assert ctl.shutdown().wait(10)
+
+
+def test_a_remote_engine_waiting_for_its_server_is_replaced_at_once(tmp_path):
+    """The GUI's remote engine waits for a server that is not there (retrying); a new address
+    in Settings replaces it at once, not after the 600 s an in-process start is given to
+    settle."""
+    import time
+
+    from support.vllm_server import free_port
+
+    from voxcap.app.controller import default_engine_factory
+    from voxcap.engine.remote.settings import RemoteSettings
+
+    def waiting(port):
+        return RemoteSettings(f"ws://127.0.0.1:{port}", "m", start_retry_s=None)
+
+    q = Events()
+    ctl = SessionController(q.put, engine_factory=default_engine_factory(), audio=FakeAudio(),
+                            journal_root=tmp_path)
+    try:
+        first, second = free_port(), free_port()
+        ctl.start_engine(waiting(first))
+        _wait(q, lambda e: isinstance(e, EngineProgress) and "retrying in" in e.note, 20)
+        t0 = time.monotonic()
+        ctl.apply_engine_settings(waiting(second), "server address")
+        _wait(q, lambda e: isinstance(e, EngineProgress) and str(second) in e.note, 20)
+        assert time.monotonic() - t0 < 10, "the waiting engine held the restart up"
+    finally:
+        assert ctl.shutdown(engine_wait_s=5).wait(30)

@@ -274,7 +274,11 @@ class SessionController:
             self._open_streams()
 
     def _wait_settled(self, eng, timeout: float) -> None:
-        """An engine still starting cannot be stopped cleanly: let it finish (or fail) first."""
+        """An engine still starting cannot be stopped cleanly: let it finish (or fail) first.
+        One that can (``stops_while_starting``: the remote engine waiting for its server) is
+        not waited for."""
+        if getattr(eng, "stops_while_starting", False):
+            return
         deadline = time.monotonic() + timeout
         while (eng.failure is None and not eng.is_ready and time.monotonic() < deadline
                and not self._closing.is_set()):  # quitting does not wait

@@ -93,6 +93,7 @@ class EngineBase(CaptionEngine):
 
     thread_name = "voxcap-engine"
     what = "The engine"  # how messages name it
+    stops_while_starting = False  # whether shutdown() during start-up is clean (else: wait)
 
     def __init__(self, settings, on_event: EventSink | None = None, verbose: bool = False) -> None:
         self.settings = settings
@@ -127,7 +128,8 @@ class EngineBase(CaptionEngine):
             raise EngineError(*self._start_timeout(timeout))
         if self.failure is not None:
             raise EngineError(self.failure.message, self.failure.fix)
-        assert self.ready_info is not None
+        if self.ready_info is None:  # shut down while it started (stops_while_starting)
+            raise EngineError(f"{self.what} was stopped before it was ready.", "start it again")
         return self.ready_info
 
     @property

@@ -177,6 +177,10 @@ class RollingEngine(CaptionEngine):
     def first_step_samples(self) -> int:
         return self.inner.first_step_samples
 
+    @property
+    def stops_while_starting(self) -> bool:
+        return getattr(self.inner, "stops_while_starting", False)
+
     def start(self) -> RollingEngine:
         self.inner.start()
         return self

@@ -39,6 +39,7 @@ import asyncio
 import base64
 import json
 import logging
+import math
 import random
 import socket
 import ssl
@@ -203,6 +204,7 @@ class RemoteEngine(EngineBase):
 
     thread_name = "voxcap-remote"
     what = "The remote engine"
+    stops_while_starting = True  # waiting for its server, it stops at once (the controller asks)
 
     def __init__(self, settings: RemoteSettings, on_event: EventSink | None = None,
                  verbose: bool = False) -> None:
@@ -294,7 +296,7 @@ class RemoteEngine(EngineBase):
                 attempt += 1
                 log.info("%s: %s (retrying in %.1f s)", self.what, exc.message, wait)
                 self._progress("waiting for the server", self._url,
-                               note=f"{exc.message.rstrip('.')}; retrying in {wait:.0f} s.")
+                               note=f"{exc.message.rstrip('.')}; retrying in {math.ceil(wait)} s.")
                 try:
                     await asyncio.wait_for(self._stop_async.wait(), wait)
                     return False
