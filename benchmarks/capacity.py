@@ -24,6 +24,8 @@ Measured per (server, N):
   window from the first session's start to the last one's end; GPU utilisation (NVML, sampled
   every 100 ms) where there is a GPU;
 * the knee: the largest N whose p95 is ≤ 100 ms;
+* the client's own lateness ("late ms": p95 of each block's delay behind its 80 ms slot): where
+  the machine starves the client, the latencies of that run say nothing about the server;
 * token parity: each session's text (its deltas joined) for the same session index and N,
   compared between the servers of the run (the same audio goes to session i everywhere).
 
@@ -95,6 +97,7 @@ STEP_SAMPLES = 1280  # one token per 80 ms
 BLOCK_S = STEP_SAMPLES / SR
 LOOK_AHEAD_SAMPLES = 40
 KNEE_P95_MS = 100.0
+CLIENT_LATE_MS = 20.0  # blocks sent later than this behind their slot: the client was starved
 TEXT = ("The committee met on Tuesday to discuss the budget for next year. Several members "
         "asked whether the library could stay open later in the evening, and the chair promised "
         "an answer by the end of the month. After a short break they turned to the question of "
@@ -628,6 +631,7 @@ def pooled(rows: list[dict], name: str, n: int) -> dict | None:
             "cpu_ms_per_step": {k: round(statistics.fmean(v), 3) for k, v in per_step.items()},
             "machine_cpu_pct": round(statistics.fmean(r["machine_cpu_pct"] for r in mine), 1),
             "client_cpu_pct": round(statistics.fmean(r["client_cpu_pct"] for r in mine), 1),
+            "send_late_p95_each": [r["send_late_p95_ms"] for r in mine],
             "gpu_util_pct": round(statistics.fmean(gpu), 1) if gpu else None}
 
 
@@ -655,17 +659,24 @@ def print_tables(rows: list[dict], names: list[str], ns: list[int]) -> dict:
         summary[name] = {"rows": table, "knee": knee(table)}
         print(f"\n{name}: knee (largest N with p95 <= {KNEE_P95_MS:.0f} ms) = {knee(table)}")
         print(f"{'N':>4} {'runs':>4} {'p50':>7} {'p95':>7} {'p99':>7}  {'p95 each run':<18}"
-              f"{'behind':<10} {'client%':>7} {'machine%':>8} {'gpu%':>5}  server CPU % of a core; "
-              "CPU ms per stream-step")
+              f"{'behind':<10} {'late ms':<12} {'client%':>7} {'machine%':>8} {'gpu%':>5}  "
+              "server CPU % of a core; CPU ms per stream-step")
         for p in table:
             each = "/".join(f"{x:.0f}" if x is not None else "-" for x in p["p95_each"])
             behind = "/".join(str(x) for x in p["behind_each"])
+            late = "/".join(f"{x:.0f}" for x in p["send_late_p95_each"])
             cpu = " ".join(f"{k} {v:.0f}" for k, v in p["cpu_pct"].items() if v >= 0.5) + "; " + \
                 " ".join(f"{k} {v:.2f}" for k, v in p["cpu_ms_per_step"].items() if v >= 0.01)
             gpu = "n/a" if p["gpu_util_pct"] is None else f"{p['gpu_util_pct']:.0f}"
             print(f"{p['n']:>4} {p['runs']:>4} {_f(p['p50_ms'])} {_f(p['p95_ms'])} "
-                  f"{_f(p['p99_ms'])}  {each:<18}{behind:<10} {p['client_cpu_pct']:>7.0f} "
+                  f"{_f(p['p99_ms'])}  {each:<18}{behind:<10} {late:<12} {p['client_cpu_pct']:>7.0f} "
                   f"{p['machine_cpu_pct']:>8.0f} {gpu:>5}  {cpu}")
+    if any(x > CLIENT_LATE_MS for r in rows for x in [r["send_late_p95_ms"]]):
+        print(f"\nNote: in some runs this client sent its blocks late (\"late ms\": p95 of the "
+              f"delay behind the 80 ms pace, per run; over {CLIENT_LATE_MS:.0f} ms in "
+              f"{sum(r['send_late_p95_ms'] > CLIENT_LATE_MS for r in rows)} of {len(rows)} runs): "
+              "the machine starved the client, and those runs' latencies measure the machine, "
+              "not the server. CPU ms per stream-step still compares the servers.")
     return summary
 
 
