@@ -709,9 +709,9 @@ def main() -> int:
     ap.add_argument("--cpu-as-gpu", action=argparse.BooleanOptionalAction, default=True,
                     help="on vLLM's CPU build, every server runs its worker inside the engine "
                          "core as vLLM does on one GPU (voxcap's plugin, "
-                         "VOXCAP_VLLM_CPU_AS_GPU=1): the CPU build's separate worker process "
-                         "spins while it waits (~30 %% of a core idle, seen), which one GPU's "
-                         "server does not have (default on)")
+                         "VOXCAP_VLLM_CPU_AS_GPU=1), instead of the CPU build's separate "
+                         "worker process and its hand-off per step, which one GPU's server does "
+                         "not have (default on)")
     ap.add_argument("--audio", help="a WAV to speak instead of espeak-ng")
     ap.add_argument("--stop-p95-ms", type=float, default=2000.0,
                     help="skip a server's larger N once its p95 passed this (bounded time)")
