@@ -5,6 +5,7 @@ off at once, and a busy port as one line with its fix."""
 from __future__ import annotations
 
 import socket
+import urllib.error
 import urllib.request
 
 from PySide6.QtGui import QImage
@@ -156,3 +157,51 @@ def test_sharing_switched_on_mid_session_knows_captioning_is_on(qtbot, make_app,
     assert panel.viewers.text().endswith("Sharing stops when you press Apply or OK.")
     app.settings_dialog.apply()
     qtbot.waitUntil(lambda: (app.tick(), not w.sharing.isVisibleTo(w))[1], timeout=15_000)
+
+
+def test_allow_site_is_one_site_and_the_local_token(qtbot, make_app, tmp_path, monkeypatch):
+    """"Allow site" takes exactly one scheme://host[:port]: ``*``, ``null`` or a path are one
+    clear line under the field and nothing is applied or saved; the token can be asked for on
+    this computer's address too, and the panel says what sharing on this computer exposes."""
+    monkeypatch.setenv("VOXCAP_CONFIG_DIR", str(tmp_path / "cfg"))
+    app = make_app(AppSettings(model_dir="/tmp/fake-model"))
+    app.window.act_settings.trigger()
+    dlg = app.settings_dialog
+    panel = dlg.share
+    assert "any program and any user logged in to this computer" in panel.exposure.text()
+    assert "the microphone's too" in panel.exposure.text()
+    port = _free_port()
+    panel.enabled.setChecked(True)
+    panel.port.setValue(port)
+    for value, line in (("*", "Allow site: “*” would let every web site read the captions"),
+                        ("null", "Allow site: “null” is the origin of sandboxed frames"),
+                        ("https://notes.example/", "Allow site: a site has no path")):
+        panel.origin.setText(value)
+        assert panel.origin_problem.text().startswith(line), panel.origin_problem.text()
+        assert "\n" not in panel.origin_problem.text()
+        dlg.tabs.setCurrentIndex(0)
+        assert dlg.apply() is False  # nothing applied: the Share tab shows the line
+        assert dlg.tabs.currentIndex() == 1 and not app.settings.share.enabled
+    assert not load_settings()[0].share.enabled  # nothing saved either
+    panel.origin.setText("HTTPS://Notes.Example:443")
+    assert panel.origin_problem.text() == "" and dlg.apply() is True
+    assert app.settings.share.allow_origin == "https://notes.example"  # as browsers send it
+    assert load_settings()[0].share.allow_origin == "https://notes.example"
+    _status(app, qtbot, panel, "Sharing: 0 viewers connected (this computer only)")
+
+    panel.local_token.setChecked(True)
+    dlg.apply()
+    _status(app, qtbot, panel, "(this computer only, with the token)")
+    token = app.settings.share.token
+    assert len(token) >= 20 and panel.url.text() == f"http://127.0.0.1:{port}/?token={token}"
+    assert panel.new_address.isVisible() and not panel.qr.isVisible()
+    try:
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/captions.txt", timeout=30)
+        raise AssertionError("served without the token")
+    except urllib.error.HTTPError as exc:
+        assert exc.code == 403
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/captions.txt?token={token}") as r:
+        assert r.status == 200
+    saved = load_settings()[0].share
+    assert saved.local_token and saved.token == token
+    assert token not in repr(app.settings) and token not in repr(saved)

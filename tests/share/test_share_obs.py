@@ -1,9 +1,11 @@
 """Closed captions into a real OBS Studio's stream (Debian's obs-studio under Xvfb, streaming
 to an RTMP receiver on loopback): the words arrive in the stream's CEA-608 captions in order,
-through obs-websocket with its password; a wrong password sends nothing and says so."""
+through obs-websocket with its password; a wrong password, or none where OBS asks for one, sends
+nothing, says so with the fix, and is not tried again."""
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 
@@ -27,8 +29,14 @@ def obs(tmp_path):
         yield studio
 
 
+REFUSED = ("OBS refused the password: use the password OBS shows in Tools → WebSocket Server "
+           "Settings → Show Connect Info.")
+
+
 def test_captions_reach_the_obs_stream(obs, script):
-    wrong = ObsCaptions(f"ws://127.0.0.1:{obs.ws_port}", password="nope").start()
+    changes = []
+    wrong = ObsCaptions(f"ws://127.0.0.1:{obs.ws_port}", password="nope",
+                        on_change=lambda *c: changes.append(c)).start()
     hub = EventHub()
     sharing = Sharing(hub)  # as the app and `voxcap live --obs-captions` run it
     sharing.apply_now(ShareOptions(obs_url=f"ws://127.0.0.1:{obs.ws_port}", obs_password=PASSWORD))
@@ -55,4 +63,41 @@ def test_captions_reach_the_obs_stream(obs, script):
     assert set(s.words) <= set(found), (s.words, text[:300])
     firsts = sorted(set(found), key=found.index)
     assert firsts == s.words  # each word first appears after the one before it
-    assert wrong.sent == 0 and wrong.problem  # refused: nothing sent, a reason shown
+    assert wrong.sent == 0  # refused: nothing sent ...
+    assert (wrong.state, wrong.problem) == ("refused", REFUSED)  # ... the reason and the fix
+    assert wrong.attempts == 1  # once in the whole test (the old sender retried after 1, 2, 4 s...)
+    assert changes[-1] == ("refused", REFUSED)
+
+
+def test_a_refused_password_is_said_once_with_its_fix(obs, caplog):
+    caplog.set_level(logging.DEBUG)
+    url = f"ws://127.0.0.1:{obs.ws_port}"
+    hub = EventHub()
+    seen = []
+    sharing = Sharing(hub, on_obs=lambda state, problem: seen.append((state, problem)))
+    try:
+        sharing.apply_now(ShareOptions(obs_url=url, obs_password="wrong-password"))
+        wait_for(lambda: sharing.status().obs == REFUSED, timeout=30, what="the refusal shown")
+        sender = sharing.obs
+        time.sleep(4.0)  # the old sender retried after 1, 2, 4 ... s
+        assert sender.attempts == 1 and sharing.status().obs == REFUSED
+        assert "wrong-password" not in repr(sharing.options) and "wrong-password" not in repr(sender)
+        sharing.apply_now(ShareOptions(obs_url=url, obs_password="wrong-password"))  # Apply again
+        wait_for(lambda: sharing.obs is not sender and sharing.obs.attempts == 1
+                 and sharing.status().obs == REFUSED, timeout=30, what="tried once more")
+        sharing.apply_now(ShareOptions(obs_url=url, obs_password=PASSWORD))  # the right one
+        wait_for(lambda: sharing.status().obs.startswith("sending"), timeout=30, what="connected")
+    finally:
+        sharing.stop()
+    none = ObsCaptions(url, password="").start()  # OBS asks for one; none is set
+    try:
+        wait_for(lambda: none.state == "refused", timeout=30, what="no password refused")
+        assert none.problem == ("OBS asks for a password and none is set: use the password OBS "
+                                "shows in Tools → WebSocket Server Settings → Show Connect Info.")
+        assert none.attempts == 1
+    finally:
+        none.stop()
+    assert ("refused", REFUSED) in seen
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    assert "OBS refused the password; not trying again" in logged
+    assert "wrong-password" not in logged and PASSWORD not in logged

@@ -45,7 +45,10 @@ def test_twenty_viewers_at_once(browser, make_server, script):
         clients.kill()
     results = json.loads(out)
     assert s.words[-1] == last
+    # every word, in the order the feed delivered them (not re-sorted by line id), messages in
+    # sequence, line ids rising as lines arrived
     assert all(r.get("words") == s.words for r in results), results[0]
+    assert all(r["seq_ok"] and r["ids_rise"] for r in results), results[0]
     wait_for(lambda: caption_text(browser).split() == s.words, what="the page, all words")
     cpu, rss = server.cpu_seconds() - cpu0, me.memory_info().rss - rss0
     print(f"\n20 viewers, {len(s.words) - 5} words ({s.index} deltas): server thread CPU "
@@ -78,6 +81,7 @@ def test_a_viewer_that_does_not_read_skips_and_holds_nothing_up(make_server, scr
         out, _ = fast.communicate(timeout=120)
         (result,) = json.loads(out)
         assert result["words"] == s.words  # the reader got every word while the other slept
+        assert result["seq_ok"] and result["ids_rise"]  # in the order they were said
         (slow,) = [v for v in server.feed.viewers if v.skips]  # the stuck one fell behind ...
         assert len(slow.pending) <= 64  # ... and holds at most its bound
         print(f"\nstuck viewer: skipped ahead {slow.skips} times, holds {len(slow.pending)} "

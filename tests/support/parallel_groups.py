@@ -71,6 +71,8 @@ SECONDS = {
     "tests/capture/test_app_sources.py": 60,
     "tests/engine/test_engine_start_failures.py": 45,
     "tests/engine/test_serve_gpus.py": 65,  # 57-64 s in single runs on this shared machine
+    "tests/commands/test_serve_hostile.py": 110,  # two `voxcap serve` starts: 96 s alone
+    "tests/share/test_share_hostile.py": 50,  # 93 quick cases + load: 45 s alone
 }
 
 

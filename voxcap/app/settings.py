@@ -14,11 +14,13 @@ version's file still loads).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import logging
 import os
-import re
+import stat
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,10 +28,12 @@ from pathlib import Path
 from .. import paths
 from ..engine.settings import DEFAULT_GRAPH_MODE, GRAPH_MODES, MAX_DELAY_MS, MIN_DELAY_MS, TOKEN_MS
 from ..engine.sizing.precision import PRECISIONS
+from ..netaddr import parse_origin
 
 log = logging.getLogger(__name__)
 
 SETTINGS_NAME = "settings.json"
+SECRETS = frozenset({"token", "obs_password"})  # never shown in a note (nor a repr: field(repr=False))
 ENGINES = ("local", "remote")
 ENGINE_STREAMS = 2  # the engine always has room for "both": switching sources never restarts it
 
@@ -53,17 +57,21 @@ class OverlaySettings:
 @dataclass
 class ShareSettings:
     """Settings → Share captions (``voxcap.share``): off by default; this computer only unless
-    ``lan``; ``token``: the LAN address's access token, kept so that links and QR codes stay
-    valid across restarts ("New address" replaces it)."""
+    ``lan``; ``token``: the access token of the LAN address (and of 127.0.0.1 with
+    ``local_token``), kept so that links and QR codes stay valid across restarts ("New
+    address" replaces it). The token and the OBS password are secrets: the file is written
+    readable by its owner only (0600) and neither is ever in a repr, the log or a note."""
 
     enabled: bool = False
     lan: bool = False
     port: int = 8765  # voxcap.share.DEFAULT_PORT
-    allow_origin: str = ""  # a site whose pages may read the feed, e.g. "https://notes.example"
-    token: str = ""
+    allow_origin: str = ""  # one site whose pages may read the feed, e.g. "https://notes.example"
+    token: str = field(default="", repr=False)  # a secret: never in a repr, a log or a note
+    local_token: bool = False  # the token on this computer's address (127.0.0.1) too
     obs: bool = False  # the stream's closed captions in OBS Studio (obs-websocket)
     obs_url: str = "ws://127.0.0.1:4455"
-    obs_password: str = ""  # obs-websocket's (Tools → WebSocket Server Settings); never logged
+    # obs-websocket's (Tools → WebSocket Server Settings); a secret like the token
+    obs_password: str = field(default="", repr=False)
 
 
 @dataclass
@@ -157,15 +165,12 @@ def _check(name: str, value, default):
         raise ValueError("1024 to 65535")
     if name == "obs_url" and not value.startswith(("ws://", "wss://")):
         raise ValueError("a ws:// or wss:// address")
-    if name == "allow_origin" and value and not _ORIGIN.fullmatch(value):
-        raise ValueError("an origin like https://example.org or http://127.0.0.1:3000")
+    if name == "allow_origin" and value:
+        return parse_origin(value)  # ValueError: one line saying what is wrong
     if name == "geometry" and value is not None and (
             len(value) != 4 or not all(isinstance(v, int) for v in value)):
         raise ValueError("[x, y, width, height]")
     return value
-
-
-_ORIGIN = re.compile(r"https?://[A-Za-z0-9.\-\[\]:]+(:\d{1,5})?")
 
 
 def _is_color(value: str) -> bool:
@@ -224,7 +229,8 @@ def _fill(cls, data: dict, notes: list[str], prefix: str = ""):
         try:
             setattr(obj, f.name, _check(f.name, _coerce(value, default, str(f.type)), default))
         except (ValueError, TypeError) as exc:
-            notes.append(f"{prefix}{f.name} = {json.dumps(value)[:40]} (must be {exc})")
+            shown = "(hidden)" if f.name in SECRETS else json.dumps(value)[:40]
+            notes.append(f"{prefix}{f.name} = {shown} (must be {exc})")
     return obj
 
 
@@ -246,6 +252,7 @@ def load_settings(path: str | Path | None = None) -> tuple[AppSettings, str | No
     """The saved settings (defaults if none were saved) and a message when some were lost."""
     p = Path(path) if path is not None else settings_path()
     try:
+        _owner_only(p)
         raw = p.read_bytes()
     except FileNotFoundError:
         return AppSettings(), None
@@ -274,17 +281,39 @@ def load_settings(path: str | Path | None = None) -> tuple[AppSettings, str | No
 
 
 def save_settings(settings: AppSettings, path: str | Path | None = None) -> Path:
-    """Write atomically; raises OSError (the caller tells the user)."""
+    """Write atomically (a temporary file of its own, renamed over the old one: a reader sees
+    the old file or the new one, never half of one, and two saves never share a temporary
+    file), readable and writable by the owner only (0600: the file holds the share token and
+    the OBS password). Raises OSError (the caller tells the user)."""
     p = Path(path) if path is not None else settings_path()
     p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(p.name + ".tmp")
     data = json.dumps(to_dict(settings), indent=2, ensure_ascii=False).encode("utf-8")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, p)
+    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=p.name + ".", suffix=".tmp")  # 0600
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            os.fchmod(fh.fileno(), 0o600)
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, p)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
     return p
+
+
+def _owner_only(p: Path) -> None:
+    """A settings file that others may read (written by an older voxcap with the default
+    umask) is made owner-only before it is read: it holds secrets."""
+    mode = p.stat().st_mode  # FileNotFoundError: no settings yet
+    if os.name == "posix" and mode & (stat.S_IRWXG | stat.S_IRWXO):
+        try:
+            os.chmod(p, 0o600)
+            log.info("settings: %s was readable by others; now by its owner only", p)
+        except OSError:
+            log.warning("settings: %s is readable by others and cannot be changed", p,
+                        exc_info=True)
 
 
 # ---------------------------------------------------------------------- run overrides ----

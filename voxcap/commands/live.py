@@ -14,6 +14,7 @@ import os
 from ..app.sources import AudioSources
 from ..capture.sources import SOURCE_HELP
 from ..errors import ConfigError
+from ..netaddr import parse_origin
 from ..share import DEFAULT_PORT, ShareOptions, Sharing
 from .captioning import CaptionRun, add_run_options
 from .options import engine_settings
@@ -39,9 +40,12 @@ def add_parser(sub) -> list[str]:
     g.add_argument("--share-lan", action="store_true",
                    help="with --share: on the local network too; the address carries a new "
                         "random access token")
+    g.add_argument("--share-token", action="store_true",
+                   help="with --share: the access token on this computer's address too (any "
+                        "user or program on this computer can read the captions otherwise)")
     g.add_argument("--share-allow-origin", default="", metavar="ORIGIN",
-                   help="with --share: a site whose pages may read the feed "
-                        "(e.g. https://notes.example)")
+                   help="with --share: the one site whose pages may read the feed, exactly "
+                        "scheme://host[:port] (e.g. https://notes.example; never * or null)")
     g.add_argument("--obs-captions", nargs="?", const="ws://127.0.0.1:4455", default="",
                    metavar="URL", help="send the captions to OBS Studio as its stream's closed "
                                        "captions, through obs-websocket (default "
@@ -59,9 +63,17 @@ def run(args) -> int:
         raise ConfigError(f"--duration must be positive, not {args.duration:g}",
                           "give the seconds to capture, or leave it out to run until Ctrl-C")
     resolved = audio.resolve(args.source)  # before the engine's long start: no sound server...
-    if args.share is None and (args.share_lan or args.share_allow_origin):
-        raise ConfigError("--share-lan and --share-allow-origin need --share.",
+    if args.share is None and (args.share_lan or args.share_allow_origin or args.share_token):
+        raise ConfigError("--share-lan, --share-token and --share-allow-origin need --share.",
                           "add --share (or --share PORT)")
+    origin = ""
+    if args.share_allow_origin:
+        try:
+            origin = parse_origin(args.share_allow_origin)
+        except ValueError as exc:
+            raise ConfigError(f"--share-allow-origin {args.share_allow_origin[:60]!r}: {exc}.",
+                              "leave it out, or give the one site, e.g. "
+                              "--share-allow-origin https://notes.example") from None
     if args.share is not None and not 1024 <= args.share <= 65535:
         raise ConfigError(f"--share {args.share}: the port must be 1024 to 65535",
                           f"leave it out for {DEFAULT_PORT}, or pick a free port")
@@ -70,14 +82,22 @@ def run(args) -> int:
         cap.term.line(f"source: {spec.label}: {description!r}")
     sharing = None
     if args.share is not None or args.obs_captions:  # before the engine: a busy port fails now
-        sharing = Sharing(cap.hub, session_source=cap.ctl.journal_session)
+        def obs_said(state: str, problem: str) -> None:
+            if state == "refused":  # said once: it is not tried again
+                cap.term.line(f"share: {problem} (here: --obs-password-env VAR names the "
+                              "environment variable that holds it)")
+        sharing = Sharing(cap.hub, session_source=cap.ctl.journal_session, on_obs=obs_said)
         password = os.environ.get(args.obs_password_env, "") if args.obs_password_env else ""
         status = sharing.apply_now(ShareOptions(
             args.share is not None, args.share_lan, args.share or DEFAULT_PORT,
-            args.share_allow_origin, obs_url=args.obs_captions, obs_password=password))
+            origin, obs_url=args.obs_captions, obs_password=password,
+            local_token=args.share_token))
         if status.running:
             cap.term.line(f"share: captions at {status.url}" + (
-                " (this network; the address carries its access token)" if status.lan else ""))
+                " (this network; the address carries its access token)" if status.lan else
+                " (the address carries its access token)" if status.token else
+                " (this computer: any user or program here can read them; --share-token "
+                "asks for a token)"))
         if args.obs_captions:
             cap.term.line(f"share: closed captions to OBS at {args.obs_captions}")
     try:

@@ -148,13 +148,13 @@ def _serve(args, command, extra_env, key_file, created, served, settings, sessio
         code = server.wait()
         raise ConfigError(f"vLLM's server stopped by itself (exit code {code}): {server.last_error()}",
                           f"see its log {log_path}")
-    except KeyboardInterrupt:
-        print("Stopping vLLM's server… (Ctrl-C again stops it at once)", flush=True)
+    except KeyboardInterrupt:  # Ctrl-C, SIGTERM, SIGHUP (_StopOnSignals)
+        _say("Stopping vLLM's server… (Ctrl-C again stops it at once)")
         try:
             code = server.stop()
         except KeyboardInterrupt:
             code = server.kill()
-        print(f"vLLM's server stopped (exit code {code}).", flush=True)
+        _say(f"vLLM's server stopped (exit code {code}).")
         return 0
     finally:
         if server.exited() is None:
@@ -166,8 +166,7 @@ def _serve(args, command, extra_env, key_file, created, served, settings, sessio
 def _print_ready(args, served, settings, key_file, created, session_fix) -> None:
     host = args.host
     public = host not in ("127.0.0.1", "localhost", "::1")
-    shown = socket.gethostname() if host in ("0.0.0.0", "::", "") else host
-    url = f"ws://{shown}:{args.port}"
+    url = f"ws://{reachable_host(host)}:{args.port}"
     key_line = (f"the API key is in {key_file} ({'new, ' if created else ''}readable by you only)"
                 if key_file else f"the API key is the one in ${args.api_key_env}")
     streams = (f"{settings.max_streams * args.gpus} streams ({settings.max_streams} on each of "
@@ -182,7 +181,7 @@ def _print_ready(args, served, settings, key_file, created, session_fix) -> None
           f"  voxcap live --source system --engine remote --server {url}", flush=True)
     if not public:
         print(f"It listens on {host} only: this computer can connect, others cannot. For another "
-              f"computer: `ssh -N -L {args.port}:127.0.0.1:{args.port} {socket.gethostname()}` "
+              f"computer: `ssh -N -L {args.port}:127.0.0.1:{args.port} {reachable_host('0.0.0.0')}` "
               f"there (then ws://127.0.0.1:{args.port}), or --host 0.0.0.0 on a trusted network.",
               flush=True)
     print("Ctrl-C stops the server.", flush=True)
@@ -217,3 +216,21 @@ class _StopOnSignals:
     def restore(self) -> None:
         for sig, handler in self._saved.items():
             signal.signal(sig, handler)
+
+
+def reachable_host(host: str) -> str:
+    """The address another computer uses for a server bound to ``host``: for every interface
+    (0.0.0.0, ::) this computer's address on its network, as the caption page's QR code gives
+    it (netaddr.lan_address), not a host name the other computer may not resolve."""
+    from ..netaddr import lan_address, url_host
+
+    return url_host(lan_address() if host in ("0.0.0.0", "::", "") else host)
+
+
+def _say(line: str) -> None:
+    """A line on the terminal while stopping; a terminal that is gone (SIGHUP: writes fail)
+    must not keep the server from being stopped."""
+    try:
+        print(line, flush=True)
+    except OSError:
+        log.info("terminal gone: %s", line)

@@ -451,11 +451,12 @@ class VoxcapApp(QObject):
     def apply_share(self) -> None:
         """Start, restart or stop the caption server for the settings (off the GUI thread)."""
         sh = self.settings.share
-        if sh.enabled and sh.lan and not sh.token:
+        if sh.enabled and (sh.lan or sh.local_token) and not sh.token:
             sh.token = new_token()  # kept: links and QR codes stay valid across restarts
             self.save()
         options = ShareOptions(sh.enabled, sh.lan, sh.port, sh.allow_origin, sh.token,
-                               sh.obs_url if sh.obs else "", sh.obs_password)
+                               sh.obs_url if sh.obs else "", sh.obs_password,
+                               local_token=sh.local_token)
         self.sharing.apply(options, style=page_style(self.settings.overlay),
                            masker=make_masker(self.settings.mask_profanity))
 

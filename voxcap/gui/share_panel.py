@@ -1,5 +1,7 @@
-"""Settings → Share captions: on/off, the local network (with its token and QR code), the port,
-an allowed origin; and, from the running server, the address and how many are watching."""
+"""Settings → Share captions: on/off, the local network (with its token and QR code), the token on
+this computer too, the port, the one site allowed to read the feed (checked as it is typed: one
+exact scheme://host[:port], never ``*`` or ``null``); and, from the running server, the address
+and how many are watching. It says what sharing on this computer exposes."""
 
 from __future__ import annotations
 
@@ -19,9 +21,15 @@ from PySide6.QtWidgets import (
 )
 
 from ..app.settings import ShareSettings
+from ..netaddr import parse_origin
 from ..share import ShareStatus, new_token
 from ..share.qr import qr_png
 from .a11y import status_label
+
+LOOPBACK_EXPOSURE = (
+    "On this computer's address (127.0.0.1) the captions are readable by any program and any "
+    "user logged in to this computer, the microphone's too when it is captioned; other web "
+    "sites' pages cannot read them. Where others use this computer, tick the token box.")
 
 
 class SharePanel(QGroupBox):
@@ -32,6 +40,12 @@ class SharePanel(QGroupBox):
         self.enabled.setChecked(settings.enabled)
         self.lan = QCheckBox("On the local network too: an access token and a &QR code", self)
         self.lan.setChecked(settings.lan)
+        self.local_token = QCheckBox("Require the access token on this computer too (others "
+                                     "log in to it)", self)
+        self.local_token.setChecked(settings.local_token)
+        self.exposure = QLabel(LOOPBACK_EXPOSURE, self)
+        self.exposure.setWordWrap(True)
+        self.exposure.setAccessibleName("What sharing on this computer exposes")
         self.port = QSpinBox(self)
         self.port.setRange(1024, 65535)
         self.port.setValue(settings.port)
@@ -39,6 +53,11 @@ class SharePanel(QGroupBox):
         self.origin = QLineEdit(settings.allow_origin, self)
         self.origin.setPlaceholderText("none: pages of other sites cannot read the captions")
         self.origin.setAccessibleName("Site allowed to read the captions")
+        self._origin_saved = settings.allow_origin
+        self.origin_problem = status_label(QLabel("", self), "Allow site problem")
+        self.origin_problem.setWordWrap(True)
+        self.origin_problem.setStyleSheet("color: #c62828;")
+        self.origin_problem.setVisible(False)
         self.url = QLabel("", self)
         self.url.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse
                                          | Qt.TextInteractionFlag.TextSelectableByKeyboard)
@@ -71,8 +90,11 @@ class SharePanel(QGroupBox):
         form = QFormLayout()
         form.addRow("", self.enabled)
         form.addRow("", self.lan)
+        form.addRow("", self.local_token)
+        form.addRow("", self.exposure)
         form.addRow("Port:", self.port)
         form.addRow("Allow site:", self.origin)
+        form.addRow("", self.origin_problem)
         form.addRow("Address:", url_box)
         form.addRow("", self.viewers)
         form.addRow("", self.new_address)
@@ -89,14 +111,16 @@ class SharePanel(QGroupBox):
         self.new_address.clicked.connect(self._new_token)
         self.enabled.toggled.connect(self._enable)
         self.obs.toggled.connect(self._enable)
+        self.origin.textChanged.connect(self._check_origin)
         self._enable()
+        self._check_origin()
         self._status = ShareStatus()
         self.enabled.toggled.connect(lambda _on: self.show_status(self._status))  # "…Apply"
         self.show_status(self._status)
 
     def _enable(self) -> None:
         on = self.enabled.isChecked()
-        for w in (self.lan, self.port, self.origin):
+        for w in (self.lan, self.local_token, self.port, self.origin):
             w.setEnabled(on)
         for w in (self.obs_url, self.obs_password):
             w.setEnabled(self.obs.isChecked())
@@ -105,10 +129,38 @@ class SharePanel(QGroupBox):
         self.token = new_token()
         self.viewers.setText("A new address is made when you apply the settings.")
 
+    def origin_error(self) -> str:
+        """What is wrong with the "Allow site" text, in one line ("" if nothing)."""
+        text = self.origin.text().strip()
+        if not text:
+            return ""
+        try:
+            parse_origin(text)
+        except ValueError as exc:
+            return f"Allow site: {exc}."
+        return ""
+
+    def _check_origin(self) -> None:
+        problem = self.origin_error()
+        if problem != self.origin_problem.text():
+            self.origin_problem.setText(problem)
+            self.origin_problem.setVisible(bool(problem))
+
+    def _allowed_site(self) -> str:
+        """The site to save: the text normalised, or (while it is wrong) the saved one."""
+        text = self.origin.text().strip()
+        if not text:
+            return ""
+        try:
+            return parse_origin(text)
+        except ValueError:
+            return self._origin_saved
+
     def result(self) -> ShareSettings:
         return ShareSettings(enabled=self.enabled.isChecked(), lan=self.lan.isChecked(),
-                             port=self.port.value(), allow_origin=self.origin.text().strip(),
-                             token=self.token, obs=self.obs.isChecked(),
+                             port=self.port.value(), allow_origin=self._allowed_site(),
+                             token=self.token, local_token=self.local_token.isChecked(),
+                             obs=self.obs.isChecked(),
                              obs_url=self.obs_url.text().strip() or "ws://127.0.0.1:4455",
                              obs_password=self.obs_password.text())
 
@@ -121,13 +173,14 @@ class SharePanel(QGroupBox):
         if self.obs_status.text() != obs:
             self.obs_status.setText(obs)
         self.copy.setEnabled(bool(status.url))
-        self.new_address.setVisible(status.lan)
+        self.new_address.setVisible(status.lan or status.token)
         if status.problem:
             text = f"✗ {status.problem}" + (f"\nFix: {status.fix}" if status.fix else "")
         elif status.running:
             n = status.viewers
             text = (f"Sharing: {n} viewer{'s' if n != 1 else ''} connected"
                     + (" (the address works on this network)" if status.lan else
+                       " (this computer only, with the token)" if status.token else
                        " (this computer only)"))
         else:
             text = "Not sharing."

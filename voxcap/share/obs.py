@@ -1,15 +1,18 @@
 """Captions into OBS Studio's stream as closed captions (CEA-608), through obs-websocket 5
 (``SendStreamCaption``; OBS 28 and later have it built in: Tools → WebSocket Server Settings).
 
-    obs = ObsCaptions("ws://127.0.0.1:4455", password="")  # a thread with its own event loop
+    obs = ObsCaptions("ws://127.0.0.1:4455", password="").start()  # a loop thread of its own
     hub.subscribe(obs.post)                                 # the controller's events
-    obs.status()                                            # "sending", "connecting…", a problem
+    obs.state, obs.problem                                  # "sending", "connecting", "refused"
     obs.stop()
 
 It follows the captions as the caption page does (``feed.CaptionFeed``) and sends the line
 being spoken, as it grows, at most every ``interval_s`` (its last ``CAPTION_CHARS`` characters:
 two rows of a 608 caption). OBS shows it only while it streams; nothing is queued meanwhile
 (captions are live or useless). It reconnects with backoff when OBS is not running or restarts.
+A password OBS refuses (obs-websocket closes with 4009, "authentication failed"), or a password
+OBS asks for when none is set, is not tried again: the state is "refused" and ``problem`` says
+so with the fix, until the settings are applied again (``Sharing`` then starts a new sender).
 The password (obs-websocket's SHA-256 challenge) is never logged, nor is caption text.
 """
 
@@ -21,14 +24,21 @@ import contextlib
 import hashlib
 import json
 import logging
-import threading
 
+from ..loop_thread import LoopThread
 from .feed import CaptionFeed
 
 log = logging.getLogger(__name__)
 CAPTION_CHARS = 64
 INTERVAL_S = 0.3
 RPC_VERSION = 1
+AUTH_FAILED = 4009  # obs-websocket 5's close code for a missing or wrong password
+PASSWORD_FIX = ("use the password OBS shows in Tools → WebSocket Server Settings → Show "
+                "Connect Info")
+
+
+class PasswordRefused(Exception):
+    """obs-websocket refused the identification: trying again cannot help."""
 
 
 def auth_string(password: str, salt: str, challenge: str) -> str:
@@ -40,64 +50,52 @@ def auth_string(password: str, salt: str, challenge: str) -> str:
 
 class ObsCaptions:
     def __init__(self, url: str = "ws://127.0.0.1:4455", password: str = "", masker=None,
-                 interval_s: float = INTERVAL_S) -> None:
+                 interval_s: float = INTERVAL_S, on_change=None) -> None:
         self.url = url
         self.password = password
         self.interval_s = interval_s
+        self.on_change = on_change  # called (on the sender's thread) when state/problem change
         self.feed = CaptionFeed(masker=masker, viewer_queue=64)
         self.sent = 0  # captions OBS accepted
+        self.attempts = 0  # connections tried
         self.state = "connecting"
         self.problem = ""
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._stop: asyncio.Event | None = None
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True, name="voxcap-obs")
+        self._stop = asyncio.Event()
+        self._thread = LoopThread(self._main, name="voxcap-obs", what="obs: the caption sender",
+                                  logger=log)
+
+    def __repr__(self) -> str:  # never the password
+        return f"<ObsCaptions {self.url} {self.state} sent={self.sent}>"
 
     def start(self) -> ObsCaptions:
         self._thread.start()
-        self._ready.wait(5)
         return self
 
     def post(self, event) -> None:
-        loop = self._loop
-        if loop is not None and not loop.is_closed():
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(self.feed.on_event, event)
+        self._thread.call_soon(self.feed.on_event, event)
 
     def set_masker(self, masker) -> None:
-        loop = self._loop
-        if loop is not None and not loop.is_closed():
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(self.feed.set_masker, masker)
+        self._thread.call_soon(self.feed.set_masker, masker)
 
     def stop(self, timeout: float = 5.0) -> None:
-        loop, stop = self._loop, self._stop
-        if loop is not None and stop is not None and not loop.is_closed():
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(stop.set)
+        self._thread.call_soon(self._stop.set)
         self._thread.join(timeout)
 
     # ----------------------------------------------------------------------- loop ----
-    def _run(self) -> None:
-        loop = asyncio.new_event_loop()
-        self._loop = loop
-        try:
-            loop.run_until_complete(self._main())
-        except Exception:  # noqa: BLE001 - logged; captions go on elsewhere
-            log.exception("obs: the caption sender failed")
-        finally:
-            loop.close()
-
     async def _main(self) -> None:
-        self._stop = asyncio.Event()
-        self._ready.set()
         wake = asyncio.Event()
         viewer = self.feed.add_viewer(wake.set)
         backoff = 1.0
         while not self._stop.is_set():
             try:
+                self.attempts += 1
                 await self._session(viewer, wake)
                 backoff = 1.0
+            except PasswordRefused as exc:
+                self._set("refused", f"{exc}: {PASSWORD_FIX}.")
+                log.warning("obs: %s; not trying again until the settings change", exc)
+                await self._stop.wait()
+                return
             except (TimeoutError, OSError, ValueError) as exc:
                 self._set("connecting",
                           f"OBS not reachable at {self.url} ({exc.__class__.__name__})")
@@ -111,22 +109,36 @@ class ObsCaptions:
             backoff = min(backoff * 2, 15.0)
 
     def _set(self, state: str, problem: str = "") -> None:
+        changed = (state, problem) != (self.state, self.problem)
         self.state, self.problem = state, problem
+        if changed and self.on_change is not None:
+            try:
+                self.on_change(state, problem)
+            except Exception:  # noqa: BLE001 - a front end's display must not stop captions
+                log.exception("obs: the status display failed")
 
     async def _session(self, viewer, wake) -> None:
         from websockets.asyncio.client import connect
+        from websockets.exceptions import ConnectionClosed
 
         async with connect(self.url, open_timeout=5, max_size=2**20) as ws:
             hello = json.loads(await asyncio.wait_for(ws.recv(), 5))
             identify = {"rpcVersion": RPC_VERSION, "eventSubscriptions": 0}
             auth = (hello.get("d") or {}).get("authentication")
+            if auth and not self.password:
+                raise PasswordRefused("OBS asks for a password and none is set")
             if auth:
                 identify["authentication"] = auth_string(self.password, auth["salt"],
                                                          auth["challenge"])
             await ws.send(json.dumps({"op": 1, "d": identify}))
-            reply = json.loads(await asyncio.wait_for(ws.recv(), 5))
+            try:
+                reply = json.loads(await asyncio.wait_for(ws.recv(), 5))
+            except ConnectionClosed as exc:
+                if exc.rcvd is not None and exc.rcvd.code == AUTH_FAILED:
+                    raise PasswordRefused("OBS refused the password") from None
+                raise
             if reply.get("op") != 2:
-                raise ValueError("obs-websocket refused the identification (password?)")
+                raise ValueError("obs-websocket did not accept the identification")
             self._set("sending")
             log.info("obs: connected to obs-websocket %s",
                      (hello.get("d") or {}).get("obsWebSocketVersion", "?"))

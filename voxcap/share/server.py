@@ -9,7 +9,9 @@
 Routes (GET only, see ``guard``): ``/`` the caption page, ``/events`` the feed (Server-Sent
 Events, one JSON message each, see ``feed``), ``/captions.txt`` and ``/captions.vtt`` the
 session so far (``captions.export``). It listens on 127.0.0.1, or with ``lan`` on every
-IPv4 address with a token in every URL. At most ``max_viewers`` feeds at once (503 beyond).
+IPv4 address with a token in every URL (``require_token``: the token on 127.0.0.1 too). At
+most ``max_viewers`` feeds at once (503 beyond); what one connection may hold (a request
+deadline, connections per address and in all, a vanished peer's timeout) is ``connections``'.
 The session so far comes from ``session_source`` (the journal) when the server starts, so a
 page that reconnects after a restart of the server fills in what it missed.
 """
@@ -20,6 +22,7 @@ import asyncio
 import base64
 import contextlib
 import errno
+import functools
 import hashlib
 import logging
 import re
@@ -31,8 +34,10 @@ from importlib import resources
 
 from ..captions.export import render
 from ..errors import VoxcapError
+from ..loop_thread import LoopThread
+from ..netaddr import lan_address, parse_origin
 from .feed import CaptionFeed
-from .guard import Guard
+from .guard import Guard, TrafficLog
 
 log = logging.getLogger(__name__)
 DEFAULT_PORT = 8765
@@ -40,8 +45,11 @@ MAX_VIEWERS = 50
 HEARTBEAT_S = 15.0
 RETRY_MS = 2000
 SEND_BUFFER = 64 * 1024
+KEEP_ALIVE_S = 5
 PING = 'data: {"type":"ping"}\n\n'
 RELOADS = 3  # journal re-reads when the first live deltas show a gap (the journal lagged)
+__all__ = ["DEFAULT_PORT", "MAX_VIEWERS", "ShareError", "ShareServer", "lan_address",
+           "new_token"]
 
 
 class ShareError(VoxcapError):
@@ -50,15 +58,6 @@ class ShareError(VoxcapError):
 
 def new_token() -> str:
     return secrets.token_urlsafe(16)
-
-
-def lan_address() -> str:
-    """This computer's address on its network (the one its default route uses); no packet is
-    sent (a UDP socket only picks its source address). 127.0.0.1 without a network."""
-    with contextlib.suppress(OSError), socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.connect(("10.254.254.254", 9))
-        return s.getsockname()[0]
-    return "127.0.0.1"
 
 
 def _page() -> tuple[str, str]:
@@ -73,50 +72,95 @@ def _page() -> tuple[str, str]:
     return html, csp
 
 
+class _ToVoxcapLog(logging.Handler):
+    """uvicorn's server messages into voxcap's log (its INFO lines at DEBUG), never onto a
+    terminal through Python's last-resort handler."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.levelno <= logging.INFO:
+            record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        logging.getLogger("voxcap.share.uvicorn").handle(record)
+
+
+def _route_uvicorn_log() -> None:
+    uv = logging.getLogger("uvicorn.error")
+    if not any(isinstance(h, _ToVoxcapLog) for h in uv.handlers):
+        uv.addHandler(_ToVoxcapLog())
+        uv.propagate = False
+
+
+def shown_value(text: str, limit: int = 40) -> str:
+    """A value the person typed, quoted for a message (shortened)."""
+    return "“" + (text if len(text) <= limit else text[:limit] + "…") + "”"
+
+
 class ShareServer:
     def __init__(self, *, port: int = DEFAULT_PORT, lan: bool = False, token: str = "",
-                 allow_origin: str = "", bind: str | None = None, session_source=None,
-                 masker=None, style: dict | None = None, max_viewers: int = MAX_VIEWERS,
-                 viewer_queue: int | None = None) -> None:
+                 require_token: bool = False, allow_origin: str = "", bind: str | None = None,
+                 session_source=None, masker=None, style: dict | None = None,
+                 max_viewers: int = MAX_VIEWERS, viewer_queue: int | None = None,
+                 limits=None) -> None:
         self.port = port
         self.lan = lan
-        self.token = (token or new_token()) if lan else ""
+        self.token = (token or new_token()) if lan or require_token else ""
         self.allow_origin = allow_origin
         self.bind = bind or ("0.0.0.0" if lan else "127.0.0.1")
         self.session_source = session_source or (lambda: None)
         self.max_viewers = max_viewers
+        self.limits = limits  # connections.ConnectionLimits (None: its defaults)
         kw = {} if viewer_queue is None else {"viewer_queue": viewer_queue}
         self.feed = CaptionFeed(masker=masker, style=style, **kw)
+        self.traffic = TrafficLog(log)
         self.guard: Guard | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self.book = None  # connections.ConnectionBook once started
         self._uv = None
-        self._thread: threading.Thread | None = None
+        self._thread: LoopThread | None = None
         self._ready = threading.Event()
         self._loading = True
         self._held: list = []  # events that came while the journal was read
         self._reloads = 0
         self._journalled: set[str] = set()  # streams the journal had when loaded
 
+    def __repr__(self) -> str:  # never the token
+        return (f"<ShareServer {self.bind}:{self.port} lan={self.lan} "
+                f"token={'yes' if self.token else 'no'} viewers={self.viewers}>")
+
     # ------------------------------------------------------------------ life cycle ----
     def start(self, timeout: float = 10.0) -> ShareServer:
         import uvicorn
 
+        from .connections import ConnectionBook, ConnectionLimits, GuardedH11Protocol
+
+        if self.allow_origin:
+            try:
+                self.allow_origin = parse_origin(self.allow_origin)
+            except ValueError as exc:
+                raise ShareError(f"Allow site {shown_value(self.allow_origin)}: {exc}.",
+                                 "correct it in Settings → Share captions: Allow site, or "
+                                 "leave it empty") from None
         sock = self._bind()
         self.port = sock.getsockname()[1]
-        self.guard = Guard(self._app(), token=self.token, lan=self.lan)
+        limits = self.limits or ConnectionLimits(max_connections=self.max_viewers + 64)
+        self.book = ConnectionBook(limits, self.traffic)
+        self.guard = Guard(self._app(), token=self.token, lan=self.lan,
+                           allow_origin=self.allow_origin, traffic=self.traffic)
+        _route_uvicorn_log()
         config = uvicorn.Config(self.guard, log_config=None, access_log=False, lifespan="off",
-                                ws="none", http="h11", loop="asyncio", server_header=False,
-                                limit_concurrency=self.max_viewers + 20,
-                                timeout_graceful_shutdown=2, timeout_keep_alive=5)
+                                ws="none", http=functools.partial(GuardedH11Protocol,
+                                                                  book=self.book),
+                                loop="asyncio", server_header=False, limit_concurrency=None,
+                                h11_max_incomplete_event_size=limits.max_head_bytes,
+                                timeout_graceful_shutdown=2, timeout_keep_alive=KEEP_ALIVE_S)
         self._uv = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._run, args=(sock,), daemon=True,
-                                        name="voxcap-share")
+        self._thread = LoopThread(functools.partial(self._main, sock), name="voxcap-share",
+                                  what="the caption server", logger=log)
         self._thread.start()
-        if not self._ready.wait(timeout) or not self._thread.is_alive():
+        if not self._ready.wait(timeout) or not self._thread.alive:
             self.stop()
             raise ShareError("The caption server did not start.", "see the log for why")
         log.info("share: serving on %s:%d (%s)", self.bind, self.port,
-                 "network, with a token" if self.lan else "this computer only")
+                 "network, with a token" if self.lan else
+                 "this computer only, with a token" if self.token else "this computer only")
         return self
 
     def _bind(self) -> socket.socket:
@@ -144,47 +188,34 @@ class ShareServer:
         sock.setblocking(False)
         return sock
 
-    def _run(self, sock: socket.socket) -> None:
-        loop = asyncio.new_event_loop()
-        self._loop = loop
+    async def _main(self, sock: socket.socket) -> None:
         try:
-            loop.run_until_complete(self._main(sock))
-        except Exception:  # noqa: BLE001 - logged; the app goes on without sharing
-            log.exception("share: the caption server failed")
+            serving = asyncio.create_task(self._uv.serve(sockets=[sock]))
+            await self._load()
+            while not self._uv.started and not serving.done():
+                await asyncio.sleep(0.01)
+            self._ready.set()
+            await serving
         finally:
-            with contextlib.suppress(Exception):
-                loop.run_until_complete(loop.shutdown_asyncgens())
-            loop.close()
             sock.close()
             self._ready.set()
 
-    async def _main(self, sock: socket.socket) -> None:
-        serving = asyncio.create_task(self._uv.serve(sockets=[sock]))
-        await self._load()
-        while not self._uv.started and not serving.done():
-            await asyncio.sleep(0.01)
-        self._ready.set()
-        await serving
-
     def stop(self, timeout: float = 5.0) -> None:
         """Disconnect every viewer and free the port (returns once done, ``timeout`` at most)."""
-        loop, uv = self._loop, self._uv
-        if loop is not None and not loop.is_closed() and uv is not None:
+        uv, thread = self._uv, self._thread
+        if thread is not None and uv is not None:
             def close() -> None:
                 self.feed.close_viewers()
                 uv.should_exit = True
-            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
-                loop.call_soon_threadsafe(close)
-        if self._thread is not None:
-            self._thread.join(timeout)
-            if self._thread.is_alive() and uv is not None:
+            thread.call_soon(close)
+            if not thread.join(timeout):
                 uv.force_exit = True
-                self._thread.join(timeout)
+                thread.join(timeout)
         log.info("share: stopped")
 
     @property
     def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive() and self._ready.is_set()
+        return self._thread is not None and self._thread.alive and self._ready.is_set()
 
     # -------------------------------------------------------------------- status ----
     @property
@@ -205,23 +236,24 @@ class ShareServer:
         """CPU time the server's thread (its event loop: HTTP, feed, every viewer) has used."""
         async def now() -> float:
             return time.thread_time()
-        return asyncio.run_coroutine_threadsafe(now(), self._loop).result(timeout)
+        return self._thread.run(now(), timeout)
+
+    @property
+    def connections(self) -> int:
+        """Open connections (the book's count; read from any thread, for tests and status)."""
+        return len(self.book) if self.book is not None else 0
 
     # --------------------------------------------------------------------- input ----
     def post(self, event) -> None:
-        """An event from the controller, on any thread (an ``EventHub`` subscriber)."""
-        loop = self._loop
-        if loop is None or loop.is_closed():
-            return
-        with contextlib.suppress(RuntimeError):  # stopping: the loop just closed
-            loop.call_soon_threadsafe(self._on_event, event)
+        """An event from the controller, on any thread (an ``EventHub`` subscriber); dropped
+        when the server is not running."""
+        if self._thread is not None:
+            self._thread.call_soon(self._on_event, event)
 
     def call(self, fn, *args) -> None:
         """Run ``fn(*args)`` on the server's loop (style or masking changed in the app)."""
-        loop = self._loop
-        if loop is not None and not loop.is_closed():
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(fn, *args)
+        if self._thread is not None:
+            self._thread.call_soon(fn, *args)
 
     def _on_event(self, event) -> None:
         if self._loading:
@@ -297,7 +329,7 @@ class ShareServer:
         wake.set()  # its snapshot at once
         viewer = self.feed.add_viewer(wake.set)
         peer = request.client.host if request.client else "?"
-        log.info("share: viewer from %s connected (%d)", peer, self.viewers)
+        self.traffic.info("share: viewer from %s connected (%d)", peer, self.viewers)
         try:
             yield f"retry: {RETRY_MS}\n\n"
             while not viewer.closed:
@@ -313,8 +345,8 @@ class ShareServer:
                     yield PING  # the page's watchdog sees it: a silent stream is stale
         finally:
             self.feed.remove_viewer(viewer)
-            log.info("share: viewer from %s left (%d; %d skips)", peer, self.viewers,
-                     viewer.skips)
+            self.traffic.info("share: viewer from %s left (%d; %d skips)", peer, self.viewers,
+                              viewer.skips)
 
     def _render(self, fmt: str) -> str:
         session = None

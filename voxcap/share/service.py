@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .obs import ObsCaptions
 from .server import DEFAULT_PORT, ShareError, ShareServer
@@ -29,27 +29,30 @@ class ShareOptions:
     enabled: bool = False
     lan: bool = False
     port: int = DEFAULT_PORT
-    allow_origin: str = ""
-    token: str = ""  # LAN: the access token ("" = a new one)
+    allow_origin: str = ""  # one site, scheme://host[:port] (netaddr.parse_origin)
+    token: str = field(default="", repr=False)  # the access token ("" = a new one); a secret
     obs_url: str = ""  # obs-websocket's address: the stream's closed captions ("" = none)
-    obs_password: str = ""
+    obs_password: str = field(default="", repr=False)  # a secret: never in a repr or the log
+    local_token: bool = False  # the token on this computer's address (127.0.0.1) too
 
 
 @dataclass(frozen=True)
 class ShareStatus:
     running: bool = False
-    url: str = ""
+    url: str = field(default="", repr=False)  # carries the token
     lan: bool = False
     viewers: int = 0
     problem: str = ""
     fix: str = ""
     obs: str = ""  # OBS closed captions: "" (off), "sending", or what is wrong
+    token: bool = False  # the address carries an access token
 
 
 class Sharing:
-    def __init__(self, hub, session_source=None, **server_kw) -> None:
+    def __init__(self, hub, session_source=None, on_obs=None, **server_kw) -> None:
         self.hub = hub
         self.session_source = session_source
+        self.on_obs = on_obs  # on_obs(state, problem): OBS's state changed (its own thread)
         self.server_kw = server_kw  # extra ShareServer arguments (tests: bind, limits)
         self.server: ShareServer | None = None
         self.obs: ObsCaptions | None = None
@@ -102,7 +105,8 @@ class Sharing:
                                        if obs.state == "sending" else obs.state + "…")
         if server is None or not server.running:
             return ShareStatus(problem=problem[0], fix=problem[1], obs=obs_line)
-        return ShareStatus(True, server.url, server.lan, server.viewers, *problem, obs=obs_line)
+        return ShareStatus(True, server.url, server.lan, server.viewers, *problem, obs=obs_line,
+                           token=bool(server.token))
 
     @property
     def token(self) -> str:
@@ -142,11 +146,13 @@ class Sharing:
             self._style = style
         self._masker = masker
         self._apply_obs(options)
-        web = (options.enabled, options.lan, options.port, options.allow_origin, options.token)
+        web = (options.enabled, options.lan, options.port, options.allow_origin, options.token,
+               options.local_token)
         old = self.options
         self.options = options
         running = self.server is not None and self.server.running
-        if running and web == (old.enabled, old.lan, old.port, old.allow_origin, old.token):
+        if running and web == (old.enabled, old.lan, old.port, old.allow_origin, old.token,
+                               old.local_token):
             self.set_style(self._style or {})
             self.set_masker(masker)
             return
@@ -154,6 +160,7 @@ class Sharing:
         if not options.enabled:
             return
         server = ShareServer(port=options.port, lan=options.lan, token=options.token,
+                             require_token=options.local_token,
                              allow_origin=options.allow_origin,
                              session_source=self.session_source, masker=self._masker,
                              style=self._style, **self.server_kw)
@@ -164,14 +171,16 @@ class Sharing:
 
     def _apply_obs(self, options: ShareOptions) -> None:
         old = self.obs
-        if old is not None and (old.url, old.password) == (options.obs_url, options.obs_password):
+        if old is not None and (old.url, old.password) == (options.obs_url, options.obs_password) \
+                and old.state != "refused":  # a refused password: applying tries once more
             return
         if old is not None:
             self.hub.unsubscribe(old.post)
             old.stop()
         obs = None
         if options.obs_url:
-            obs = ObsCaptions(options.obs_url, options.obs_password, masker=self._masker).start()
+            obs = ObsCaptions(options.obs_url, options.obs_password, masker=self._masker,
+                              on_change=self.on_obs).start()
             self.hub.subscribe(obs.post)
         with self._lock:
             self.obs = obs

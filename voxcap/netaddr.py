@@ -1,0 +1,86 @@
+"""Addresses on the network, for the caption server and ``voxcap serve``: this computer's
+address on its network, and the one web site allowed to read the captions, checked.
+
+    lan_address()                        # "192.168.1.20" (the default route's), or 127.0.0.1
+    parse_origin("https://Notes.example")  # "https://notes.example"; ValueError(one line)
+    url_host("fe80::1")                  # "[fe80::1]": a host as it goes into a URL
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import re
+import socket
+
+# A DNS name as browsers send it in Origin (lower case, IDNs as punycode): labels of letters,
+# digits and hyphens; or an IPv4 address; or an IPv6 address in brackets.
+_LABEL = r"(?!-)[a-z0-9-]{1,63}(?<!-)"
+_NAME = re.compile(rf"{_LABEL}(\.{_LABEL})*")
+_ORIGIN = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*)://(?P<host>\[[^\]/]*\]|[^:/?#\[\]@]*)"
+                     r"(:(?P<port>[0-9]*))?")
+DEFAULT_PORTS = {"http": 80, "https": 443}
+ORIGIN_EXAMPLE = "https://notes.example or http://127.0.0.1:3000"
+
+
+def lan_address() -> str:
+    """This computer's address on its network (the one its default route uses); no packet is
+    sent (a UDP socket only picks its source address). 127.0.0.1 without a network."""
+    with contextlib.suppress(OSError), socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.connect(("10.254.254.254", 9))
+        return s.getsockname()[0]
+    return "127.0.0.1"
+
+
+def url_host(host: str) -> str:
+    """A host name or address as it is written in a URL (IPv6 in brackets)."""
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+def parse_origin(text: str) -> str:
+    """The one web site (origin) allowed to read the captions, as a browser sends it in its
+    ``Origin`` header: exactly ``scheme://host[:port]`` with http or https, nothing else.
+    Returns it normalised (lower case, a default port left out: browsers leave it out, and
+    the comparison is exact). Raises ValueError with one line saying what is wrong."""
+    value = text.strip()
+    if value == "*":
+        raise ValueError("“*” would let every web site read the captions; give one site, e.g. "
+                         + ORIGIN_EXAMPLE)
+    if value.lower() == "null":
+        raise ValueError("“null” is the origin of sandboxed frames and local files, so any of "
+                         "them could read the captions; give one site, e.g. " + ORIGIN_EXAMPLE)
+    if not value:
+        raise ValueError("no site given; e.g. " + ORIGIN_EXAMPLE)
+    if any(c.isspace() or c == "," for c in value):
+        raise ValueError("one site only, as scheme://host[:port], e.g. " + ORIGIN_EXAMPLE)
+    if not value.isascii() or not value.isprintable():
+        raise ValueError("write the site as a browser sends it (international names as "
+                         "xn--…), e.g. " + ORIGIN_EXAMPLE)
+    m = _ORIGIN.fullmatch(value.lower())
+    if m is None:
+        if "://" in value and re.search(r"://[^/]*[/?#@]|://.*[/?#]$", value):
+            raise ValueError("a site has no path, query or user name: give scheme://host[:port] "
+                             "only (no “/” at the end), e.g. " + ORIGIN_EXAMPLE)
+        raise ValueError("not a site: give scheme://host[:port], e.g. " + ORIGIN_EXAMPLE)
+    scheme, host, port = m["scheme"], m["host"], m["port"]
+    if scheme not in DEFAULT_PORTS:
+        raise ValueError(f"a site is http:// or https://, not {scheme}://; e.g. " + ORIGIN_EXAMPLE)
+    if host.startswith("["):
+        try:
+            host = f"[{ipaddress.IPv6Address(host[1:-1]).compressed}]"
+        except ValueError:
+            raise ValueError(f"{host} is not an IPv6 address; e.g. http://[::1]:3000") from None
+    elif re.fullmatch(r"[0-9.]+", host):
+        try:
+            host = str(ipaddress.IPv4Address(host))
+        except ValueError:
+            raise ValueError(f"{host} is not an IPv4 address; e.g. http://127.0.0.1:3000") \
+                from None
+    elif not _NAME.fullmatch(host) or len(host) > 253:
+        raise ValueError(f"{host or 'an empty name'} is not a host name; e.g. " + ORIGIN_EXAMPLE)
+    if port is not None:
+        if not port or len(port) > 5 or not 1 <= int(port) <= 65535 or port != str(int(port)):
+            raise ValueError(f"port {port or '(empty)'} is not a TCP port (1-65535)")
+        if int(port) == DEFAULT_PORTS[scheme]:
+            port = None
+    return f"{scheme}://{host}" + (f":{port}" if port else "")
