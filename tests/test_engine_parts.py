@@ -111,7 +111,8 @@ def test_a_vllm_free_interpreter_loads_the_remote_path():
         from voxcap.engine.factory import build_engine
         from voxcap.engine.remote.settings import RemoteSettings
         engine = build_engine(RemoteSettings(server_url="ws://127.0.0.1:9", model=""))
-        print(type(engine.inner).__name__, sorted(m for m in sys.modules if m.split(".")[0] in ("vllm", "torch")))
+        heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("vllm", "torch"))
+        print(type(engine.inner).__name__, heavy)
         """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                          env=dict(os.environ, QT_QPA_PLATFORM="offscreen"))

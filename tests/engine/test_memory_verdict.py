@@ -23,6 +23,7 @@ from voxcap.engine.sizing.memory import Sizing
 from voxcap.engine.sizing.precision import BY_NAME, ORDER, GpuFacts, supported
 from voxcap.engine.sizing.verdict import verdict
 from voxcap.errors import ConfigError
+from voxcap.gui.plain_words import for_the_app
 
 GIB = memory.GIB
 CARDS = (4, 6, 8, 11, 12, 16, 24)  # GB as sold
@@ -151,8 +152,10 @@ def test_the_four_places_say_the_same(fake_gpu, tiny_model_dir, tmp_path, total_
         assert gate["error"] == tiny["line"][0].upper() + tiny["line"][1:] + ".", got
         assert gate["fix"] == tiny["fix"] == doc["fix"], got
         assert doc["verdict"] == "fail" and doc["summary"] == tiny["line"], got
-        assert got["settings"] == f"{tiny['line']}. Fix: {tiny['fix']}", got
+        # the dialogs say the fix in the app's words (a setting, not a flag)
+        assert got["settings"] == for_the_app(f"{tiny['line']}. Fix: {tiny['fix']}"), got
     # the first-run dialog, before a model is chosen, speaks of the real model
     first = got["first_run"]
-    assert first.endswith(": " + real["line"] + ("" if real["fix"] == "" else f". Fix: {real['fix']}")), got
+    said = real["line"] + ("" if real["fix"] == "" else f". Fix: {real['fix']}")
+    assert first.endswith(": " + for_the_app(said)), got
     assert first.startswith("✓ " if real["kind"] in ("fits", "fewer_streams") else "⚠ "), got

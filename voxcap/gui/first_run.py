@@ -34,6 +34,7 @@ from ..engine.sizing.verdict import read_gpu_facts, verdict
 from ..errors import VoxcapError
 from .a11y import announce, status_label
 from .api_key_row import ApiKeyRow
+from .plain_words import for_the_app
 from .settings_dialog import check_model_dir
 
 log = logging.getLogger(__name__)
@@ -67,8 +68,8 @@ def gpu_words(gpus, settings: AppSettings) -> tuple[bool, str]:
     try:
         v = verdict(None, sizing, read_gpu_facts(used))
     except VoxcapError as exc:  # a precision this GPU cannot run
-        return False, f"{exc.message} Fix: {exc.fix}"
-    return v.fits, v.text
+        return False, for_the_app(f"{exc.message} Fix: {exc.fix}")
+    return v.fits, for_the_app(v.text)
 
 
 class FirstRunDialog(QDialog):

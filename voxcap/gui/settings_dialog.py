@@ -69,7 +69,7 @@ def kv_note(path: str, dummy_weights: bool, sizing) -> tuple[str, str]:
     except (VoxcapError, KeyError, TypeError, ValueError):
         log.warning("no memory estimate for %s", path, exc_info=True)
         return "", ""
-    line = "" if facts is None else v.text
+    line = "" if facts is None else for_the_app(v.text)
     return (f"≈{memory.gib(fp.kv_cache_bytes)} KV cache for {v.choice.streams} streams, "
             f"≈{memory.gib(fp.total_bytes)} of GPU memory in all"), line
 

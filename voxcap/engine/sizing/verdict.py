@@ -19,9 +19,9 @@ from .memory import Sizing, choose_precision
 from .precision import Choice, GpuFacts
 
 USABLE_SHARE = 0.95  # of a card's memory that a choice may count on (precision.choose)
+# written for the terminal; the app shows them through gui/plain_words.for_the_app
 SERVER_FIX = ("caption through a vLLM server on a bigger GPU: run `voxcap serve` there, then "
-              "choose the vLLM server engine (Settings → Engine, or --engine remote --server "
-              "ws://HOST:8000)")
+              "choose the vLLM server engine (--engine remote --server ws://HOST:8000)")
 CLOSE_FIX = ("close programs that use the GPU (`nvidia-smi` lists them: games, other AI tools, "
              "browsers with hardware acceleration), then start again")
 
@@ -82,9 +82,9 @@ def verdict(info, sizing: Sizing, gpu: GpuFacts | None) -> Verdict:
                 f"and at most {memory.gib(cap)} of it can be")
         auto = _automatic(info, sizing, replace(gpu, free_bytes=gpu.total_bytes))
         if auto is not None and auto.fits:
-            return Verdict("too_small", now, line, "set the precision to Automatic (Settings → "
-                           f"Engine → Precision, or --precision auto): it starts as {auto.label} "
-                           f"for {_streams(auto.streams)} on this card")
+            return Verdict("too_small", now, line, "set the precision to Automatic "
+                           f"(--precision auto): it starts as {auto.label} for "
+                           f"{_streams(auto.streams)} on this card")
         return Verdict("too_small", now, line, SERVER_FIX)
     line = (f"{gpu.size_text} has {memory.gib(usable)} free now; {what} needs "
             f"≈{memory.gib(need)} free to start")
