@@ -21,12 +21,18 @@ import time
 from pathlib import Path
 
 import pytest
-from support.atspi import AtspiBus, pyatspi_available, walk
+from support.app_walk import Walk
+from support.app_walk import caption_words as _caption_words
+from support.app_walk import labels as _labels
+from support.app_walk import node as _node
+from support.app_walk import overlay as _overlay
+from support.app_walk import processes_of as _processes_of
+from support.app_walk import reads_well as _reads_well
+from support.app_walk import until as _until
+from support.atspi import AtspiBus, pyatspi_available
 from support.install_helpers import exec_argv, new_home
 from support.pulse import PulseServer, speech_wav
 from support.xvfb import SPEECH_THEM, Xvfb
-
-from voxcap.gui.plain_words import FLAG
 
 pytestmark = [
     pytest.mark.slow, pytest.mark.engine, pytest.mark.timeout(900),
@@ -34,77 +40,6 @@ pytestmark = [
                        reason="system python3 without pyatspi: run scripts/setup-dev.sh"),
 ]
 ENGINE_START_S = 480  # the tiny model on a loaded 2-core machine
-
-
-def _labels(tree: dict) -> dict[str, str]:
-    return {n["description"].split(". ")[0]: n["name"] for n in walk(tree)
-            if n.get("role") == "label" and n.get("description")}
-
-
-def _node(tree: dict, role: str, name: str) -> dict | None:
-    """The node of that role named ``name`` exactly, else the first whose name starts so."""
-    nodes = [n for n in walk(tree) if n.get("role") == role
-             and str(n.get("name", "")).startswith(name)]
-    return next((n for n in nodes if n.get("name") == name), nodes[0] if nodes else None)
-
-
-def _until(read, check, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = read()
-        if check(value):
-            return value
-        assert time.monotonic() < deadline, f"{what}: never happened; last seen {value}"
-        time.sleep(1.0)
-
-
-def _reads_well(text: str, where: str, terminal: bool = False) -> None:
-    """What a newcomer reads: no traceback; in the app, no command-line flag."""
-    assert "Traceback" not in text and "Error:" not in text.replace("Engine error:", ""), where
-    if not terminal:
-        assert FLAG.findall(text) == [], f"{where}: flags {FLAG.findall(text)}: {text}"
-
-
-class Walk:
-    def __init__(self, bus: AtspiBus, x: Xvfb, pid: int, shots: Path) -> None:
-        self.bus, self.x, self.pid, self.shots, self.n = bus, x, pid, shots, 0
-
-    def tree(self) -> dict:
-        return self.bus.dump(self.pid)
-
-    def press(self, role: str, name: str) -> None:
-        self.bus.do(self.pid, role, name)
-
-    def type(self, name: str, text: str) -> None:
-        self.bus.do(self.pid, "entry|text", name, "text", text)
-
-    def shot(self, name: str) -> Path:
-        self.n += 1
-        time.sleep(0.5)  # the last repaint
-        return self.x.screenshot(self.shots / f"{self.n}-{name}.png")
-
-
-def _overlay(tree: dict) -> str:
-    """The rows on the overlay, as a screen reader reads them."""
-    return next((n["description"] for n in walk(tree) if n.get("name") == "Live captions"),
-                "No captions yet")
-
-
-def _caption_words(row: str) -> list[str]:
-    """The words of an overlay row, without the speaker's label ("Them: ...")."""
-    label, sep, rest = row.partition(": ")
-    return (rest if sep and label in ("Them", "You") else row).split()
-
-
-def _processes_of(session_id: int) -> list[int]:
-    out = []
-    for proc in Path("/proc").glob("[0-9]*"):
-        try:
-            if os.getsid(int(proc.name)) == session_id:
-                out.append(int(proc.name))
-        except OSError:
-            continue
-    return out
 
 
 def test_install_walk_the_first_hour_without_a_gpu(tmp_path_factory, checkout):

@@ -52,7 +52,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ... import __version__, logs
-from ...errors import EngineError
+from ...errors import ConfigError, EngineError
 from ...events import (
     EngineReady,
     EngineStopped,
@@ -65,7 +65,7 @@ from ...events import (
 from ..base import EngineBase, EventSink
 from ..stats import SAMPLE_RATE
 from .audio import StreamAudio, to_pcm16
-from .settings import RemoteSettings, display_url, models_url
+from .settings import RemoteSettings, display_url, find_api_key, models_url
 
 log = logging.getLogger(__name__)
 KEY_FIX = ("give the key the server was started with: `voxcap serve` printed its file; copy it to "
@@ -301,7 +301,22 @@ class RemoteEngine(EngineBase):
                     await asyncio.wait_for(self._stop_async.wait(), wait)
                     return False
                 except TimeoutError:
+                    self._find_key()
                     continue
+
+    def _find_key(self) -> None:
+        """No key when the engine started: the one made or given meanwhile, as the app and the
+        CLI find it (find_api_key). The server the app was pointed at before it first ran on
+        this computer writes its key as it starts (issue 34: HTTP 401 once it was up)."""
+        if self.settings.api_key is not None:
+            return
+        try:
+            key, where = find_api_key(self.settings.server_url)
+        except ConfigError:  # a key file others can read: the probe's refusal says it
+            return
+        if key:
+            log.info("%s: %s", self.what, where)
+            self.settings = replace(self.settings, api_key=key)
 
     async def _probe_models(self) -> int | None:
         """GET /v1/models: is the model served there, and its max session length.

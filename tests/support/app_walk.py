@@ -1,0 +1,90 @@
+"""The app as a newcomer walks it (tests/install's walks): read over AT-SPI from another process
+(support/atspi.py), pressed and typed into through its real widgets, a screenshot of each step.
+
+    w = Walk(bus, xvfb, app_pid, shots_folder)
+    tree = until(w.tree, lambda t: labels(t).get("Engine status", "").startswith("…"), 60, "…")
+    w.press("push button", "Start or stop captioning"); w.shot("captioning")
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from support.atspi import AtspiBus, walk
+from support.xvfb import Xvfb
+from voxcap.gui.plain_words import FLAG
+
+
+def labels(tree: dict) -> dict[str, str]:
+    """A status label's description (what it is) -> its accessible name (what it says)."""
+    return {n["description"].split(". ")[0]: n["name"] for n in walk(tree)
+            if n.get("role") == "label" and n.get("description")}
+
+
+def node(tree: dict, role: str, name: str) -> dict | None:
+    """The node of that role named ``name`` exactly, else the first whose name starts so."""
+    nodes = [n for n in walk(tree) if n.get("role") == role
+             and str(n.get("name", "")).startswith(name)]
+    return next((n for n in nodes if n.get("name") == name), nodes[0] if nodes else None)
+
+
+def until(read, check, timeout: float, what: str):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = read()
+        if check(value):
+            return value
+        assert time.monotonic() < deadline, f"{what}: never happened; last seen {value}"
+        time.sleep(1.0)
+
+
+def reads_well(text: str, where: str, terminal: bool = False) -> None:
+    """What a newcomer reads: no traceback; in the app, no command-line flag."""
+    assert "Traceback" not in text and "Error:" not in text.replace("Engine error:", ""), where
+    if not terminal:
+        assert FLAG.findall(text) == [], f"{where}: flags {FLAG.findall(text)}: {text}"
+
+
+class Walk:
+    def __init__(self, bus: AtspiBus, x: Xvfb, pid: int, shots: Path) -> None:
+        self.bus, self.x, self.pid, self.shots, self.n = bus, x, pid, shots, 0
+
+    def tree(self) -> dict:
+        return self.bus.dump(self.pid)
+
+    def press(self, role: str, name: str) -> None:
+        self.bus.do(self.pid, role, name)
+
+    def type(self, name: str, text: str) -> None:
+        self.bus.do(self.pid, "entry|text", name, "text", text)
+
+    def shot(self, name: str) -> Path:
+        self.n += 1
+        time.sleep(0.5)  # the last repaint
+        return self.x.screenshot(self.shots / f"{self.n}-{name}.png")
+
+
+def overlay(tree: dict) -> str:
+    """The rows on the overlay, as a screen reader reads them."""
+    return next((n["description"] for n in walk(tree) if n.get("name") == "Live captions"),
+                "No captions yet")
+
+
+def caption_words(row: str) -> list[str]:
+    """The words of an overlay row, without the speaker's label ("Them: ...")."""
+    label, sep, rest = row.partition(": ")
+    return (rest if sep and label in ("Them", "You") else row).split()
+
+
+def processes_of(session_id: int) -> list[int]:
+    """The processes of a session (``start_new_session=True``): what an app left running."""
+    out = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            if os.getsid(int(proc.name)) == session_id:
+                out.append(int(proc.name))
+        except OSError:
+            continue
+    return out
