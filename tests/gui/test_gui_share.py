@@ -46,6 +46,12 @@ def test_share_captions_section(qtbot, make_app, fake_audio, tmp_path, monkeypat
     dlg.apply()
     _status(app, qtbot, panel, "Sharing: 0 viewers connected (this computer only)")
     assert panel.url.text() == f"http://127.0.0.1:{port}/" and not panel.qr.isVisible()
+    # what a screen reader reads is the address itself, not only what the label is for
+    from PySide6.QtGui import QAccessible
+
+    a11y = QAccessible.queryAccessibleInterface(panel.url)
+    assert a11y.text(QAccessible.Text.Name) == panel.url.text()
+    assert a11y.text(QAccessible.Text.Description) == "Share address"
     feed = urllib.request.urlopen(f"http://127.0.0.1:{port}/events", timeout=30)
     _status(app, qtbot, panel, "Sharing: 1 viewer connected")
 

@@ -61,7 +61,7 @@ class SharePanel(QGroupBox):
         self.url = QLabel("", self)
         self.url.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse
                                          | Qt.TextInteractionFlag.TextSelectableByKeyboard)
-        self.url.setAccessibleName("Share address")
+        status_label(self.url, "Share address")  # a screen reader reads the address itself
         self.url.setWordWrap(True)
         self.copy = QPushButton("Cop&y address", self)
         self.new_address = QPushButton("New address (old links stop working)", self)
