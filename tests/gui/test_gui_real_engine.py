@@ -138,7 +138,9 @@ def test_quit_while_a_real_engine_starts(tiny_weights_dir, tmp_path):
         (first_core,) = [p for p in me.children(recursive=True) if engine_core_among([p])]
         ask("caption 4")
         until(lambda s: len(s["deltas"]) > 10, 120, "captions")
-        ask("restart")
+        # the new engine's start held in its core for 120 s: the tiny model's takes ~2 s, less
+        # than quit's wait for the engine (real_engine_app._hold_engine_core_start)
+        ask("restart 120")
         # the new engine is loading: its engine core runs, the old one's is gone
         s = until(lambda s: s["engine"] == "loading" and any(
             engine_core_among([p]) and p.pid != first_core.pid

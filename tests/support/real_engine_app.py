@@ -10,7 +10,8 @@ Commands (each answered with one JSON line on stdout):
                   "deltas": texts of every TextDelta the engine gave, "stages": engine stages}
                  (each engine stage is also written to stderr as "engine stage N:STAGE")
     caption S    start captioning and feed S seconds of speech-like audio to "Them" once on
-    restart      switch the graph mode (the controller restarts the engine)
+    restart [S]  switch the graph mode (the controller restarts the engine); S: hold the new
+                 engine's start S seconds longer in its core
     quit         quit the app (as Ctrl+Q does)
 """
 
@@ -71,6 +72,8 @@ def main(model_dir: str) -> int:
                 audio.captures["Them"].feed_samples(speech_like(float(arg), seed=3))
             threading.Thread(target=feed, daemon=True).start()
         elif cmd == "restart":
+            if arg:  # hold the new engine's start in its core for ARG seconds (see below)
+                _hold_engine_core_start(float(arg))
             new = app.settings.copy()
             new.graph_mode = "PIECEWISE"
             app.apply_settings(new)
@@ -85,6 +88,22 @@ def main(model_dir: str) -> int:
     code = qapp.exec()
     _leave_now_if_engine_still_starting(code)  # as run_gui leaves
     return code
+
+
+def _hold_engine_core_start(seconds: float) -> None:
+    """Make the next engine's start take ``seconds`` longer, inside its engine core (forked from
+    this process, so it inherits the change): vLLM's KV-cache set-up waits first. The tiny model
+    starts in about 2 s once vLLM is imported, less than quit's wait for the engine; a test of
+    quitting during a start needs the start to outlast it."""
+    from vllm.v1.engine.core import EngineCore
+
+    original = EngineCore._initialize_kv_caches
+
+    def held(self, *args, **kwargs):
+        time.sleep(seconds)
+        return original(self, *args, **kwargs)
+
+    EngineCore._initialize_kv_caches = held
 
 
 if __name__ == "__main__":
