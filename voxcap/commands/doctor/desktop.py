@@ -7,7 +7,6 @@ import shutil
 import subprocess
 
 from .base import (
-    _XCB_LIBS,
     FAIL,
     OK,
     REINSTALL,
@@ -18,6 +17,15 @@ from .base import (
     _version,
     log,
 )
+
+_XCB_LIBS = {  # library -> Debian/Ubuntu package (what Qt's xcb platform plugin loads)
+    "libxcb-cursor.so.0": "libxcb-cursor0", "libxkbcommon-x11.so.0": "libxkbcommon-x11-0",
+    "libxcb-icccm.so.4": "libxcb-icccm4", "libxcb-keysyms.so.1": "libxcb-keysyms1",
+    "libxcb-image.so.0": "libxcb-image0", "libxcb-render-util.so.0": "libxcb-render-util0",
+    "libxcb-shape.so.0": "libxcb-shape0", "libxcb-xkb.so.1": "libxcb-xkb1",
+    "libEGL.so.1": "libegl1", "libGL.so.1": "libgl1", "libfontconfig.so.1": "libfontconfig1",
+    "libdbus-1.so.3": "libdbus-1-3", "libxcb-randr.so.0": "libxcb-randr0",
+}
 
 
 def check_desktop(ctx: Context, args) -> Check:
