@@ -155,9 +155,12 @@ def test_no_echo_canceller_one_notice_and_the_mic_goes_on(sound_server, voices, 
         cap.stop()
     assert len(notices(rec, "echo unavailable")) == 1, [e.message for e in rec.events]
     assert "no echo canceller" in notices(rec, "echo unavailable")[0].message
-    from support.xcorr import load_16k
+    from support.xcorr import load_16k, match_tracked
 
-    assert match(load_16k(voices["near"]), rec.audio(start)).r > 0.9
+    # the microphone's own sound, every part in order; a starved sound server's slips forgiven
+    # as in the echo tests (seen in a full run: a plain correlation of r 0.84, lag as expected)
+    m = match_tracked(load_16k(voices["near"]), rec.audio(start))
+    assert _same_sound(m), str(m)
 
 
 @pytest.mark.parametrize("why", ["old PipeWire", "its canceller fails"])
@@ -353,6 +356,8 @@ def test_output_unplugged_the_microphone_goes_on_without_the_canceller(sound_ser
         cap.stop()
     off = notices(rec, "echo off")
     assert len(off) == 1 and "output went away" in off[0].message, [e.message for e in off]
-    from support.xcorr import load_16k
+    from support.xcorr import load_16k, match_tracked
 
-    assert match(load_16k(voices["near"]), rec.audio(start)).r > 0.9
+    # the microphone's own sound, every part in order, slips forgiven (as the test above)
+    m = match_tracked(load_16k(voices["near"]), rec.audio(start))
+    assert _same_sound(m), str(m)
