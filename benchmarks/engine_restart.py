@@ -30,11 +30,11 @@ def main() -> int:
     args = p.parse_args()
 
     from voxcap.engine.inprocess.engine import LocalEngine
-    from voxcap.engine.settings import EngineSettings
+    from voxcap.engine.settings import InProcessSettings
 
     rows, shutdown_s = [], 0.0
     for i, mode in enumerate(args.modes.split(",")):
-        settings = EngineSettings(args.model, dummy_weights=args.dummy_weights, graph_mode=mode,
+        settings = InProcessSettings(args.model, dummy_weights=args.dummy_weights, graph_mode=mode,
                                   max_streams=args.max_streams)
         t = time.perf_counter()
         engine = LocalEngine(settings).start()

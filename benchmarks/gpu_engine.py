@@ -28,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from voxcap.commands.bench import _run_child  # noqa: E402
-from voxcap.engine.settings import GRAPH_MODES, EngineSettings  # noqa: E402
+from voxcap.engine.settings import GRAPH_MODES, InProcessSettings  # noqa: E402
 from voxcap.gpu import describe_gpus  # noqa: E402
 
 GIB = 2**30
@@ -105,7 +105,7 @@ def main() -> int:
     for mode, size, counts in plan(modes):
         if sizes and size not in sizes:
             continue
-        settings = EngineSettings(a.model, dummy_weights=a.dummy_weights, graph_mode=mode,
+        settings = InProcessSettings(a.model, dummy_weights=a.dummy_weights, graph_mode=mode,
                                   max_streams=size, **extra).validated()
         print(f"gpu_engine: {mode}, engine for {size} stream(s), runs {counts}", file=sys.stderr,
               flush=True)

@@ -45,7 +45,7 @@ def main() -> int:
     from voxcap.commands.bench import speech_like
     from voxcap.engine.factory import build_engine
     from voxcap.engine.rollover import RolloverPolicy
-    from voxcap.engine.settings import EngineSettings
+    from voxcap.engine.settings import InProcessSettings
     from voxcap.events import SessionRolled
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -72,7 +72,7 @@ def main() -> int:
             with lock:
                 rolled.append({"at_audio_s": round(ev.at_audio_s, 2), "reason": ev.reason})
 
-    settings = EngineSettings(a.model, dummy_weights=a.dummy_weights, graph_mode=a.graph_mode,
+    settings = InProcessSettings(a.model, dummy_weights=a.dummy_weights, graph_mode=a.graph_mode,
                               max_streams=2).validated()
     engine = build_engine(settings, on_event=on_event, rollover=policy)
     t0 = time.perf_counter()

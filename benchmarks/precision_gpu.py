@@ -104,7 +104,7 @@ def free_total() -> int:
 
 
 def settings_for(args):
-    from voxcap.engine.settings import EngineSettings
+    from voxcap.engine.settings import InProcessSettings
 
     extra: dict = {"attention_config": {"flash_attn_version": args.fa}} if args.fa else {}
     if args.turing:
@@ -121,7 +121,7 @@ def settings_for(args):
         s = AppSettings(model_dir=args.model, dummy_weights=args.dummy_weights,
                         precision=args.precision).engine_settings()
         return s.__class__(**{**s.__dict__, "extra_engine_args": extra})
-    s = EngineSettings(model_dir=args.model, dummy_weights=args.dummy_weights,
+    s = InProcessSettings(model_dir=args.model, dummy_weights=args.dummy_weights,
                        precision=args.precision, max_streams=args.max_streams,
                        extra_engine_args=extra).validated()
     if args.compile_off:

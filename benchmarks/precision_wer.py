@@ -68,7 +68,7 @@ def transcribe_all(spec: dict) -> dict:
     """In a child process: one engine with this precision, every file one stream."""
     from voxcap.audio_file import read_all
     from voxcap.engine.inprocess.engine import LocalEngine
-    from voxcap.engine.settings import EngineSettings
+    from voxcap.engine.settings import InProcessSettings
     from voxcap.events import TextDelta
 
     texts: dict[str, list[str]] = {}
@@ -78,7 +78,7 @@ def transcribe_all(spec: dict) -> dict:
         if isinstance(ev, TextDelta):
             texts.setdefault(ev.stream_id, []).append(ev.text)
 
-    engine = LocalEngine(EngineSettings(spec["model"], dummy_weights=spec["dummy"],
+    engine = LocalEngine(InProcessSettings(spec["model"], dummy_weights=spec["dummy"],
                                         precision=spec["precision"], max_streams=1,
                                         enforce_eager=spec["eager"]), on_event=on_event)
     engine.start()

@@ -107,9 +107,9 @@ def main() -> int:
     finally:
         server.stop()
     from voxcap.engine.inprocess.engine import LocalEngine
-    from voxcap.engine.settings import EngineSettings
+    from voxcap.engine.settings import InProcessSettings
 
-    local = EngineSettings(str(model), dummy_weights=True, max_model_len=MAX_MODEL_LEN,
+    local = InProcessSettings(str(model), dummy_weights=True, max_model_len=MAX_MODEL_LEN,
                            max_streams=2, enforce_eager=True, dtype="float32")
     results["local"] = run(LocalEngine(local), args.seconds, args.live_seconds)
     if args.json:

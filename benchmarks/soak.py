@@ -33,7 +33,7 @@ from voxcap.captions.journal import Journal  # noqa: E402
 from voxcap.capture.capture import Capture  # noqa: E402
 from voxcap.engine.factory import bare_engine, build_engine  # noqa: E402
 from voxcap.engine.model.tiny import write_tiny_model  # noqa: E402
-from voxcap.engine.settings import EngineSettings  # noqa: E402
+from voxcap.engine.settings import InProcessSettings  # noqa: E402
 from voxcap.eventhub import EventHub  # noqa: E402
 from voxcap.events import AudioBlock, SessionRolled, TextDelta  # noqa: E402
 
@@ -81,7 +81,7 @@ def main() -> None:
             time.sleep(0.7)  # a pause between paragraphs
 
     model = write_tiny_model(work / "tiny")
-    settings = EngineSettings(str(model), dummy_weights=True, max_streams=1,
+    settings = InProcessSettings(str(model), dummy_weights=True, max_streams=1,
                               enforce_eager=args.eager)
     hub = EventHub()
     lock = threading.Lock()

@@ -103,7 +103,7 @@ def child(a) -> None:
     mark("numpy imported")
     from voxcap.commands.bench import speech_like
     from voxcap.engine.inprocess import engine as local
-    from voxcap.engine.settings import EngineSettings
+    from voxcap.engine.settings import InProcessSettings
 
     mark("voxcap engine imported")
     import torch  # noqa: F401  (LocalEngine imports it too; timed apart here)
@@ -120,7 +120,7 @@ def child(a) -> None:
     extra = json.loads(a.extra_args) if a.extra_args else {}
     if a.lean:
         extra = {**LEAN_ARGS, **extra}
-    settings = EngineSettings(model_dir=a.model, dummy_weights=a.dummy_weights,
+    settings = InProcessSettings(model_dir=a.model, dummy_weights=a.dummy_weights,
                               graph_mode=a.graph_mode, max_streams=a.max_streams,
                               enforce_eager=a.enforce_eager, kv_cache_gib=a.kv_cache_gib,
                               max_model_len=a.max_model_len,

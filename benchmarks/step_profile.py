@@ -106,11 +106,11 @@ def run(a) -> dict:
 
     from voxcap.commands.bench import speech_like
     from voxcap.engine.inprocess.engine import LocalEngine
-    from voxcap.engine.settings import EngineSettings
+    from voxcap.engine.settings import InProcessSettings
 
     extra = json.loads(a.extra_args) if a.extra_args else {}
     counts = [int(x) for x in a.streams.split(",")]
-    settings = EngineSettings(a.model, dummy_weights=a.dummy_weights, graph_mode=a.graph_mode,
+    settings = InProcessSettings(a.model, dummy_weights=a.dummy_weights, graph_mode=a.graph_mode,
                               max_streams=a.max_streams, extra_engine_args=extra).validated()
     engine = LocalEngine(settings)
     t0 = time.perf_counter()

@@ -17,7 +17,7 @@ import pytest
 
 from voxcap.engine.inprocess.engine import LocalEngine
 from voxcap.engine.model.tiny import write_tiny_model
-from voxcap.engine.settings import EngineSettings
+from voxcap.engine.settings import InProcessSettings
 from voxcap.eventhub import EventHub
 
 # Tests never write into the user's real folders (sessions, settings, caches). The workers of one
@@ -102,7 +102,7 @@ def engine(tiny_weights_dir, engine_hub, tmp_path_factory, request):
         request.getfixturevalue("reference_started")
     if wanted(request.session, "reference_delays"):  # the other delays' too: tests/commands
         request.getfixturevalue("reference_delays_started")  # wants them before engine/ runs
-    settings = EngineSettings(str(tiny_weights_dir), max_streams=SESSION_MAX_STREAMS)
+    settings = InProcessSettings(str(tiny_weights_dir), max_streams=SESSION_MAX_STREAMS)
     eng = LocalEngine(settings, on_event=engine_hub.publish).start()
     eng.wait_ready(timeout=600)
     yield eng

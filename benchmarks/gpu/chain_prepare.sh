@@ -14,10 +14,10 @@ step info 200 voxcap prepare
 python3 - "$M" > "$R/key.log" 2>&1 <<'PY'
 import json, struct, sys
 from pathlib import Path
-from voxcap.engine.settings import EngineSettings
+from voxcap.engine.settings import InProcessSettings
 from voxcap.engine.inprocess.prepare import vllm_config_hash, prepared_settings
 m = Path(sys.argv[1]); w = m / "consolidated.safetensors"
-s = EngineSettings(str(m), max_streams=2).validated()
+s = InProcessSettings(str(m), max_streams=2).validated()
 prep = vllm_config_hash(prepared_settings(s), "cuda")
 header = json.dumps({"tok_embeddings.weight": {"dtype": "BF16", "shape": [2, 2], "data_offsets": [0, 8]}}).encode()
 w.write_bytes(struct.pack("<Q", len(header)) + header + bytes(8))

@@ -8,7 +8,7 @@ from support.gui_fakes import FakeAudio, ScriptedEngine, scripted_factory
 
 from voxcap.app.controller import SessionController
 from voxcap.captions.sessions import SessionStore
-from voxcap.engine.settings import EngineSettings
+from voxcap.engine.settings import InProcessSettings
 from voxcap.events import (
     AppProblem,
     CaptioningState,
@@ -22,7 +22,7 @@ from voxcap.events import (
 
 
 def _settings(mode="FULL_DECODE_ONLY"):
-    return EngineSettings("/tmp/model", graph_mode=mode, max_streams=2)
+    return InProcessSettings("/tmp/model", graph_mode=mode, max_streams=2)
 
 
 def _state(name):
@@ -81,7 +81,7 @@ def test_bad_model_and_bad_source_are_reported(tmp_path):
     q = Events()
     ctl = SessionController(q.put, engine_factory=scripted_factory(), audio=FakeAudio(),
                             journal_root=tmp_path)
-    ctl.start_engine(EngineSettings("/missing"))
+    ctl.start_engine(InProcessSettings("/missing"))
     ev, _ = _wait(q, lambda e: isinstance(e, EngineFailed))
     assert "does not exist" in ev.message and ev.fix
     ctl.start_engine(_settings())

@@ -18,7 +18,7 @@ from support.xcorr import load_16k, match
 
 from voxcap.app.controller import SessionController
 from voxcap.app.sources import AudioSources
-from voxcap.engine.settings import EngineSettings
+from voxcap.engine.settings import InProcessSettings
 from voxcap.events import AppProblem, CaptioningState, EngineReady, StreamOpened
 
 pytestmark = pytest.mark.slow
@@ -47,7 +47,7 @@ def _controller(tmp_path, q):
     audio.echo_cancel = "off"  # the canceller has its own tests (tests/capture/test_echo_cancel.py)
     ctl = SessionController(q.put, engine_factory=lambda s, sink: RecordingEngine(s, sink), audio=audio,
                             journal_root=tmp_path / "sessions")
-    ctl.start_engine(EngineSettings("/tmp/model", max_streams=2))
+    ctl.start_engine(InProcessSettings("/tmp/model", max_streams=2))
     _wait(q, lambda e: isinstance(e, EngineReady))
     return ctl
 

@@ -15,7 +15,7 @@ from voxcap.app.controller import SessionController
 from voxcap.app.sources import FileAudio
 from voxcap.captions.sessions import SessionStore
 from voxcap.commands.bench import speech_like
-from voxcap.engine.settings import EngineSettings
+from voxcap.engine.settings import InProcessSettings
 from voxcap.events import (
     AppProblem,
     CaptioningState,
@@ -28,7 +28,7 @@ from voxcap.events import (
 
 
 def _settings(mode="FULL_DECODE_ONLY"):
-    return EngineSettings("/tmp/model", graph_mode=mode, max_streams=2)
+    return InProcessSettings("/tmp/model", graph_mode=mode, max_streams=2)
 
 
 def _off(e):

@@ -13,7 +13,7 @@ import soundfile as sf
 
 from voxcap.audio_file import probe, read_all
 from voxcap.engine.model.folder import inspect_model_dir, tokenizer_dir_for_delay
-from voxcap.engine.settings import EngineSettings, default_capture_sizes
+from voxcap.engine.settings import InProcessSettings, default_capture_sizes
 from voxcap.engine.vllm_adapter.platform import platform_problem
 from voxcap.errors import AudioFileError, ConfigError, ModelDirError
 
@@ -90,21 +90,21 @@ def test_delay_copy_leaves_the_model_dir_alone(model_copy, tmp_path):
 @pytest.mark.parametrize("delay", [100, 0, 40, 2480, -80])
 def test_bad_delay(delay, tiny_model_dir):
     with pytest.raises(ConfigError, match="multiple of 80"):
-        EngineSettings(str(tiny_model_dir), transcription_delay_ms=delay).validated()
+        InProcessSettings(str(tiny_model_dir), transcription_delay_ms=delay).validated()
 
 
 def test_full_graph_mode_refused_with_reason(tiny_model_dir):
     with pytest.raises(ConfigError, match="FULL is not supported") as e:
-        EngineSettings(str(tiny_model_dir), graph_mode="full").validated()
+        InProcessSettings(str(tiny_model_dir), graph_mode="full").validated()
     assert "FULL_DECODE_ONLY" in e.value.fix
 
 
 def test_graph_modes_and_capture_sizes(tiny_model_dir):
-    s = EngineSettings(str(tiny_model_dir), graph_mode="piecewise", max_streams=3).validated()
+    s = InProcessSettings(str(tiny_model_dir), graph_mode="piecewise", max_streams=3).validated()
     assert s.graph_mode == "PIECEWISE" and s.capture_sizes == (1, 2, 3)
     assert default_capture_sizes(4) == (1, 2, 4) and default_capture_sizes(1) == (1,)
     with pytest.raises(ConfigError, match="Unknown graph mode"):
-        EngineSettings(str(tiny_model_dir), graph_mode="TURBO").validated()
+        InProcessSettings(str(tiny_model_dir), graph_mode="TURBO").validated()
 
 
 def test_no_gpu_with_cuda_build_names_every_way_out():
@@ -211,7 +211,7 @@ def test_gpu_memory_request_is_the_footprint_not_ninety_percent(tiny_model_dir):
     plan = plan_for(info, 4096, 4, "cpu", 256)
     assert kv_budget_bytes(plan, 2, kv_cache_gib=1.5) == int(1.5 * GIB)
     assert kv_budget_bytes(plan, 2) == plan.budget_bytes(2) > kv_budget_bytes(plan, 1)
-    s = EngineSettings(str(tiny_model_dir)).validated()
+    s = InProcessSettings(str(tiny_model_dir)).validated()
     assert s.gpu_memory_utilization is None  # automatic unless set
     with pytest.raises(ConfigError):
-        EngineSettings(str(tiny_model_dir), gpu_memory_utilization=0.99).validated()
+        InProcessSettings(str(tiny_model_dir), gpu_memory_utilization=0.99).validated()

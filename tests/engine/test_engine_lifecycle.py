@@ -14,7 +14,7 @@ from support.parity_fixtures import same_share
 
 from voxcap.commands.bench import speech_like
 from voxcap.engine.inprocess.engine import LocalEngine
-from voxcap.engine.settings import EngineSettings
+from voxcap.engine.settings import InProcessSettings
 from voxcap.eventhub import EventHub
 from voxcap.events import EngineFailed, StreamFinished, TextDelta
 
@@ -30,7 +30,7 @@ def delay_engine(tiny_weights_dir, tmp_path_factory, request):
     hub = EventHub()
     events = hub.subscribe()
     before = (tiny_weights_dir / "tekken.json").read_bytes()
-    eng = LocalEngine(EngineSettings(str(tiny_weights_dir), max_model_len=2048,
+    eng = LocalEngine(InProcessSettings(str(tiny_weights_dir), max_model_len=2048,
                                      max_streams=1, enforce_eager=True,
                                      transcription_delay_ms=960),
                       on_event=hub.publish).start()

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from voxcap.engine.model.folder import inspect_model_dir
-from voxcap.engine.settings import DEFAULT_MAX_MODEL_LEN, EngineSettings
+from voxcap.engine.settings import DEFAULT_MAX_MODEL_LEN, InProcessSettings
 from voxcap.engine.sizing import memory
 from voxcap.errors import ConfigError
 
@@ -105,10 +105,10 @@ def test_session_length_defaults_to_what_the_model_allows(tmp_path):
     short = inspect_model_dir(write_tiny_model(tmp_path / "short", max_len=4096), dummy_weights=True)
     long_ = inspect_model_dir(write_tiny_model(tmp_path / "long"), dummy_weights=True)
     assert short.max_model_len == 4096 and long_.max_model_len == 131072
-    s = EngineSettings(str(short.path), dummy_weights=True).validated()
+    s = InProcessSettings(str(short.path), dummy_weights=True).validated()
     assert s.for_model(short.max_model_len).max_model_len == 4096
     assert s.for_model(long_.max_model_len).max_model_len == DEFAULT_MAX_MODEL_LEN
-    explicit = EngineSettings(str(short.path), dummy_weights=True, max_model_len=8192).validated()
+    explicit = InProcessSettings(str(short.path), dummy_weights=True, max_model_len=8192).validated()
     with pytest.raises(ConfigError) as err:
         explicit.for_model(short.max_model_len)
     assert "8192" in err.value.message and "4096" in err.value.message

@@ -87,7 +87,7 @@ from voxcap.commands import build_parser
 from voxcap.commands.doctor import run_checks
 from voxcap.engine.inprocess.engine import LocalEngine
 from voxcap.engine.model.folder import inspect_model_dir
-from voxcap.engine.settings import EngineSettings
+from voxcap.engine.settings import InProcessSettings
 from voxcap.engine.sizing.memory import Sizing
 from voxcap.engine.sizing.verdict import read_gpu_facts, verdict
 from voxcap.errors import VoxcapError
@@ -101,7 +101,7 @@ out = {}
 for name, info in (("tiny", inspect_model_dir(model, True)), ("real", None)):
     v = verdict(info, Sizing(precision, 2), facts)
     out[name] = {"kind": v.kind, "line": v.line, "fix": v.fix}
-e = LocalEngine(EngineSettings(model, dummy_weights=True, precision=precision))
+e = LocalEngine(InProcessSettings(model, dummy_weights=True, precision=precision))
 try:
     e.engine_args("cuda")
     out["gate"] = {"line": e.precision_choice.line}

@@ -205,9 +205,9 @@ def test_unknown_precision_names_the_choices():
 ENGINE_ARGS = r"""
 import json, sys
 from voxcap.engine.inprocess.engine import LocalEngine
-from voxcap.engine.settings import EngineSettings
+from voxcap.engine.settings import InProcessSettings
 from voxcap.errors import VoxcapError
-e = LocalEngine(EngineSettings(sys.argv[1], dummy_weights=True, precision=sys.argv[2]))
+e = LocalEngine(InProcessSettings(sys.argv[1], dummy_weights=True, precision=sys.argv[2]))
 try:
     a = e.engine_args("cuda")
 except VoxcapError as exc:

@@ -21,7 +21,7 @@ from voxcap.app.engine_prep import EnginePreparation
 from voxcap.engine.inprocess.prepare import MODEL_ARCH, prepared_settings, vllm_config_hash
 from voxcap.engine.model.tiny import write_tiny_model
 from voxcap.engine.model.tiny_weights import write_weights
-from voxcap.engine.settings import EngineSettings
+from voxcap.engine.settings import InProcessSettings
 
 pytestmark = pytest.mark.engine
 
@@ -40,7 +40,7 @@ def test_the_prepared_engine_compiles_under_the_real_starts_key(tmp_path):
     there is none, so without voxcap's view saying the dtype the keys would differ."""
     model = _model_without_max_positions(tmp_path / "model")
     weights = write_weights(model)  # the real layout, bf16 as the real model's
-    real = EngineSettings(str(model), max_streams=2).validated()
+    real = InProcessSettings(str(model), max_streams=2).validated()
     with vllm_errors() as errors:
         real_key = vllm_config_hash(real, "cpu")
     # with the weights there, a tokenizer path of the model folder itself cost 2 s of retries
@@ -63,7 +63,7 @@ def test_preparation_compiles_and_reports_done(tmp_path, monkeypatch):
     monkeypatch.setenv("VOXCAP_CACHE_DIR", str(tmp_path))
     assert cache_env()["VLLM_CACHE_ROOT"] == str(tmp_path / "vllm")  # what a real start gets
     model = _model_without_max_positions(tmp_path / "model")
-    settings = EngineSettings(str(model), max_streams=2, max_model_len=1024)
+    settings = InProcessSettings(str(model), max_streams=2, max_model_len=1024)
     seen = []
     prep = EnginePreparation(model, settings, on_done=lambda *a: seen.append(a),
                              log_path=tmp_path / "prepare.log").start()
@@ -81,7 +81,7 @@ def test_preparation_compiles_and_reports_done(tmp_path, monkeypatch):
 
 def test_a_preparation_that_fails_says_why(tmp_path):
     missing = tmp_path / "no-model"
-    prep = EnginePreparation(missing, EngineSettings(str(missing)), log_path=tmp_path / "p.log")
+    prep = EnginePreparation(missing, InProcessSettings(str(missing)), log_path=tmp_path / "p.log")
     assert prep.start().wait(300)
     assert prep.state == "failed"
     assert "does not exist" in prep.message and str(missing) in prep.message, prep.message
@@ -123,8 +123,8 @@ def test_the_preparation_dies_with_the_app(tmp_path):
     app = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import time
         from voxcap.app.engine_prep import EnginePreparation
-        from voxcap.engine.settings import EngineSettings
-        EnginePreparation({str(model)!r}, EngineSettings({str(model)!r}, max_streams=1),
+        from voxcap.engine.settings import InProcessSettings
+        EnginePreparation({str(model)!r}, InProcessSettings({str(model)!r}, max_streams=1),
                           log_path=__import__('pathlib').Path({str(tmp_path / 'p.log')!r})).start()
         time.sleep(600)
         """)], env={**os.environ, "VLLM_CACHE_ROOT": str(tmp_path / "vllm")})

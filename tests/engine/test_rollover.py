@@ -13,7 +13,7 @@ from support.framing import SAMPLE_RATE, expected_tokens, indices_follow, tokens
 from voxcap.commands.bench import speech_like
 from voxcap.engine.inprocess.engine import LocalEngine
 from voxcap.engine.rollover import RollingEngine, RolloverPolicy
-from voxcap.engine.settings import EngineSettings
+from voxcap.engine.settings import InProcessSettings
 from voxcap.eventhub import EventHub
 from voxcap.events import SessionRolled
 
@@ -48,7 +48,7 @@ def _assert_sessions_are_the_input(eng, sid, audio):
 @pytest.fixture(scope="module")
 def rolling(tiny_weights_dir):
     hub = EventHub()
-    settings = EngineSettings(str(tiny_weights_dir), max_model_len=MAX_MODEL_LEN,
+    settings = InProcessSettings(str(tiny_weights_dir), max_model_len=MAX_MODEL_LEN,
                               max_streams=2, enforce_eager=True)
     eng = RollingEngine(lambda sink: _RecordingEngine(settings, on_event=sink),
                         on_event=hub.publish)

@@ -14,7 +14,7 @@ import pytest
 
 from voxcap.engine.server import key as server_key
 from voxcap.engine.server.args import engine_args_for, engine_flags, server_command
-from voxcap.engine.settings import EngineSettings
+from voxcap.engine.settings import InProcessSettings
 from voxcap.errors import ConfigError
 
 
@@ -36,7 +36,7 @@ def test_vllms_server_parser_reads_back_the_engine_args(tiny_model_dir, eager):
     # what the precision setting and --engine-arg add on a GPU travel the same way
     gpu_args = {"quantization": "fp8", "kv_cache_dtype": "fp8",
                 "attention_config": {"flash_attn_version": 2}} if eager else {}
-    settings = EngineSettings(str(tiny_model_dir), dummy_weights=True, max_streams=4,
+    settings = InProcessSettings(str(tiny_model_dir), dummy_weights=True, max_streams=4,
                               enforce_eager=eager, kv_cache_gib=0.25,
                               extra_engine_args=gpu_args).validated()
     args, info = engine_args_for(settings, "cpu")
@@ -69,7 +69,7 @@ def test_vllms_parsers_read_back_data_parallel(tiny_model_dir):
     from vllm.entrypoints.launchers.cli_args import make_arg_parser
     from vllm.utils.argparse_utils import FlexibleArgumentParser
 
-    settings = EngineSettings(str(tiny_model_dir), dummy_weights=True, max_streams=3,
+    settings = InProcessSettings(str(tiny_model_dir), dummy_weights=True, max_streams=3,
                               kv_cache_gib=0.25).validated()
     args, _ = engine_args_for(settings, "cpu")
     cmd = server_command(args, host="127.0.0.1", port=8123, served_name="tiny", gpus=2)
@@ -197,12 +197,12 @@ import json, sys
 from dataclasses import replace
 from voxcap import gpu
 from voxcap.engine.server.args import engine_args_for
-from voxcap.engine.settings import EngineSettings
+from voxcap.engine.settings import InProcessSettings
 from voxcap.errors import VoxcapError
 gpus = gpu.list_gpus()
 if sys.argv[2] != "-":  # the second GPU busy: only this much of it free
     gpus[1] = replace(gpus[1], memory_free_bytes=int(float(sys.argv[2]) * 2**30))
-settings = EngineSettings(sys.argv[1], dummy_weights=True, max_streams=2).validated()
+settings = InProcessSettings(sys.argv[1], dummy_weights=True, max_streams=2).validated()
 try:
     args, _ = engine_args_for(settings, "cuda", gpus)
 except VoxcapError as exc:

@@ -127,9 +127,9 @@ def test_vllms_parser_reads_the_middleware_and_no_docs(tiny_model_dir):
 
     from voxcap.engine.server.args import engine_args_for, server_command
     from voxcap.engine.server.guard import MIDDLEWARE
-    from voxcap.engine.settings import EngineSettings
+    from voxcap.engine.settings import InProcessSettings
 
-    settings = EngineSettings(str(tiny_model_dir), dummy_weights=True, max_streams=2,
+    settings = InProcessSettings(str(tiny_model_dir), dummy_weights=True, max_streams=2,
                               kv_cache_gib=0.25).validated()
     args, _ = engine_args_for(settings, "cpu")
     cmd = server_command(args, host="127.0.0.1", port=8123, served_name="tiny",

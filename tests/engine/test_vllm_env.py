@@ -48,12 +48,12 @@ def test_the_engine_notes_the_first_compile_on_the_graph_capture_stage(tmp_path)
     """LocalEngine's stage reports (what vLLM's processes log) carry the note only for the graph
     capture of a first-compile start; the other stages and other cards carry none."""
     from voxcap.engine.inprocess.engine import LocalEngine
-    from voxcap.engine.settings import EngineSettings
+    from voxcap.engine.settings import InProcessSettings
     from voxcap.engine.vllm_adapter.env import FIRST_JIT_NOTE
     from voxcap.events import EngineProgress
 
     seen = []
-    engine = LocalEngine(EngineSettings(str(tmp_path)), on_event=seen.append)
+    engine = LocalEngine(InProcessSettings(str(tmp_path)), on_event=seen.append)
     engine._stage_progress("capturing graphs", "Capturing CUDA graphs (FULL)")
     engine.first_jit = True
     engine._stage_progress("compiling", "torch.compile")

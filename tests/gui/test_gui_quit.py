@@ -9,7 +9,7 @@ import pytest
 from support.gui_fakes import FakeAudio, ScriptedEngine
 
 from voxcap.app.controller import QUIT_ENGINE_WAIT_S, SessionController
-from voxcap.engine.settings import EngineSettings
+from voxcap.engine.settings import InProcessSettings
 
 SLOW_START_S = 60.0
 
@@ -23,7 +23,7 @@ def _controller(tmp_path, starts, flush_s=0.0):
     audio = FakeAudio()
     ctl = SessionController(lambda ev: None, engine_factory=factory, audio=audio,
                             journal_root=tmp_path)
-    ctl.start_engine(EngineSettings("/tmp/model", max_streams=2))
+    ctl.start_engine(InProcessSettings("/tmp/model", max_streams=2))
     return ctl, audio
 
 
@@ -56,7 +56,7 @@ def test_quit_within_5_s(tmp_path, state):
         for label in list(audio.captures):
             audio.feed(label, 0.5)
     if state == "restarting":
-        ctl.restart_engine(EngineSettings("/tmp/model", graph_mode="PIECEWISE", max_streams=2))
+        ctl.restart_engine(InProcessSettings("/tmp/model", graph_mode="PIECEWISE", max_streams=2))
         _until(lambda: ctl.state == "restarting")
         time.sleep(0.3)  # the new engine is starting (for a minute)
     if state == "stopping":

@@ -28,7 +28,7 @@ from support.browser import wait_for
 from support.gui_fakes import FakeAudio, scripted_factory
 
 from voxcap.app.controller import SessionController
-from voxcap.engine.settings import EngineSettings
+from voxcap.engine.settings import InProcessSettings
 from voxcap.eventhub import EventHub
 from voxcap.events import CaptioningState, EngineReady, StreamOpened, TextDelta
 from voxcap.share import ShareOptions, Sharing
@@ -123,7 +123,7 @@ def listener(request, tmp_path_factory):
                                     journal_root=root)
             ready = threading.Event()
             hub.subscribe(lambda e: isinstance(e, EngineReady) and ready.set())
-            ctl.start_engine(EngineSettings("/tmp/model", max_streams=2))
+            ctl.start_engine(InProcessSettings("/tmp/model", max_streams=2))
             assert ready.wait(30)
             ctl.start_captioning("system")
             wait_for(lambda: "Them" in audio.captures, what="the capture")

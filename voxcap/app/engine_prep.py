@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .. import logs
-from ..engine.settings import EngineSettings
+from ..engine.settings import InProcessSettings
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +40,7 @@ class EnginePreparation:
     """One ``voxcap prepare --model DIR`` child. ``state``: "" (not started), "running", "done",
     "failed", "cancelled"; ``message``: what it said last (the reason, when it failed)."""
 
-    def __init__(self, model_dir: str | Path, settings: EngineSettings,
+    def __init__(self, model_dir: str | Path, settings: InProcessSettings,
                  on_done: Callable[[str, str], None] | None = None,
                  log_path: Path | None = None) -> None:
         self.model_dir = str(model_dir)

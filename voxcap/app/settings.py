@@ -3,7 +3,7 @@
     settings, problem = load_settings()      # problem: a message for the user, or None
     settings.overlay.font_size = 32
     save_settings(settings)                  # atomic (temporary file renamed over the old)
-    engine_settings = settings.engine_settings()   # validated EngineSettings/RemoteSettings
+    engine_settings = settings.engine_settings()   # validated InProcessSettings/RemoteSettings
 
 A file that cannot be read as settings (not JSON, not an object) is renamed to
 ``settings.json.corrupt-<time>`` and the defaults are used; a single value of the wrong type or
@@ -104,7 +104,7 @@ class AppSettings:
         return bool(self.server_url) if self.engine == "remote" else bool(self.model_dir)
 
     def engine_settings(self):
-        """Validated EngineSettings (local) or RemoteSettings; raises ConfigError with a fix."""
+        """Validated InProcessSettings (local) or RemoteSettings; raises ConfigError with a fix."""
         if self.engine == "remote":
             from ..engine.remote.settings import RemoteSettings, default_api_key_path, load_api_key
 
@@ -113,14 +113,14 @@ class AppSettings:
                                   api_key=load_api_key(key_path) if key_path.exists() else None,
                                   max_streams=ENGINE_STREAMS,
                                   transcription_delay_ms=self.delay_ms).validated()
-        from ..engine.settings import EngineSettings
+        from ..engine.settings import InProcessSettings
         from ..errors import ConfigError
 
         if not self.model_dir:
             raise ConfigError("No model directory is set.",
                               "choose one in Settings (or download the model from the first-run "
                               "dialog), or use a vLLM server")
-        return EngineSettings(model_dir=self.model_dir, dummy_weights=self.dummy_weights,
+        return InProcessSettings(model_dir=self.model_dir, dummy_weights=self.dummy_weights,
                               graph_mode=self.graph_mode, transcription_delay_ms=self.delay_ms,
                               max_model_len=self.max_model_len, max_streams=ENGINE_STREAMS,
                               kv_cache_gib=self.kv_cache_gib, precision=self.precision,

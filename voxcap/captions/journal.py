@@ -351,7 +351,7 @@ def _fsync_dir(directory: Path) -> None:
 
 
 def engine_session_settings(settings, ready=None, sources: dict | None = None) -> dict:
-    """What a session records about the engine: from ``EngineSettings`` and (once started)
+    """What a session records about the engine: from ``InProcessSettings`` and (once started)
     its ``EngineReady``; ``sources``: stream label -> capture device or file."""
     out = {
         "model": str(getattr(settings, "model_dir", "")),

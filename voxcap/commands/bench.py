@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from ..engine.settings import EngineSettings
+from ..engine.settings import InProcessSettings
 from ..errors import ConfigError
 from .options import add_engine_options, engine_settings
 
@@ -63,7 +63,7 @@ def feed_all(engine, streams: int, seconds: float) -> tuple[list[str], float]:
     return ids, time.perf_counter() - t0
 
 
-def run_mode(settings: EngineSettings, counts: list[int], seconds: float) -> list[dict]:
+def run_mode(settings: InProcessSettings, counts: list[int], seconds: float) -> list[dict]:
     """One graph mode in this process: one engine (sized for max(counts) streams), then each
     stream count in turn inside it."""
     from ..engine.inprocess.engine import LocalEngine
@@ -154,7 +154,7 @@ def _pct(values: list[float], q: float) -> float | None:
     return round(float(np.percentile(values, q)), 2) if values else None
 
 
-def _run_child(settings: EngineSettings, counts: list[int], seconds: float) -> list[dict]:
+def _run_child(settings: InProcessSettings, counts: list[int], seconds: float) -> list[dict]:
     payload = json.dumps({"settings": dataclasses.asdict(settings), "counts": counts,
                           "seconds": seconds})
     proc = subprocess.run([sys.executable, "-m", "voxcap.commands.bench", "--one", payload],
@@ -261,7 +261,7 @@ def _main_one(payload: str) -> int:
     spec = json.loads(payload)
     fields = spec["settings"]
     fields["capture_sizes"] = tuple(fields["capture_sizes"]) if fields.get("capture_sizes") else None
-    settings = EngineSettings(**fields)
+    settings = InProcessSettings(**fields)
     print(json.dumps(run_mode(settings, spec["counts"], spec["seconds"])), flush=True)
     return 0
 

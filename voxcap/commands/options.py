@@ -15,7 +15,7 @@ from ..engine.remote.settings import (
     find_api_key,
     load_api_key,
 )
-from ..engine.settings import DEFAULT_GRAPH_MODE, GRAPH_MODES, EngineSettings
+from ..engine.settings import DEFAULT_GRAPH_MODE, GRAPH_MODES, InProcessSettings
 from ..engine.sizing.precision import DEFAULT_PRECISION
 from ..errors import ConfigError
 
@@ -80,16 +80,16 @@ def add_engine_options(p: argparse.ArgumentParser, model_required: bool = True,
 
 
 def engine_settings(args, max_streams: int = 1, graph_mode: str | None = None,
-                    max_buffer_s=_KEEP) -> EngineSettings | RemoteSettings:
+                    max_buffer_s=_KEEP) -> InProcessSettings | RemoteSettings:
     """Validated settings from parsed options (raises ConfigError with the fix):
     ``RemoteSettings`` with --engine remote (``max_buffer_s``: audio held per stream for the
-    server, None = unbounded, e.g. for files), else ``EngineSettings``."""
+    server, None = unbounded, e.g. for files), else ``InProcessSettings``."""
     if getattr(args, "engine", "local") == "remote":
         return remote_settings(args, max_streams, max_buffer_s)
     if not args.model and getattr(args, "model_required", True):
         raise ConfigError("No model: the local engine needs --model DIR.",
                           "give the model directory, or use --engine remote --server URL")
-    return EngineSettings(
+    return InProcessSettings(
         model_dir=args.model, dummy_weights=args.dummy_weights,
         graph_mode=graph_mode or args.graph_mode, transcription_delay_ms=args.delay_ms,
         max_model_len=args.max_model_len, max_streams=max_streams, kv_cache_gib=args.kv_cache_gib,

@@ -34,15 +34,15 @@ def add_parser(sub) -> list[str]:
 
 def _settings(args):
     from ..app.settings import load_settings
-    from ..engine.settings import EngineSettings
+    from ..engine.settings import InProcessSettings
 
     if args.engine_settings:
         try:
             fields = json.loads(args.engine_settings)
-            return EngineSettings(**{**fields, "model_dir": args.model}).validated()
+            return InProcessSettings(**{**fields, "model_dir": args.model}).validated()
         except (ValueError, TypeError) as exc:
             raise ConfigError(f"--engine-settings is not valid: {exc}",
-                              "give the JSON of an EngineSettings") from None
+                              "give the JSON of an InProcessSettings") from None
     app_settings, _problem = load_settings()  # a problem is the app's to show; defaults are fine
     return dataclasses.replace(app_settings, engine="local", model_dir=args.model,
                                dummy_weights=False).engine_settings()

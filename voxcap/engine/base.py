@@ -43,7 +43,7 @@ def new_stream_id() -> str:
 
 @runtime_checkable
 class CaptionEngine(Protocol):
-    settings: object  # EngineSettings / RemoteSettings
+    settings: object  # InProcessSettings / RemoteSettings
     events: queue.Queue  # the events, when no on_event callback was given
     stats: EngineStats
     ready_info: EngineReady | None

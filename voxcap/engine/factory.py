@@ -9,12 +9,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .rollover import RollingEngine, RolloverPolicy
-from .settings import EngineSettings
+from .settings import InProcessSettings
 
 
 def bare_engine(settings, on_event: Callable | None = None, verbose: bool = False):
-    """A LocalEngine for EngineSettings, a RemoteEngine for RemoteSettings (not started)."""
-    if isinstance(settings, EngineSettings):
+    """A LocalEngine for InProcessSettings, a RemoteEngine for RemoteSettings (not started)."""
+    if isinstance(settings, InProcessSettings):
         from .inprocess.engine import LocalEngine
 
         return LocalEngine(settings, on_event=on_event, verbose=verbose)

@@ -25,7 +25,7 @@ DEFAULT_STEP_TOKENS = 256
 
 
 @dataclass(frozen=True)
-class EngineSettings:
+class InProcessSettings:
     """Everything that decides how the in-process engine is built.
 
     ``kv_cache_gib`` None sizes the KV cache for exactly ``max_streams`` sessions of
@@ -54,7 +54,7 @@ class EngineSettings:
     step_tokens: int = DEFAULT_STEP_TOKENS  # vLLM's max_num_batched_tokens
     extra_engine_args: dict = field(default_factory=dict)
 
-    def validated(self) -> EngineSettings:
+    def validated(self) -> InProcessSettings:
         mode = self.graph_mode.strip().upper()
         if mode == "FULL":
             raise ConfigError(FULL_REFUSED, "use FULL_DECODE_ONLY (default) or FULL_AND_PIECEWISE")
@@ -88,7 +88,7 @@ class EngineSettings:
             raise ConfigError("gpu_memory_utilization must be between 0.05 and 0.98.", "e.g. 0.9")
         return replace(self, graph_mode=mode, capture_sizes=sizes, precision=precision)
 
-    def for_model(self, model_max_len: int | None) -> EngineSettings:
+    def for_model(self, model_max_len: int | None) -> InProcessSettings:
         """These settings with the session length resolved for a model whose maximum is
         ``model_max_len`` (params.json's model_max_length; None: unknown)."""
         if self.max_model_len is None:

@@ -30,7 +30,7 @@ def check_selftest(ctx: Context, args) -> Check:
 
         from ...engine.inprocess.engine import LocalEngine
         from ...engine.model.tiny import write_tiny_model
-        from ...engine.settings import EngineSettings
+        from ...engine.settings import InProcessSettings
         from ...events import EngineFailed, StreamFinished, TextDelta
     except Exception as exc:  # noqa: BLE001
         log.info("doctor: the engine does not load", exc_info=True)
@@ -38,7 +38,7 @@ def check_selftest(ctx: Context, args) -> Check:
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="voxcap-selftest-") as tmp:
         model = write_tiny_model(Path(tmp) / "tiny")
-        settings = EngineSettings(str(model), dummy_weights=True, enforce_eager=True,
+        settings = InProcessSettings(str(model), dummy_weights=True, enforce_eager=True,
                                   max_model_len=1024, max_streams=1)
         engine = LocalEngine(settings)
         tokens, text, failure = 0, "", None

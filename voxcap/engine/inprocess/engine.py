@@ -26,7 +26,7 @@ from ...errors import EngineError
 from ...events import EngineReady, EngineStopped, StreamFinished, TextDelta
 from ..base import EngineBase, EventSink
 from ..model.folder import inspect_model_dir, model_dir_for_vllm, tokenizer_dir_for_delay
-from ..settings import EngineSettings, default_capture_sizes
+from ..settings import InProcessSettings, default_capture_sizes
 from ..sizing import memory
 from ..sizing.memory import Sizing
 from ..sizing.precision import GpuFacts
@@ -70,7 +70,7 @@ class LocalEngine(EngineBase):
     thread_name = "voxcap-engine"
     what = "The engine"
 
-    def __init__(self, settings: EngineSettings, on_event: EventSink | None = None,
+    def __init__(self, settings: InProcessSettings, on_event: EventSink | None = None,
                  verbose: bool = False) -> None:
         super().__init__(settings.validated(), on_event, verbose)
         self._engine = None

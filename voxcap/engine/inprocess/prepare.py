@@ -20,7 +20,7 @@ import dataclasses
 import logging
 from pathlib import Path
 
-from ..settings import EngineSettings
+from ..settings import InProcessSettings
 
 log = logging.getLogger(__name__)
 
@@ -37,13 +37,13 @@ def fill_model_info_cache() -> Path:
     return inspect_model_class(MODEL_ARCH)
 
 
-def prepared_settings(settings: EngineSettings) -> EngineSettings:
+def prepared_settings(settings: InProcessSettings) -> InProcessSettings:
     """The settings of the stand-in engine that compiles for ``settings``: the same in every
     graph-shaping respect, with random weights (nothing is read from the weights file)."""
     return dataclasses.replace(settings, dummy_weights=True)
 
 
-def vllm_config_hash(settings: EngineSettings, build: str) -> str:
+def vllm_config_hash(settings: InProcessSettings, build: str) -> str:
     """vLLM's config hash for an engine with ``settings`` (what names its compile cache)."""
     from vllm.engine.arg_utils import AsyncEngineArgs
 

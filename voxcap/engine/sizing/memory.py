@@ -325,7 +325,7 @@ class Sizing:
 
     @classmethod
     def of(cls, settings, build: str = "cuda", streams: int | None = None) -> Sizing:
-        """From EngineSettings (or anything with its field names, e.g. the app's settings)."""
+        """From InProcessSettings (or anything with its field names, e.g. the app's settings)."""
         def get(name: str):
             return getattr(settings, name, None)
 
