@@ -1,7 +1,7 @@
 """GUI figures: CPU of the app process idle and while captioning two streams, and the time from a
 delta leaving the engine to it being painted.
 
-Runs the real app (``voxcap.gui.app.VoxcapApp``) on a private Xvfb (xcb platform: real X
+Runs the real app (``voxcap.gui.application.VoxcapApp``) on a private Xvfb (xcb platform: real X
 painting) with real PulseAudio capture of the virtual speaker ("Them") and virtual microphone
 ("You") of a private server (``tests/support/pulse.py``), espeak-ng speech looping into both.
 
@@ -89,7 +89,7 @@ def main() -> int:
     with Xvfb(1600, 900), PulseServer(tmp / "pulse") as pulse:
         from PySide6.QtWidgets import QApplication
 
-        from voxcap.gui.app import VoxcapApp
+        from voxcap.gui.application import VoxcapApp
 
         app = QApplication(["voxcap"])
         factory = scripted_factory() if args.engine == "scripted" else default_engine_factory()

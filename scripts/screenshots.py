@@ -94,7 +94,7 @@ def main() -> int:
         from PySide6.QtWidgets import QApplication
 
         from voxcap.app.settings import AppSettings
-        from voxcap.gui.app import VoxcapApp
+        from voxcap.gui.application import VoxcapApp
         from voxcap.gui.first_run import FirstRunDialog
 
         if not x.start_compositor():

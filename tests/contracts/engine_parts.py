@@ -23,7 +23,7 @@ ADAPTER = "voxcap.engine.vllm_adapter"
 VLLM_FREE_ALL = ("voxcap.engine.remote",)
 # at import time (module level): what a remote-only install loads before any engine starts
 VLLM_FREE_AT_IMPORT = ("voxcap.cli", "voxcap.launcher", "voxcap.engine.factory",
-                       "voxcap.app.controller", "voxcap.gui.app", "voxcap.share.server",
+                       "voxcap.app.controller", "voxcap.gui.application", "voxcap.share.server",
                        "voxcap.commands.serve")
 
 

@@ -24,7 +24,7 @@ def fake_audio():
 def make_app(qtbot, tmp_path, fake_audio):
     """``make_app(settings=None, **kw)``: a started VoxcapApp on the scripted engine and fake
     audio, journalling under tmp_path; shut down cleanly at the end of the test."""
-    from voxcap.gui.app import VoxcapApp
+    from voxcap.gui.application import VoxcapApp
 
     apps = []
 

@@ -9,7 +9,7 @@ import stat
 from voxcap.app.settings import AppSettings
 from voxcap.engine.remote.settings import save_api_key
 from voxcap.gui.api_key_row import ApiKeyRow
-from voxcap.gui.app import engine_settings
+from voxcap.gui.application import engine_settings
 
 
 def test_the_key_row_says_where_the_key_comes_from_and_takes_one(qtbot, tmp_path, monkeypatch):

@@ -52,12 +52,12 @@ def test_install_launcher_reports_a_broken_install(monkeypatch, shown):
     import voxcap.cli
 
     def broken(argv):
-        raise ImportError("No module named 'voxcap.gui.app'")
+        raise ImportError("No module named 'voxcap.gui.application'")
 
     monkeypatch.setattr(voxcap.cli, "main", broken)
     assert launcher.main([]) == 1
     (text,) = shown
-    assert "error in this installation" in text and "voxcap.gui.app" in text
+    assert "error in this installation" in text and "voxcap.gui.application" in text
     assert "Re-running the installer" in text
     assert "Traceback" in launcher.log_path().read_text()
 

@@ -25,7 +25,7 @@ def qt_app() -> QApplication:
 
 
 def voxcap_app(settings, engine_factory, audio):
-    from voxcap.gui.app import VoxcapApp
+    from voxcap.gui.application import VoxcapApp
 
     root = Path(os.environ["VOXCAP_DATA_DIR"]) / "sessions"
     return VoxcapApp(settings, controller_factory=lambda publish: SessionController(

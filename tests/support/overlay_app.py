@@ -28,7 +28,7 @@ from support.gui_fakes import FakeAudio, scripted_factory
 from voxcap import paths
 from voxcap.app.controller import SessionController
 from voxcap.app.settings import load_settings
-from voxcap.gui.app import VoxcapApp
+from voxcap.gui.application import VoxcapApp
 from voxcap.gui.overlay_placement import prepare_platform
 
 

@@ -35,7 +35,7 @@ from voxcap.events import EngineProgress, TextDelta  # noqa: E402
 
 def main(model_dir: str) -> int:
     qapp = qt_app()
-    from voxcap.gui.app import _leave_now_if_engine_still_starting
+    from voxcap.gui.application import _leave_now_if_engine_still_starting
 
     audio = FakeAudio()
     deltas: list[str] = []

@@ -30,7 +30,7 @@ from voxcap.app.settings import AppSettings  # noqa: E402
 
 def main() -> int:
     qapp = qt_app()
-    from voxcap.gui.app import VoxcapApp
+    from voxcap.gui.application import VoxcapApp
 
     root = Path(os.environ["VOXCAP_DATA_DIR"]) / "sessions"
     audio = FakeAudio()

@@ -37,7 +37,7 @@ def run(args) -> int:
     from ..errors import ConfigError
 
     try:
-        from ..gui.app import run_gui
+        from ..gui.application import run_gui
     except ImportError as exc:
         raise ConfigError(f"The desktop app needs PySide6: {exc}",
                           "pip install 'voxcap[gui]' (on Linux also the libxcb-* and libEGL "
