@@ -13,16 +13,16 @@ import signal
 import soundfile as sf
 from support.gui_fakes import ScriptedEngine
 
-from voxcap.commands import captioning, main
+from voxcap.commands import main, terminal_frontend
 from voxcap.commands.bench import speech_like
 
 
 def test_ctrl_c_while_a_caption_is_shown_still_flushes(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("VOXCAP_DATA_DIR", str(tmp_path / "data"))
     before = signal.getsignal(signal.SIGINT)  # pytest's or an earlier test's: put back after
-    monkeypatch.setattr(captioning, "make_engine",
+    monkeypatch.setattr(terminal_frontend, "make_engine",
                         lambda args, on_event=None, settings=None, **kw: ScriptedEngine(settings, on_event))
-    shown, original = [], captioning.CaptionRun._show
+    shown, original = [], terminal_frontend.CaptionRun._show
 
     def show(self, event):
         if type(event).__name__ == "TextDelta":
@@ -32,7 +32,7 @@ def test_ctrl_c_while_a_caption_is_shown_still_flushes(tmp_path, monkeypatch, ca
                 self.term.text(event.stream_id, "")  # some more work before the handler returns
         original(self, event)
 
-    monkeypatch.setattr(captioning.CaptionRun, "_show", show)
+    monkeypatch.setattr(terminal_frontend.CaptionRun, "_show", show)
     wav, out = tmp_path / "long.wav", tmp_path / "out.jsonl"
     sf.write(wav, speech_like(30.0, seed=3), 16000)
     model = tmp_path / "model"

@@ -1,6 +1,6 @@
 """The session controller: engine, audio sources and journal wired together, with no Qt. It
 is the only captioning runtime: the GUI, ``voxcap live`` and ``voxcap transcribe`` are front
-ends on it (``voxcap.commands.captioning``); a file is one more source (``app.sources``).
+ends on it (``voxcap.commands.terminal_frontend``); a file is one more source (``app.sources``).
 
     hub = EventHub()
     ctl = SessionController(hub.publish)       # every event goes to ``publish``

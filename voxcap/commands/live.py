@@ -1,6 +1,6 @@
 """``voxcap live``: headless live captions from system audio and/or the microphone.
 
-A front end on the session controller (``commands.captioning``): captions go to stdout as
+A front end on the session controller (``commands.terminal_frontend``): captions go to stdout as
 they arrive, capture events (device lost/back, interruptions, losses) to stderr as one line
 each. With ``both``, system audio and the microphone are two engine streams, "Them" and "You".
 Ctrl-C (or ``--duration``) stops capturing, lets the engine flush the words it still holds,
@@ -16,7 +16,7 @@ from ..capture.sources import SOURCE_HELP
 from ..errors import ConfigError
 from ..netaddr import parse_origin
 from ..share import DEFAULT_PORT, ShareOptions, Sharing
-from .captioning import CaptionRun, add_run_options
+from .terminal_frontend import CaptionRun, add_run_options
 from .options import engine_settings
 
 

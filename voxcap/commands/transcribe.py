@@ -1,6 +1,6 @@
 """``voxcap transcribe``: an audio file through the engine, text printed as it arrives.
 
-A front end on the session controller (``commands.captioning``), with the file as its one
+A front end on the session controller (``commands.terminal_frontend``), with the file as its one
 source (``app.sources.FileAudio``): read as fast as the engine takes it, or at wall-clock speed
 with ``--realtime``. Ctrl-C stops reading and flushes; a second one gives up on the flush.
 """
@@ -8,7 +8,7 @@ with ``--realtime``. Ctrl-C stops reading and flushes; a second one gives up on 
 from __future__ import annotations
 
 from ..app.sources import FileAudio
-from .captioning import CaptionRun, add_run_options
+from .terminal_frontend import CaptionRun, add_run_options
 from .options import engine_settings
 
 
