@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from voxcap.app.lag import CaptureClock, Window
+from voxcap.app.lag import CaptureClock, RecentValues
 
 
 def test_capture_clock_maps_stream_time_to_capture_time():
@@ -23,7 +23,7 @@ def test_capture_clock_maps_stream_time_to_capture_time():
 
 
 def test_window_percentiles_and_expiry():
-    w = Window(keep_s=10.0)
+    w = RecentValues(keep_s=10.0)
     for i in range(100):
         w.add(float(i), at=1000.0 + i * 0.05)
     p50, p95 = w.percentiles(last_s=None, now=1005.0)
@@ -31,4 +31,4 @@ def test_window_percentiles_and_expiry():
     assert w.values(last_s=1.0, now=1005.0) == [float(i) for i in range(80, 100)]
     w.add(7.0, at=1020.0)  # older than keep_s drops out
     assert w.values(last_s=None, now=1020.0) == [7.0]
-    assert Window().percentiles(now=0.0) == (None, None)
+    assert RecentValues().percentiles(now=0.0) == (None, None)

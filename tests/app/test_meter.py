@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from voxcap.app.lag import Window
+from voxcap.app.lag import RecentValues
 from voxcap.app.meter import MeterSampler
 from voxcap.engine.stats import EngineStats
 from voxcap.events import EngineReady
@@ -30,7 +30,7 @@ class Controller:
 
 
 def test_without_an_engine_every_engine_figure_is_missing():
-    r = MeterSampler(Controller(None, None), Window(), Window(), read_gpu=lambda: None).sample()
+    r = MeterSampler(Controller(None, None), RecentValues(), RecentValues(), read_gpu=lambda: None).sample()
     assert not r.engine_ready and r.tokens_per_s is None and r.step_p50_ms is None
     assert r.streams == 0 and r.dropped_s == 1.5 and r.held_s == 0.25
 
@@ -47,7 +47,7 @@ def test_figures_come_from_the_measurements():
         stats.engine_step("FULL")  # str(CUDAGraphMode.FULL)
     stats.engine_step("NONE")
     ready = EngineReady("FULL_DECODE_ONLY", "FULL_DECODE_ONLY", (1, 2), 1.0, "cpu", 480, 4096, 1)
-    lag, paint = Window(), Window()
+    lag, paint = RecentValues(), RecentValues()
     for v in (0.5, 0.7, 0.9):
         lag.add(v)
         paint.add(v / 100)

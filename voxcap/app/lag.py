@@ -69,7 +69,7 @@ class CaptureClock:
             return None
 
 
-class Window:
+class RecentValues:
     """Timestamped values (seconds or ms) of the last ``keep_s`` seconds with percentiles."""
 
     def __init__(self, keep_s: float = 120.0) -> None:

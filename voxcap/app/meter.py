@@ -7,7 +7,7 @@ Every figure is measured, never derived from what the settings asked for:
   CUDA-graph runtime mode: from ``engine.stats`` (``voxcap.engine.stats``);
 - the graph mode vLLM resolved: from ``EngineReady``;
 - caption lag (heard -> on screen, see ``lag``) and delta -> painted: measured by the GUI at
-  paint time, kept in ``lag.Window``s;
+  paint time, kept in ``lag.RecentValues``;
 - dropped audio: the capture layer's reported losses, remote-engine gaps, held audio dropped;
 - GPU memory used/total and load: NVML (``voxcap.gpu``), None ("n/a") without it;
 - with a vLLM server (``server``): the step time is the round trip the client measures, and
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from .. import gpu as gpu_mod
 from ..engine.stats import STEP_BUDGET_MS
-from .lag import Window
+from .lag import RecentValues
 
 HISTORY_S = 60
 BEHIND_BACKLOG_MS = 2000.0  # audio waiting for the engine beyond this: not keeping up
@@ -56,7 +56,7 @@ class MeterReading:
 
 
 class MeterSampler:
-    def __init__(self, controller, caption_lag: Window, paint_lag: Window,
+    def __init__(self, controller, caption_lag: RecentValues, paint_lag: RecentValues,
                  read_gpu=gpu_mod.read_gpu) -> None:
         self.controller = controller
         self.caption_lag = caption_lag

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from .. import logs
 from ..app.controller import SessionController
-from ..app.lag import Window
+from ..app.lag import RecentValues
 from ..captions.export import check_export_path, export
 from ..captions.journal import JournalStatus
 from ..errors import EngineError, VoxcapError
@@ -108,7 +108,7 @@ class RunResult:
     wall_s: float = 0.0
     stats: object = None  # StatsSnapshot at the end
     dropped_s: float = 0.0
-    lag: Window = field(default_factory=lambda: Window(keep_s=1e9))
+    lag: RecentValues = field(default_factory=lambda: RecentValues(keep_s=1e9))
 
 
 class _CtrlCCounted:

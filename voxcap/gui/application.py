@@ -25,7 +25,7 @@ from PySide6.QtWidgets import QApplication, QFileDialog
 from .. import logs
 from ..app.controller import ACTIVE, QUIT_ENGINE_WAIT_S, SessionController
 from ..app.diagnostics import DiagnosticsReady, diagnostics_text
-from ..app.lag import Window
+from ..app.lag import RecentValues
 from ..app.meter import MeterSampler
 from ..app.settings import (
     AppSettings,
@@ -126,8 +126,8 @@ class VoxcapApp(QObject):
         self.controller = factory(self.hub.publish)
         self.sharing = Sharing(self.hub, session_source=self.current_session)
         self._share_problem = ""
-        self.caption_lag = Window()
-        self.paint_lag = Window()
+        self.caption_lag = RecentValues()
+        self.paint_lag = RecentValues()
         self.sampler = MeterSampler(self.controller, self.caption_lag, self.paint_lag)
         self.start_times = StartTimes(persist=persist)
         self.state = "off"
