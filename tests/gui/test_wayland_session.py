@@ -1,4 +1,4 @@
-"""Which path the overlay takes on which desktop (``voxcap.app.desktop_session``): the rules on
+"""Which path the overlay takes on which desktop (``voxcap.app.desktop_environment``): the rules on
 the environments desktops set, the Wayland probe against a real sway, and the bad case, a
 Wayland desktop with no way to keep a window on top (mutter without XWayland): a normal
 window, one message in the app and in ``voxcap doctor``."""
@@ -14,7 +14,7 @@ import pytest
 from support.compositors import Mutter, Sway, missing
 from support.overlay_client import ROOT, AppProcess
 
-from voxcap.app import desktop_session as ds
+from voxcap.app import desktop_environment as ds
 
 NO_PROBE = None
 

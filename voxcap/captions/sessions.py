@@ -1,5 +1,9 @@
 """Previous sessions: list them, open one (to show or export it).
 
+A session here is one captioning run as its journal saved it, not an engine session (one
+stretch of a stream inside the engine: ``engine.rollover``) nor the desktop (login) session
+(``app.desktop_environment``).
+
     store = SessionStore()                 # root: <data dir>/sessions (or a given folder)
     for info in store.list():              # newest first: SessionInfo
         print(info.session_id, info.kind, info.created, info.interrupted, info.title)

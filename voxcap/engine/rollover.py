@@ -3,7 +3,9 @@
 vLLM's per-step cost grows with the session's length (each streaming chunk re-ships the
 whole session to the worker: engine-facts.md) and a session ends at max_model_len, so a
 stream left running falls behind real time within minutes. ``RollingEngine`` wraps any
-engine and splits each *logical* stream into consecutive engine sessions:
+engine and splits each *logical* stream into consecutive engine sessions (a session here is
+one stretch of a stream in vLLM, up to its max_model_len; a saved captioning session is
+``captions.sessions``, the desktop session ``app.desktop_environment``):
 
 * every sample goes to exactly one session (audio is cut at a sample boundary B: the old
   session gets audio up to B and is flushed, the new one starts at B), so no audio or text is

@@ -21,7 +21,7 @@ import threading
 
 from PySide6.QtCore import QObject, QSocketNotifier, Signal
 
-from ..app.desktop_session import (
+from ..app.desktop_environment import (
     FALLBACK,
     NO_SHORTCUTS,
     PORTAL,

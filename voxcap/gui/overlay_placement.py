@@ -1,4 +1,4 @@
-"""How the overlay is kept above other windows on this desktop (the path: ``voxcap.app.desktop_session``).
+"""How the overlay is kept above other windows on this desktop (the path: ``voxcap.app.desktop_environment``).
 
 ``prepare_platform()`` runs before the QApplication exists: on GNOME/Wayland it makes the app an
 XWayland client (``QT_QPA_PLATFORM=xcb``), where mutter honours "stay on top". The whole app and
@@ -16,7 +16,7 @@ import os
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QGuiApplication
 
-from ..app.desktop_session import LAYER_SHELL, OFFSCREEN, WINDOW, X11, XWAYLAND, OverlayPath, detect
+from ..app.desktop_environment import LAYER_SHELL, OFFSCREEN, WINDOW, X11, XWAYLAND, OverlayPath, detect
 
 log = logging.getLogger(__name__)
 

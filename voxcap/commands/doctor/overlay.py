@@ -15,7 +15,7 @@ from .base import (
 
 def check_overlay(ctx: Context, args) -> Check:
     """How the caption overlay stays above other windows here, and global shortcuts."""
-    from ...app import desktop_session as ds
+    from ...app import desktop_environment as ds
 
     path = ds.detect()
     keys = ds.shortcut_support(path)

@@ -1,5 +1,9 @@
 """Which desktop the app runs on, and so how the caption overlay stays above other windows.
 
+"Session" here is the desktop (login) session the environment variables describe; a saved
+captioning session is ``captions.sessions``, an engine session one stretch of a stream inside
+the engine (``engine.rollover``).
+
 Wayland gives an ordinary window no way to keep itself on top, so the overlay takes one of
 these paths, picked at start from the session (``XDG_SESSION_TYPE``, ``WAYLAND_DISPLAY``,
 ``DISPLAY``, ``XDG_CURRENT_DESKTOP``) and, on Wayland, from the globals the compositor offers:
