@@ -24,10 +24,10 @@ SESSION_ENGINE_FIXTURES = {"engine", "engine_events"}
 SESSION_ENGINE_MODULES = {
     "tests/captions/test_captions_end_to_end.py",
     "tests/captions/test_captions_live_journal.py",
-    "tests/engine/test_engine_dies_with_app.py",
-    "tests/engine/test_engine_streaming.py",
-    "tests/engine/test_memory.py",
-    "tests/engine/test_parity.py",
+    "tests/engine/vllm_adapter/test_engine_dies_with_app.py",
+    "tests/engine/inprocess/test_engine_streaming.py",
+    "tests/engine/sizing/test_memory.py",
+    "tests/engine/vllm_adapter/test_parity.py",
     "tests/share/test_share_engine.py",
 }
 
@@ -60,17 +60,17 @@ SECONDS = {
     "session-engine": 450,  # 820 with the three modules below, before the shared references
     "install": 350,
     "tests/commands/test_transcribe_and_bench.py": 220,
-    "tests/engine/test_remote_engine.py": 135,
-    "tests/engine/test_engine_lifecycle.py": 60,
-    "tests/engine/test_prepare.py": 190,
-    "tests/engine/test_vllm_patches.py": 150,
+    "tests/engine/remote/test_remote_engine.py": 135,
+    "tests/engine/inprocess/test_engine_lifecycle.py": 60,
+    "tests/engine/inprocess/test_prepare.py": 190,
+    "tests/engine/vllm_adapter/test_vllm_patches.py": 150,
     "tests/engine/test_rollover.py": 145,
     "tests/gui/test_gui_real_engine.py": 125,
     "tests/commands/test_live.py": 100,
     "tests/capture/test_echo_cancel.py": 85,
     "tests/capture/test_app_sources.py": 60,
-    "tests/engine/test_engine_start_failures.py": 45,
-    "tests/engine/test_serve_gpus.py": 65,  # 57-64 s in single runs on this shared machine
+    "tests/engine/inprocess/test_engine_start_failures.py": 45,
+    "tests/engine/server/test_serve_gpus.py": 65,  # 57-64 s in single runs on this shared machine
     "tests/commands/test_serve_hostile.py": 110,  # two `voxcap serve` starts: 96 s alone
     "tests/share/test_share_hostile.py": 50,  # 93 quick cases + load: 45 s alone
 }

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from voxcap.engine.sizing.cards import CARD_TIERS, CardTier, markdown_table, needs
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def flat(text: str) -> str:

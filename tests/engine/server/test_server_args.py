@@ -235,7 +235,7 @@ def test_each_gpu_must_hold_its_engine(tiny_model_dir, fake_nvml):
 
 def test_serve_without_vllm_says_where_it_belongs(tiny_model_dir):
     """A bare interpreter (no site-packages: no vLLM), as on the computer without a GPU."""
-    repo = Path(__file__).resolve().parents[2]
+    repo = Path(__file__).resolve().parents[3]
     r = subprocess.run([sys.executable, "-S", "-m", "voxcap.cli", "serve", "--model",
                         str(tiny_model_dir), "--dummy-weights"], capture_output=True, text=True,
                        timeout=60, env=dict(os.environ, PYTHONPATH=str(repo)), cwd=repo)

@@ -16,7 +16,7 @@ from support.vllm_server import VllmServer
 
 pytestmark = [pytest.mark.engine, pytest.mark.slow]
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 KEY = "capacity-test-key"
 SECONDS = 3.2
 

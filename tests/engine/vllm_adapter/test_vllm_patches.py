@@ -21,7 +21,7 @@ import pytest
 
 from voxcap.engine.vllm_adapter import patches as vllm_patches
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _session(n_items: int, computed: int, hash_block: int | None = None):
