@@ -125,7 +125,7 @@ def test_install_newcomer_walk_issue_34(tmp_path_factory, checkout):
     print(f"install: {time.perf_counter() - t0:.0f} s")
     assert "Start it from your applications menu" in out
     # (4: the installer's own GPU sentence comes with --cpu/--remote-only, not with the
-    # --extras of an offline test install: tests/engine/test_cards.py runs its command)
+    # --extras of an offline test install: tests/engine/sizing/test_cards.py runs its command)
     model = home.root / "tiny model"
     r = home.run_voxcap("make-tiny-model", str(model), "--weights", timeout=600)
     assert r.returncode == 0, r.stderr

@@ -1,7 +1,8 @@
 """The tiny model's real weight files (voxcap/engine/model/tiny_weights.py): the real model's layout, the
 same bytes from the same seed, and weight files that cannot be loaded refused with one clear line
 before vLLM starts (voxcap/engine/model/weights_check.py). That vLLM loads every tensor of the file, and
-that its tokens follow the audio, is shown by the session engine (tests/engine/test_parity.py)."""
+that its tokens follow the audio, is shown by the session engine
+(tests/engine/vllm_adapter/test_parity.py)."""
 
 from __future__ import annotations
 

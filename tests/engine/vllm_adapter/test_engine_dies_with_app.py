@@ -1,6 +1,6 @@
 """Every process vLLM starts for voxcap dies with the app, however the app dies: `kill -9` of
 `voxcap transcribe` and the GUI leaves nothing running within 5 s (`voxcap live`:
-tests/audio/test_live_cli.py)."""
+tests/commands/test_live.py)."""
 
 from __future__ import annotations
 
@@ -233,7 +233,7 @@ def test_the_engine_core_leaves_the_apps_process_group(engine):
 def test_local_engine_runs_vllm_with_the_session_fix_on(engine):
     """voxcap's engine switches the fix on in the environment its vLLM processes are spawned
     with (VOXCAP_VLLM_SESSION_FIX=0 turns it off); the plugin then applies it there
-    (tests/engine/test_vllm_patches.py). The children's own /proc environ is overwritten by
+    (tests/engine/vllm_adapter/test_vllm_patches.py). The children's own /proc environ is overwritten by
     vLLM's process titles; the app's own environment is put back once they run (nothing else
     it starts inherits the switch)."""
     assert engine.is_ready and engine.engine_pids()

@@ -3,7 +3,7 @@
 The session engine (compiled, the token carry and the session fix on, voxcap's model view,
 load_format "mistral") against vLLM's own realtime plumbing in a process without voxcap's
 plugins, eager (support/reference_tokens.py). More of the same comparison runs where engines
-already are: tests/engine/test_engine_streaming.py (blocks of 777 samples, two concurrent streams
+already are: tests/engine/inprocess/test_engine_streaming.py (blocks of 777 samples, two concurrent streams
 in 80 ms and random blocks), test_engine_lifecycle.py (960 ms delay), the CLI's transcribe
 (44.1 kHz stereo, 240 ms delay), the rollover's sessions (test_rollover.py).
 """

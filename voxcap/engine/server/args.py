@@ -8,7 +8,7 @@ ones, turned into flags here. A new engine setting therefore needs no change in 
 The mapping is vLLM's own convention (``EngineArgs.add_cli_args``): ``a_b`` → ``--a-b``,
 ``True`` as ``--a-b``, ``False`` left out (vLLM's default for every flag voxcap sets false;
 some of its booleans, such as ``--disable-log-stats``, have no ``--no-`` form), dicts and
-lists as JSON. ``tests/engine/test_server_args.py``
+lists as JSON. ``tests/engine/server/test_server_args.py``
 parses the result with vLLM's own parser and compares it with the arguments.
 """
 

@@ -1,6 +1,6 @@
 """What graphics card voxcap needs, said the same way everywhere: README's card table is
 ``markdown_table()``, and the installer, the first-run dialog and README's "You need" say
-``needs()``, both made from ``CARD_TIERS`` (tests/engine/test_cards.py checks each of them).
+``needs()``, both made from ``CARD_TIERS`` (tests/engine/sizing/test_cards.py checks each of them).
 
 A new tier (e.g. 4-bit weights for 6 GB cards) is one more row; ``needs()`` follows from the rows:
 the smallest memory of a tier that fits, and the oldest generation it fits on.

@@ -13,7 +13,7 @@ most of the encoder's share, so voxcap sets ``max_num_batched_tokens`` itself (s
 Pages are unified to the largest (the smaller page's block size is multiplied), layers are
 grouped by kind into groups of equal size (the smaller kind padded), and a pool block holds one
 page of every layer of a group. A session needs ``blocks_per_session`` pool blocks; the pool
-keeps one block back (the null block). tests/engine/test_memory.py checks all of this against
+keeps one block back (the null block). tests/engine/sizing/test_memory.py checks all of this against
 vLLM's own functions and against a running engine.
 
 The rest (CUDA context, activations of the profiling run, CUDA graphs, allocator slack) is

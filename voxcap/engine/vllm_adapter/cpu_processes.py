@@ -25,7 +25,7 @@ given the modules it can read; the others cannot hold vLLM's kernels.
 
 Measured (``benchmarks/startup_profile.py --enforce-eager --runs warm``, tiny model): ready after
 42.1 s as vLLM does it, 31.3 s with "uni", 18.5 s with "uni" and fork. The tokens are vLLM's own
-(tests/engine/test_parity.py compares them with vLLM's realtime path, run as vLLM runs it).
+(tests/engine/vllm_adapter/test_parity.py compares them with vLLM's realtime path, run as vLLM runs it).
 Guarded to the exact vLLM version; the CPU platform is not used on a GPU, so there it does
 nothing.
 """

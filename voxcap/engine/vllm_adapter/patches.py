@@ -17,7 +17,7 @@ block hash still to be computed covers them. The fix drops those items from the 
 the next chunk arrives, keeping the scheduler's encoder-cache bookkeeping (indices into
 ``mm_features``) consistent: the list stays within one hash block (``hash_block_size`` tokens,
 e.g. 128) plus the newest items, or two items with prefix caching off. Produced tokens are
-unchanged (tests/engine/test_vllm_patches.py).
+unchanged (tests/engine/vllm_adapter/test_vllm_patches.py).
 
 Token carry (``VOXCAP_VLLM_TOKEN_CARRY=1``; off unless set): each realtime chunk's prompt is the
 token the session sampled last, so vLLM's realtime buffer cannot send chunk n+1 before chunk n's
@@ -28,7 +28,7 @@ token replaced, in the engine core, by the token the session sampled last — th
 discards from the session when the chunk is applied, and the one the front end would have
 echoed. The front end may then send chunks ahead of their tokens (voxcap/engine/inprocess/feed.py)
 and the next chunk is already queued when a step ends. Same tokens and log-probabilities as the
-echo (tests/engine/test_vllm_patches.py).
+echo (tests/engine/vllm_adapter/test_vllm_patches.py).
 """
 
 from __future__ import annotations

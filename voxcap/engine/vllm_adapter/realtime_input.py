@@ -17,7 +17,7 @@ request ``mm_processor_kwargs``, none configured), ``_apply_hf_processor_main`` 
 feature extractor directly and post-processes its output the way vLLM's
 ``InputProcessingContext.call_hf_processor`` does (``_postprocess_output``: floating tensors to
 the model's dtype, on the CPU); every other input takes vLLM's own path. The multimodal input
-is identical (tests/engine/test_realtime_input.py compares prompt ids, tensors, dtypes,
+is identical (tests/engine/vllm_adapter/test_realtime_input.py compares prompt ids, tensors, dtypes,
 placeholders and hashes of real chunks with the fix off and on; benchmarks/capacity.py compares
 each session's text). Guarded to the exact vLLM version; does nothing with a logged warning
 elsewhere. Upstream-ready report: docs/perf/upstream-realtime-processor.md.
