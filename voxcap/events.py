@@ -8,6 +8,7 @@ others.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 
 @dataclass(frozen=True)
@@ -265,16 +266,36 @@ Event = (EngineProgress | EngineReady | EngineFailed | EngineStopped | TextDelta
 # Published by the session controller (``voxcap.app.controller``) that the GUI drives.
 
 
+class Captioning(StrEnum):
+    """Where captioning as a whole stands (``CaptioningState.state``). Its values are what the
+    caption page's feed sends, so they compare equal to those strings."""
+
+    OFF = "off"
+    STARTING = "starting"
+    WAITING = "waiting"  # for the engine; the audio meanwhile is held
+    ON = "on"
+    RESTARTING = "restarting"  # engine restart: audio is held, streams reopen after
+    STOPPING = "stopping"  # flushing the last words
+    CLOSED = "closed"  # the controller shut down: the app leaves
+
+    @property
+    def active(self) -> bool:
+        """Started and not yet stopping: Stop, or a switch of source, acts on it."""
+        return self in (Captioning.STARTING, Captioning.WAITING, Captioning.ON,
+                        Captioning.RESTARTING)
+
+
 @dataclass(frozen=True)
 class CaptioningState:
-    """Captioning as a whole: ``state`` is "starting", "waiting" (for the engine),
-    "on", "restarting" (engine restart: audio is held, streams reopen after), "stopping"
-    (flushing the last words) or "off". ``sources``: the stream labels."""
+    """Captioning as a whole changed state; ``sources``: the stream labels."""
 
-    state: str
+    state: Captioning
     session_id: str = ""
     sources: tuple[str, ...] = ()
     message: str = ""
+
+    def __post_init__(self) -> None:  # a plain string is taken, and a misspelt one refused here
+        object.__setattr__(self, "state", Captioning(self.state))
 
 
 @dataclass(frozen=True)

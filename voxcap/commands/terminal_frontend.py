@@ -27,6 +27,7 @@ from ..errors import EngineError, VoxcapError
 from ..eventhub import EventHub
 from ..events import (
     AppProblem,
+    Captioning,
     CaptioningState,
     CaptureDeviceChanged,
     CaptureInterrupted,
@@ -229,7 +230,7 @@ class CaptionRun:
                     self.ctl.abort()
                 continue
             if isinstance(event, CaptioningState):
-                if event.state == "on" and not started:
+                if event.state == Captioning.ON and not started:
                     started = True
                     t0 = time.perf_counter()
                     deadline = time.monotonic() + duration if duration else None
@@ -238,7 +239,7 @@ class CaptionRun:
                                    + " (Ctrl-C to stop)")
                     for p in problems:
                         self._show(p)
-                elif event.state == "off":
+                elif event.state == Captioning.OFF:
                     self.result.session_id = event.session_id or self.ctl.session_id
                     break
                 continue

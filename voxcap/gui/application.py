@@ -23,7 +23,7 @@ from PySide6.QtCore import QByteArray, QObject, QTimer
 from PySide6.QtWidgets import QApplication, QFileDialog
 
 from .. import logs
-from ..app.controller import ACTIVE, QUIT_ENGINE_WAIT_S, SessionController
+from ..app.controller import QUIT_ENGINE_WAIT_S, SessionController
 from ..app.diagnostics import DiagnosticsReady, diagnostics_text
 from ..app.lag import RecentValues
 from ..app.meter import MeterSampler
@@ -45,6 +45,7 @@ from ..eventhub import EventHub
 from ..events import (
     AppProblem,
     AppsChanged,
+    Captioning,
     CaptioningState,
     CaptureDeviceChanged,
     CaptureInterrupted,
@@ -130,7 +131,7 @@ class VoxcapApp(QObject):
         self.paint_lag = RecentValues()
         self.sampler = MeterSampler(self.controller, self.caption_lag, self.paint_lag)
         self.start_times = StartTimes(persist=persist)
-        self.state = "off"
+        self.state = Captioning.OFF
         self.session_id = ""
         self._captioning_source = ""  # what the running (or last) captioning was started with
         self.labels: dict[str, str] = {}
@@ -280,7 +281,7 @@ class VoxcapApp(QObject):
         elif isinstance(ev, EngineReady):
             w.engine_status.ready(ev, random_weights=self.settings.engine == "local"
                                   and self.settings.dummy_weights,
-                                  captioning=self.state not in ("off", "stopping"))
+                                  captioning=self.state.active)
             w.clear_notice("engine", "held")  # "cannot start: the engine is not running" ...
             w.meter.pending = ""
             self.tick()  # the meter shows the new engine now, not at its next second
@@ -345,10 +346,10 @@ class VoxcapApp(QObject):
         return self.controller.clock.wall_time(line.stream_id, line.start_s)
 
     def _captioning_state(self, ev: CaptioningState) -> None:
-        if ev.state == "closed":
+        if ev.state == Captioning.CLOSED:
             QApplication.quit()
             return
-        new_session = ev.state == "starting" and self.state in ("off", "stopping")
+        new_session = ev.state == Captioning.STARTING and not self.state.active
         if new_session:
             self._new_session()
             self.window.history.clear_history()
@@ -356,13 +357,14 @@ class VoxcapApp(QObject):
             self.window.meter.set_origin("", "")
         self.overlay_linger.on_state(ev.state, new_session)
         self.state = ev.state
-        self.window.engine_status.captioning(ev.state not in ("off", "stopping"))
+        self.window.engine_status.captioning(ev.state.active)
         if ev.session_id:
             self.session_id = ev.session_id
-        pair = self._captioning_source.casefold().startswith("both")
-        detail = f"{ev.sources[0]} only" if pair and len(ev.sources) == 1 and ev.state != "off" else ""
+        half = (self._captioning_source.casefold().startswith("both") and len(ev.sources) == 1
+                and ev.state != Captioning.OFF)
+        detail = f"{ev.sources[0]} only" if half else ""
         self.window.set_state(ev.state, ev.message, detail)
-        if ev.state == "off":
+        if ev.state == Captioning.OFF:
             # "You: capturing", "...resumed": about captures that are gone now
             self.window.clear_notice("CaptureStarted", "CaptureRecovered", "StreamResumed")
             self.window.sessions.refresh()
@@ -373,15 +375,15 @@ class VoxcapApp(QObject):
 
     # ------------------------------------------------------------------------ actions ----
     def toggle_captioning(self) -> None:
-        if self.state in ACTIVE:
+        if self.state.active:
             self.controller.stop_captioning()
-        elif self.state != "stopping" and not self.settings.configured and \
+        elif self.state != Captioning.STOPPING and not self.settings.configured and \
                 self.first_run_enabled:  # no model and no server yet: the choice, again
             if self.first_run_dialog is None:
                 self.open_first_run()
             else:
                 self.first_run_dialog.raise_()
-        elif self.state != "stopping":
+        elif self.state != Captioning.STOPPING:
             if self.window.engine_status.state == "failed":  # F5 after an error: start it again
                 self.retry_engine()  # captioning waits for it, its audio held meanwhile
             self._start_captioning(self.settings.source)
@@ -396,7 +398,7 @@ class VoxcapApp(QObject):
             return
         self.settings.source = key
         self.save()
-        if self.state in ACTIVE:  # switch now: the new source(s) in a new session
+        if self.state.active:  # switch now: the new source(s) in a new session
             self.controller.stop_captioning()
             self._start_captioning(key)
 
@@ -505,7 +507,7 @@ class VoxcapApp(QObject):
         return session
 
     def export_current(self) -> None:
-        if self.state == "stopping":  # the last words are still coming: export once flushed
+        if self.state == Captioning.STOPPING:  # the last words are still coming: export once flushed
             self._export_after_stop = True
             self.window.show_notice("Export waits for the last words to be flushed…",
                                     cause="export")
@@ -634,7 +636,7 @@ class VoxcapApp(QObject):
         self.window.hide()
         if self.tray is not None:
             self.tray.hide()
-        # CaptioningState("closed") quits the event loop; a slow engine start or vLLM teardown
+        # CaptioningState(CLOSED) quits the event loop; a slow engine start or vLLM teardown
         # (14 s measured) is not waited for: its processes die with the app (PR_SET_PDEATHSIG)
         self.controller.shutdown(engine_wait_s=QUIT_ENGINE_WAIT_S)
         QTimer.singleShot(90_000, QApplication.quit)  # never hang on the way out

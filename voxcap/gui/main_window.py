@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..events import Captioning
 from .a11y import announce, status_label
 from .engine_status import EngineStatus
 from .history import HistoryView
@@ -37,10 +38,11 @@ from .sessions_view import SessionsView
 SOURCES = (("System audio (what this computer plays)", "system"), ("Microphone", "mic"),
            ("Both: system audio and microphone", "both"))
 REPEAT_ANNOUNCE_S = 15.0  # one cause's notices are announced at most this often
-STATE_TEXT = {"off": "Not captioning", "starting": "Starting captioning…",
-              "waiting": "Waiting for the engine (audio is kept)…", "on": "Captioning",
-              "restarting": "Engine restarting (audio is kept)…", "stopping": "Stopping…",
-              "closed": "Closed"}
+STATE_TEXT = {Captioning.OFF: "Not captioning", Captioning.STARTING: "Starting captioning…",
+              Captioning.WAITING: "Waiting for the engine (audio is kept)…",
+              Captioning.ON: "Captioning",
+              Captioning.RESTARTING: "Engine restarting (audio is kept)…",
+              Captioning.STOPPING: "Stopping…", Captioning.CLOSED: "Closed"}
 
 
 class MainWindow(QMainWindow):
@@ -121,7 +123,7 @@ class MainWindow(QMainWindow):
         top.addWidget(self.click_button)
         top.addWidget(self.settings_button)
 
-        self.state_label = status_label(QLabel(STATE_TEXT["off"], self), "Captioning state")
+        self.state_label = status_label(QLabel(STATE_TEXT[Captioning.OFF], self), "Captioning state")
         self.engine_status = EngineStatus(self)
         self.sharing = status_label(QLabel("", self), "Caption sharing")
         self.sharing.setToolTip("Captions are shared through a page and a feed (Settings → "
@@ -205,17 +207,17 @@ class MainWindow(QMainWindow):
         self.sessions.refresh()
         self.sessions.list.setFocus()
 
-    def set_state(self, state: str, message: str = "", detail: str = "") -> None:
+    def set_state(self, state: Captioning, message: str = "", detail: str = "") -> None:
         """``detail``: stays next to the state while it lasts (e.g. "Them only" when a half of
         "Both" could not start), unlike notices, which the next one replaces."""
-        active = state in ("starting", "waiting", "on", "restarting")
-        text = STATE_TEXT.get(state, state) + (f" ({detail})" if detail else "")
+        active = state.active
+        text = STATE_TEXT[state] + (f" ({detail})" if detail else "")
         changed = text != self.state_label.text()
         self.state_label.setText(text)
         label = "Stop captioning (F5)" if active else "Start captioning (F5)"
         self.start_button.setText(label)
         self.act_start.setText("&Stop captioning" if active else "&Start captioning")
-        self.start_button.setEnabled(state != "stopping")
+        self.start_button.setEnabled(state != Captioning.STOPPING)
         if message:
             self.show_notice(message, cause="captioning")
         elif changed:  # "waiting for the engine…" is over once captioning is on

@@ -15,7 +15,7 @@ import logging
 
 from PySide6.QtCore import QObject, QTimer
 
-from ..app.controller import ACTIVE
+from ..events import Captioning
 
 log = logging.getLogger(__name__)
 
@@ -37,15 +37,15 @@ class OverlayLinger(QObject):
         self.timer = QTimer(self, singleShot=True)
         self.timer.timeout.connect(self._clear)
 
-    def on_state(self, state: str, new_session: bool = False) -> None:
+    def on_state(self, state: Captioning, new_session: bool = False) -> None:
         if new_session:
             self.timer.stop()
             self.overlay.clear()
-        elif state == "off":
+        elif state == Captioning.OFF:
             rows = self.overlay.visible_text()
             if rows:
                 self.timer.start(self.reading_time(rows))
-        elif state in ACTIVE:
+        elif state.active:
             self.timer.stop()
 
     def _clear(self) -> None:

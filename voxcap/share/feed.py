@@ -40,7 +40,7 @@ from dataclasses import replace
 
 from ..captions.assembly import CaptionAssembler, CaptionLine
 from ..captions.masking import Masker
-from ..events import CaptioningState, StreamFinished, StreamOpened, TextDelta
+from ..events import Captioning, CaptioningState, StreamFinished, StreamOpened, TextDelta
 
 log = logging.getLogger(__name__)
 FEED_COLUMNS = 160  # assembler lines; the page wraps them to its width (as the overlay does)
@@ -102,7 +102,7 @@ class CaptionFeed:
         self.style = dict(style or {})
         self.viewers: list[Viewer] = []
         self.seq = 0
-        self.state = "off"
+        self.state = Captioning.OFF
         self.session_id = ""
         self.id_base = 0  # line ids keep increasing over sessions: a program can key on them
         self._max_id = 0
@@ -169,10 +169,10 @@ class CaptionFeed:
         self._updates(self.asm.feed(delta), delta.produced_at)
 
     def _state(self, event: CaptioningState) -> None:
-        if event.state == "starting" and self.state in ("off", "stopping"):
+        if event.state == Captioning.STARTING and not self.state.active:  # a new session
             self.session_id = event.session_id
             self.id_base = self._max_id
-            self._reset()  # a new session: the pages start empty
+            self._reset()  # the pages start empty
             self.state = event.state
             self._resync_all()
             return
