@@ -121,6 +121,9 @@ def _tee_stderr(buffer: io.StringIO):
         def flush(self) -> None:
             original.flush()
 
+        def fileno(self) -> int:  # the library log (logs.py) moves file descriptor 2 under it
+            return original.fileno()
+
     sys.stderr = Tee()
     try:
         yield

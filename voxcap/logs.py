@@ -158,8 +158,10 @@ def library_output_to_log(enabled: bool = True):
                                          encoding=getattr(sys.stderr, "encoding", None) or "utf-8",
                                          errors="replace")
             os.dup2(target, 2)
-        except (OSError, ValueError, AttributeError):  # no fd to redirect: leave it as it is
-            logging.getLogger(__name__).info("library output stays on stderr", exc_info=True)
+        except (OSError, ValueError, AttributeError) as exc:  # no fd to redirect: leave it as it is
+            logging.getLogger(__name__).info(
+                "vLLM's and the libraries' output goes to this process's stderr, not to %s "
+                "(%s: %s)", LIBRARY_LOG_NAME, type(exc).__name__, exc)
             yield None
             return
         yield path
