@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QCoreApplication, QObject, Signal
 from PySide6.QtNetwork import QLocalServer, QLocalSocket
 
 from .. import paths
@@ -42,7 +42,12 @@ class InstanceServer(QObject):
         self.server.newConnection.connect(self._connection)
 
     def listen(self) -> bool:
+        """Listen (replacing a stale socket a crashed run left); the socket is removed when the
+        app quits, before it may leave with ``os._exit`` (application.py)."""
         name = server_name()
+        app = QCoreApplication.instance()
+        if app is not None:
+            app.aboutToQuit.connect(self.server.close)
         if self.server.listen(name):
             return True
         QLocalServer.removeServer(name)  # a stale socket of a crashed run
