@@ -59,6 +59,57 @@ def state_dir() -> Path:
     return _dir("VOXCAP_STATE_DIR", user_state_dir(APP))
 
 
+def pid_alive(pid: int) -> bool:
+    """Whether a process ``pid`` runs (another user's counts as running)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+_run_dirs: set[Path] = set()  # this process's run_tempdir folders, removed at exit at the latest
+
+
+def run_tempdir(prefix: str) -> Path:
+    """A new temporary folder ``<tmp>/<prefix><pid>-<random>`` for this process, removed at its
+    exit (``remove_run_tempdirs``; an app that leaves with ``os._exit`` calls it first). Those
+    with the same prefix that processes now gone left behind (killed, crashed) are removed
+    first: the pid in the name says whether their process still lives."""
+    import atexit
+    import tempfile
+
+    tmp = Path(tempfile.gettempdir())
+    for old in tmp.glob(f"{prefix}*-*"):
+        pid = old.name[len(prefix):].split("-", 1)[0]
+        try:
+            mine = old.is_dir() and old.stat().st_uid == os.getuid()
+        except OSError:  # removed meanwhile by another start
+            continue
+        if pid.isdigit() and mine and not pid_alive(int(pid)):
+            remove_run_tempdir(old)
+    if not _run_dirs:
+        atexit.register(remove_run_tempdirs)
+    new = Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-"))
+    _run_dirs.add(new)
+    return new
+
+
+def remove_run_tempdir(path: Path) -> None:
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)
+    _run_dirs.discard(path)
+
+
+def remove_run_tempdirs() -> None:
+    """Remove every folder ``run_tempdir`` made in this process that is still there."""
+    for path in list(_run_dirs):
+        remove_run_tempdir(path)
+
+
 def shipped_command(name: str) -> str:
     """How a person runs ``name`` (pip, hf) from voxcap's own environment: the bare name when
     that is what PATH finds, else the full path (the installer puts only `voxcap` on PATH)."""

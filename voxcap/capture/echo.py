@@ -34,6 +34,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from .. import paths
 from ..errors import CaptureError
 from .app_stream import _close
 from .apps import _is_server_made, app_name_of
@@ -59,22 +60,12 @@ def is_headphones(sink) -> bool:
     return "headphone" in text or "headset" in text
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def leftover_modules(pulse) -> list[tuple[int, int]]:
     """(module index, owner pid) of voxcap echo cancellers whose process is gone."""
     out = []
     for m in pulse.module_list():
         match = _NAME_RE.search(m.argument or "") if m.name == MODULE else None
-        if match and not _pid_alive(int(match.group(1))):
+        if match and not paths.pid_alive(int(match.group(1))):
             out.append((int(m.index), int(match.group(1))))
     return out
 

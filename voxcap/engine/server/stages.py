@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
-import tempfile
 import threading
 import time
 from pathlib import Path
 from typing import TextIO
 
+from ... import paths
 from ..inprocess.progress import STAGE_ENV, StageTail, write_logging_config
 
 # <tmp>/voxcap-serve-stages-<pid>-<random>: the pid says whether its run still lives
@@ -34,23 +33,7 @@ log = logging.getLogger(__name__)
 def new_workdir() -> Path:
     """A folder for the stage file and the logging config of this run; those of runs that were
     killed (their pid gone) are removed first."""
-    tmp = Path(tempfile.gettempdir())
-    for old in tmp.glob(f"{WORKDIR_PREFIX}*-*"):
-        pid = old.name[len(WORKDIR_PREFIX):].split("-", 1)[0]
-        if pid.isdigit() and old.stat().st_uid == os.getuid() and not _alive(int(pid)):
-            log.info("removing %s, left by a voxcap serve that was killed", old)
-            shutil.rmtree(old, ignore_errors=True)
-    return Path(tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-"))
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process: alive
-        return True
-    return True
+    return paths.run_tempdir(WORKDIR_PREFIX)
 
 
 class ServerStages:
