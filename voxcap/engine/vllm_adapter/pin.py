@@ -1,6 +1,8 @@
 """The one vLLM release voxcap's changes to vLLM were written and tested against: each change
 checks it before it applies (vLLM's streaming internals are not a stable API)."""
 
+import importlib
+
 PINNED_VLLM = "0.32.0"
 
 
@@ -18,3 +20,26 @@ def pinned_version(fix: str, check: str, log) -> str | None:
                     PINNED_VLLM, version, check)
         return None
     return version
+
+
+def install_wrapper(cls, name: str, flag: str, wrapper) -> None:
+    """Put ``wrapper`` in place of ``cls.name``, marked with ``flag`` (so a second plugin load in
+    the same process sees it) and keeping the original as ``__wrapped__``."""
+    original = getattr(cls, name)
+    setattr(wrapper, flag, True)
+    wrapper.__wrapped__ = original
+    wrapper.__doc__ = original.__doc__
+    setattr(cls, name, wrapper)
+
+
+def pinned_attr(fix: str, check: str, log, module: str, name: str):
+    """``module.name`` of the pinned vLLM, or None with a warning on ``log`` (another version,
+    or a build where it cannot be imported)."""
+    if pinned_version(fix, check, log) is None:
+        return None
+    try:
+        return getattr(importlib.import_module(module), name)
+    except Exception:  # a broken or pruned build: nothing to patch
+        log.warning("voxcap %s not applied: %s.%s could not be imported", fix, module, name,
+                    exc_info=True)
+        return None

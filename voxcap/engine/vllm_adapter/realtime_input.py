@@ -28,7 +28,7 @@ from __future__ import annotations
 import logging
 import os
 
-from .pin import pinned_version
+from .pin import PINNED_VLLM, install_wrapper, pinned_attr
 
 logger = logging.getLogger("vllm.voxcap_patches")
 
@@ -42,17 +42,12 @@ def enabled() -> bool:
 
 def apply() -> bool:
     """Wrap VoxtralRealtimeMultiModalProcessor._apply_hf_processor_main (once per process)."""
-    version = pinned_version("realtime input", "voxcap/engine/vllm_adapter/realtime_input.py "
-                             "against its multimodal processor", logger)
-    if version is None:
+    cls = pinned_attr("realtime input", "voxcap/engine/vllm_adapter/realtime_input.py against "
+                      "its multimodal processor", logger,
+                      "vllm.model_executor.models.voxtral_realtime",
+                      "VoxtralRealtimeMultiModalProcessor")
+    if cls is None:
         return False
-    try:
-        from vllm.model_executor.models.voxtral_realtime import VoxtralRealtimeMultiModalProcessor
-    except Exception:  # a broken build: nothing to patch
-        logger.warning("voxcap realtime input not applied: vLLM's Voxtral Realtime processor "
-                       "could not be imported", exc_info=True)
-        return False
-    cls = VoxtralRealtimeMultiModalProcessor
     original = cls._apply_hf_processor_main
     if getattr(original, _FLAG, False):
         return True  # a second plugin load in the same process
@@ -63,12 +58,9 @@ def apply() -> bool:
             return direct
         return original(self, mm_items, hf_kwargs)
 
-    setattr(_apply_hf_processor_main, _FLAG, True)
-    _apply_hf_processor_main.__wrapped__ = original
-    _apply_hf_processor_main.__doc__ = original.__doc__
-    cls._apply_hf_processor_main = _apply_hf_processor_main
+    install_wrapper(cls, "_apply_hf_processor_main", _FLAG, _apply_hf_processor_main)
     logger.info("voxcap realtime input applied (vLLM %s, pid %d): realtime chunks go to the "
-                "feature extractor directly", version, os.getpid())
+                "feature extractor directly", PINNED_VLLM, os.getpid())
     return True
 
 
