@@ -11,6 +11,8 @@ import time
 
 import soundfile as sf
 
+from voxcap.framing import SAMPLE_RATE, STEP_SAMPLES
+
 
 async def main(path, model, eager):
     from vllm.engine.arg_utils import AsyncEngineArgs
@@ -20,7 +22,7 @@ async def main(path, model, eager):
     from vllm.v1.engine.async_llm import AsyncLLM
 
     audio, rate = sf.read(path, dtype="float32")
-    assert rate == 16000 and audio.ndim == 1
+    assert rate == SAMPLE_RATE and audio.ndim == 1
     t0 = time.perf_counter()
     engine = AsyncLLM.from_engine_args(AsyncEngineArgs(
         model=model, tokenizer_mode="mistral", config_format="mistral", load_format="dummy",
@@ -34,8 +36,8 @@ async def main(path, model, eager):
     tokens_q = asyncio.Queue()
 
     async def chunks():
-        for i in range(0, audio.size, 1280):
-            yield audio[i:i + 1280]
+        for i in range(0, audio.size, STEP_SAMPLES):
+            yield audio[i:i + STEP_SAMPLES]
 
     async def inputs():
         async for p in model_cls.buffer_realtime_audio(chunks(), tokens_q, engine.model_config):

@@ -92,21 +92,16 @@ if str(ROOT) not in sys.path:
 
 log = logging.getLogger("capacity")
 
-SR = 16000
-STEP_SAMPLES = 1280  # one token per 80 ms
-BLOCK_S = STEP_SAMPLES / SR
-LOOK_AHEAD_SAMPLES = 40
+from voxcap.framing import SAMPLE_RATE as SR  # noqa: E402
+from voxcap.framing import STEP_SAMPLES, first_step_samples, steps_ready  # noqa: E402
+from voxcap.framing import STEP_SECONDS as BLOCK_S  # noqa: E402
+
 KNEE_P95_MS = 100.0
 CLIENT_LATE_MS = 20.0  # blocks sent later than this behind their slot: the client was starved
 TEXT = ("The committee met on Tuesday to discuss the budget for next year. Several members "
         "asked whether the library could stay open later in the evening, and the chair promised "
         "an answer by the end of the month. After a short break they turned to the question of "
         "the new bus routes, which many parents had written about.")
-
-
-def first_step_samples(delay_ms: int) -> int:
-    """Samples of real audio a session's first step needs (9,000 at the default 480 ms)."""
-    return (delay_ms // 80 + 1) * STEP_SAMPLES + LOOK_AHEAD_SAMPLES
 
 
 # ------------------------------------------------------------------ audio ----
@@ -163,7 +158,7 @@ async def run_session(index: int, url: str, model: str, key: str | None, pcm: np
     res = SessionResult(index)
     loop = asyncio.get_running_loop()
     total = len(pcm)
-    res.timed_steps = 0 if total < first_step else 1 + (total - first_step) // STEP_SAMPLES
+    res.timed_steps = steps_ready(total, first_step)
     clocks = res.clocks
     headers = {"Authorization": f"Bearer {key}"} if key else None
     await asyncio.sleep(max(0.0, start_at - loop.time()))
@@ -213,7 +208,7 @@ async def run_session(index: int, url: str, model: str, key: str | None, pcm: np
                 msg = json.dumps({"type": "input_audio_buffer.append",
                                   "audio": base64.b64encode(block.tobytes()).decode()})
                 sent += len(block)
-                ready = 0 if sent < first_step else 1 + (sent - first_step) // STEP_SAMPLES
+                ready = steps_ready(sent, first_step)
                 now = loop.time()
                 clocks.extend([now] * (ready - len(clocks)))  # before the send
                 res.block_sent.append(now)

@@ -35,6 +35,7 @@ from support.pulse import PulseServer, speech_wav  # noqa: E402
 
 from voxcap.capture import Capture  # noqa: E402
 from voxcap.events import CaptureDeviceChanged, CaptureInterrupted, CaptureRecovered  # noqa: E402
+from voxcap.framing import SAMPLE_RATE  # noqa: E402
 
 
 def pct(values, q):
@@ -68,7 +69,7 @@ def measure_latency(seconds: float) -> dict:
         s = block.samples
         hits = np.flatnonzero(np.abs(s) > 0.3)
         if hits.size and pos["armed"]:
-            found.append((block.captured_at + hits[0] / 16000, now))
+            found.append((block.captured_at + hits[0] / SAMPLE_RATE, now))
             pos["armed"] = False
         elif not hits.size:
             pos["armed"] = True

@@ -22,6 +22,7 @@ import soundfile as sf
 
 from voxcap.commands.bench import speech_like
 from voxcap.engine.model.tiny import write_tiny_model
+from voxcap.framing import SAMPLE_RATE
 
 HERE = Path(__file__).resolve().parent
 
@@ -44,7 +45,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="voxcap-overhead-"))
     model = write_tiny_model(work / "tiny")
     wav = work / "speech.wav"
-    sf.write(wav, speech_like(args.seconds, seed=1), 16000)
+    sf.write(wav, speech_like(args.seconds, seed=1), SAMPLE_RATE)
     eager = ["--eager"] if args.eager else []
     rows = []
     for _ in range(args.repeats):

@@ -25,7 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-STEP_S = 0.08
+from voxcap.framing import SAMPLE_RATE  # noqa: E402
+from voxcap.framing import STEP_SECONDS as STEP_S  # noqa: E402
 
 
 def with_sentence_pauses(audio, every_s: float = 9.0, pause_s: float = 0.6):
@@ -33,7 +34,7 @@ def with_sentence_pauses(audio, every_s: float = 9.0, pause_s: float = 0.6):
     the rollover policy prefers to cut: silence ``pause_s`` long every ``every_s``."""
     import numpy as np
 
-    step, gap = int(every_s * 16000), int(pause_s * 16000)
+    step, gap = int(every_s * SAMPLE_RATE), int(pause_s * SAMPLE_RATE)
     parts = [np.concatenate([audio[i:i + step], np.zeros(gap, audio.dtype)])
              for i in range(0, audio.size, step)]
     return np.concatenate(parts)[:audio.size]
@@ -91,7 +92,7 @@ def main() -> int:
     t = time.perf_counter()
     pushed = 0
     while pushed < audio.size:
-        if pushed / 16000 - len(steps) * STEP_S > a.lead:
+        if pushed / SAMPLE_RATE - len(steps) * STEP_S > a.lead:
             time.sleep(0.002)
             continue
         engine.push_audio(sid, audio[pushed:pushed + chunk])

@@ -42,6 +42,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from voxcap.framing import SAMPLE_RATE, STEP_SAMPLES  # noqa: E402
+
 # every FP8 kernel vLLM 0.32 tries before Marlin on CUDA (vllm/model_executor/kernels/linear)
 AHEAD_OF_MARLIN = ("FlashInferFP8ScaledMMLinearKernel,CutlassFP8ScaledMMLinearKernel,"
                    "B12xTensorFP8ScaledMMLinearKernel,PerTensorTorchFP8ScaledMMLinearKernel,"
@@ -149,13 +151,13 @@ def paced(engine, streams: int, seconds: float, deltas: list) -> dict:
     for sid in ids:
         pushed_at[sid] = []
     t0 = time.perf_counter()
-    step = 1280
+    step = STEP_SAMPLES
     for k in range(0, audio[0].size, step):
         for sid, a in zip(ids, audio, strict=True):
             engine.push_audio(sid, a[k:k + step])
             with lock:
                 pushed_at[sid].append(time.time())
-        time.sleep(max(0.0, t0 + (k + step) / 16000 - time.perf_counter()))
+        time.sleep(max(0.0, t0 + (k + step) / SAMPLE_RATE - time.perf_counter()))
     for sid in ids:
         engine.close_stream(sid)
         engine.wait_stream(sid, timeout=120)

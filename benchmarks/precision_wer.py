@@ -28,6 +28,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from voxcap.framing import SAMPLE_RATE  # noqa: E402
+
 SENTENCES = (
     "the meeting starts at nine tomorrow morning in the small room",
     "please send me the slides before the lecture begins",
@@ -88,8 +90,8 @@ def transcribe_all(spec: dict) -> dict:
             sid = engine.open_stream()
             ids[path] = sid
             audio = read_all(path)
-            for i in range(0, audio.size, 16000):
-                engine.push_audio(sid, audio[i:i + 16000])
+            for i in range(0, audio.size, SAMPLE_RATE):  # a second at a time
+                engine.push_audio(sid, audio[i:i + SAMPLE_RATE])
             engine.close_stream(sid)
             engine.wait_stream(sid, timeout=600)
     finally:

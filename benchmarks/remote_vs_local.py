@@ -26,6 +26,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+from voxcap.framing import STEP_SAMPLES, STEP_SECONDS  # noqa: E402
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 MAX_MODEL_LEN = 4096
@@ -50,11 +52,11 @@ def live(engine, seconds: float) -> dict:
     sid = engine.open_stream()
     a = speech_like(seconds, seed=7)
     t0 = time.perf_counter()
-    for k, i in enumerate(range(0, a.size, 1280)):
-        delay = t0 + k * 0.08 - time.perf_counter()
+    for k, i in enumerate(range(0, a.size, STEP_SAMPLES)):
+        delay = t0 + k * STEP_SECONDS - time.perf_counter()
         if delay > 0:
             time.sleep(delay)
-        engine.push_audio(sid, a[i:i + 1280])
+        engine.push_audio(sid, a[i:i + STEP_SAMPLES])
     engine.close_stream(sid)
     assert engine.wait_stream(sid, timeout=600)
     snap = next(s for s in engine.stats.snapshot().streams if s.stream_id == sid)

@@ -40,6 +40,8 @@ from pathlib import Path
 
 import numpy as np
 
+from voxcap.framing import STEP_SAMPLES
+
 FIX_ENV = "VOXCAP_VLLM_SESSION_FIX"
 CARRY_ENV = "VOXCAP_VLLM_TOKEN_CARRY"
 VARIANTS_ENV = "VOXCAP_GROWTH_VARIANTS"  # child: the variants it runs, one request each, in order
@@ -123,8 +125,8 @@ async def one_request(a, engine, model_cls, token_feed, audio, variant: str, cor
     extra = None if variant == "blind" else feed.sampling_extra_args()
 
     async def chunks():
-        for i in range(0, audio.size, 1280):
-            yield audio[i:i + 1280]
+        for i in range(0, audio.size, STEP_SAMPLES):
+            yield audio[i:i + STEP_SAMPLES]
 
     async def inputs():
         async for p in model_cls.buffer_realtime_audio(chunks(), feed.queue, engine.model_config):

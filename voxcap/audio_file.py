@@ -11,8 +11,8 @@ import soundfile as sf
 import soxr
 
 from .errors import AudioFileError
+from .framing import SAMPLE_RATE, STEP_SECONDS
 
-TARGET_RATE = 16000
 FORMATS_HINT = "use WAV, FLAC, OGG/Opus/Vorbis or MP3 (convert others with `ffmpeg -i IN out.wav`)"
 
 
@@ -70,12 +70,12 @@ def to_mono(block: np.ndarray) -> np.ndarray:
 _RAW_BLOCK = 65536
 
 
-def iter_blocks(path: str | Path, block_seconds: float = 0.08) -> Iterator[np.ndarray]:
+def iter_blocks(path: str | Path, block_seconds: float = STEP_SECONDS) -> Iterator[np.ndarray]:
     """Yield 16 kHz mono float32 blocks of ``block_seconds`` (the last may be shorter)."""
     info = probe(path)
-    size = max(1, int(TARGET_RATE * block_seconds))
-    resampler = None if info.rate == TARGET_RATE else soxr.ResampleStream(
-        info.rate, TARGET_RATE, 1, dtype="float32", quality="HQ")
+    size = max(1, int(SAMPLE_RATE * block_seconds))
+    resampler = None if info.rate == SAMPLE_RATE else soxr.ResampleStream(
+        info.rate, SAMPLE_RATE, 1, dtype="float32", quality="HQ")
     pending = np.zeros(0, np.float32)
     for raw in _raw_blocks(info.path, _RAW_BLOCK):
         mono = to_mono(raw)

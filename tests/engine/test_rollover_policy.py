@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from voxcap.engine.rollover import FRAME, CutState, RolloverPolicy, find_cut
+from voxcap.engine.rollover import CutState, RolloverPolicy, find_cut
 from voxcap.errors import EngineError
+from voxcap.framing import SAMPLE_RATE as SR
+from voxcap.framing import STEP_SAMPLES as FRAME
 
-SR = 16000
 POLICY = RolloverPolicy(soft_s=2.0, hard_s=4.0, min_pause_s=0.32)
 
 

@@ -27,7 +27,8 @@ from collections import deque
 
 import numpy as np
 
-SAMPLE_RATE = 16000
+from ..framing import SAMPLE_RATE
+
 _KEEP_BLOCKS = 30000  # ~10 min of 20 ms blocks per stream
 
 

@@ -15,8 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..audio_file import TARGET_RATE, iter_blocks, probe
+from ..audio_file import iter_blocks, probe
 from ..events import AudioBlock, CaptureStopped, SourceEnded
+from ..framing import SAMPLE_RATE, STEP_SECONDS
 
 log = logging.getLogger(__name__)
 
@@ -120,7 +121,7 @@ class FileReader:
         self._stop.set()
         if self._thread.is_alive() and self._thread is not threading.current_thread():
             self._thread.join(10)
-        self._on_event(CaptureStopped(self.spec.label, self.samples / TARGET_RATE, 0, 0, 0.0, 0,
+        self._on_event(CaptureStopped(self.spec.label, self.samples / SAMPLE_RATE, 0, 0, 0.0, 0,
                                       f"{self.spec.label}: stopped"))
 
     def _run(self) -> None:
@@ -128,10 +129,10 @@ class FileReader:
         error = ""
         t0 = time.time()
         try:
-            for block in iter_blocks(self.spec.path, 0.08 if self.realtime else 0.5):
+            for block in iter_blocks(self.spec.path, STEP_SECONDS if self.realtime else 0.5):
                 if self._stop.is_set():
                     return
-                at = t0 + self.samples / TARGET_RATE
+                at = t0 + self.samples / SAMPLE_RATE
                 if self.realtime:  # a live source delivers audio no faster than it plays
                     delay = at - time.time()
                     if delay > 0 and self._stop.wait(delay):
@@ -141,7 +142,7 @@ class FileReader:
         except Exception as exc:  # noqa: BLE001 - the session ends with the reason, text kept
             log.warning("reading %s failed", self.spec.path, exc_info=True)
             error = getattr(exc, "message", None) or str(exc) or type(exc).__name__
-        seconds = self.samples / TARGET_RATE
+        seconds = self.samples / SAMPLE_RATE
         self._on_event(SourceEnded(label, seconds, error,
                                    f"{label}: {'stopped: ' + error if error else 'end of the audio'}"
                                    f" after {seconds:.1f} s"))

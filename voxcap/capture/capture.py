@@ -34,11 +34,12 @@ from ..events import (
     CaptureStarted,
     CaptureStopped,
 )
+from ..framing import SAMPLE_RATE
 from .app_stream import AppRawStream
 from .devices import DeviceInfo, ServerState, SoundServer, server_state, uses_sound_server
 from .echo import EchoCanceller
 from .sources import APP, DEVICE, MIC, SYSTEM, Resolution, SourceSpec, parse_sources, resolve, resolve_initial
-from .stream import TAG_KEY, TARGET_RATE, Converter, RawBlock, RawStream
+from .stream import TAG_KEY, Converter, RawBlock, RawStream
 from .watchdog import Backoff, GapMeter, health
 
 log = logging.getLogger(__name__)
@@ -175,7 +176,7 @@ class Capture:
         seen_s = self._closed["seen_s"] + ((s.frames / s.rate) if s else 0.0)
         return CaptureStats(self.label, self.device.description if self.device else "",
                             self._down_since is None and s is not None, seen_s,
-                            self._delivered_samples / TARGET_RATE, self._blocks, dropped, dropped_s,
+                            self._delivered_samples / SAMPLE_RATE, self._blocks, dropped, dropped_s,
                             overflows, self._gaps, self._gap_s, self._interruptions)
 
     @property

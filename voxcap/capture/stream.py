@@ -19,9 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import CaptureError
+from ..framing import SAMPLE_RATE
 from .devices import DeviceInfo, import_sounddevice, uses_sound_server
 
-TARGET_RATE = 16000
 TAG_KEY = "voxcap.capture"  # stream property by which voxcap finds its own streams on the server
 
 # The ALSA pulse plugin reads PULSE_SOURCE/PULSE_PROP when a stream opens: opens are serialised.
@@ -155,10 +155,10 @@ class Converter:
         self.rate = rate
         self.channels = channels
         self._rs = None
-        if rate != TARGET_RATE:
+        if rate != SAMPLE_RATE:
             import soxr
 
-            self._rs = soxr.ResampleStream(rate, TARGET_RATE, 1, dtype="float32", quality="HQ")
+            self._rs = soxr.ResampleStream(rate, SAMPLE_RATE, 1, dtype="float32", quality="HQ")
 
     def __call__(self, data: np.ndarray) -> np.ndarray:
         if data.ndim == 2 and data.shape[1] > 1:

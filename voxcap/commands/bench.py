@@ -20,9 +20,9 @@ import numpy as np
 
 from ..engine.settings import InProcessSettings
 from ..errors import ConfigError
+from ..framing import SAMPLE_RATE
 from .options import add_engine_options, engine_settings
 
-SAMPLE_RATE = 16000
 log = logging.getLogger(__name__)
 
 

@@ -33,10 +33,9 @@ import numpy as np
 
 from ..errors import EngineError
 from ..events import Event, SessionRolled, StreamFinished, StreamGap, TextDelta
+from ..framing import SAMPLE_RATE, STEP_SAMPLES
 from .base import CaptionEngine
-from .stats import SAMPLE_RATE
 
-FRAME = 1280  # one token of audio: pauses are looked for at this granularity
 FLUSH_TOKENS_MAX = 63  # right padding at the longest delay (2400 ms): room kept below the cap
 
 
@@ -56,7 +55,7 @@ class RolloverPolicy:
 
     def capped(self, max_model_len: int, prompt_tokens: int = 63) -> RolloverPolicy:
         """Hard limit that always leaves room for the prompt and the flush below the cap."""
-        cap_s = (max_model_len - prompt_tokens - FLUSH_TOKENS_MAX - 16) * FRAME / SAMPLE_RATE
+        cap_s = (max_model_len - prompt_tokens - FLUSH_TOKENS_MAX - 16) * STEP_SAMPLES / SAMPLE_RATE
         if cap_s <= 1.0:
             raise EngineError(f"max session length {max_model_len} tokens leaves no room for audio",
                               "raise the max session length")
@@ -99,8 +98,8 @@ def find_cut(p: RolloverPolicy, st: CutState, chunk: np.ndarray,
     soft, hard = int(p.soft_s * SAMPLE_RATE), int(p.hard_s * SAMPLE_RATE)
     if not st.soft_reached and latency_high:
         st.soft_reached, st.rollover_reason = True, "latency"
-    for start in range(0, chunk.size, FRAME):
-        frame = chunk[start:start + FRAME]
+    for start in range(0, chunk.size, STEP_SAMPLES):
+        frame = chunk[start:start + STEP_SAMPLES]
         rms = float(np.sqrt(np.mean(frame * frame)))
         quiet = rms < max(p.silence_rms, p.pause_ratio * st.speech_level)
         if quiet:
@@ -324,7 +323,7 @@ class RollingEngine(CaptionEngine):
                 # The hard limit keeps sessions below the cap, so this means vLLM took fewer
                 # tokens than planned: say how much audio it dropped instead of hiding it.
                 first = self.inner.first_step_samples
-                consumed = first + max(0, event.tokens - 1) * FRAME
+                consumed = first + max(0, event.tokens - 1) * STEP_SAMPLES
                 st.lost_s += max(0, st.samples_sent - st.session_start - consumed) / SAMPLE_RATE
                 st.rollover_reason = "max_length"
                 st.switching = True

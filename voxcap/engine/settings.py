@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from ..errors import ConfigError
+from ..framing import STEP_MS as TOKEN_MS  # the delay is a whole number of steps
 
 GRAPH_MODES = ("NONE", "PIECEWISE", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE")
 DEFAULT_GRAPH_MODE = "FULL_DECODE_ONLY"
@@ -13,7 +14,7 @@ FULL_REFUSED = (
     "first step of every stream) cannot run as a full CUDA graph, and vLLM's model refuses it."
 )
 DTYPES = ("auto", "bfloat16", "float16", "float32")
-MIN_DELAY_MS, MAX_DELAY_MS, TOKEN_MS = 80, 2400, 80
+MIN_DELAY_MS, MAX_DELAY_MS = TOKEN_MS, 2400
 # Session length when none is set: 8192 tokens ≈ 10.9 min, or the model's own maximum if that is
 # less. Longer costs little memory (the decoder's sliding window caps its KV cache) but vLLM's
 # step grows with the session, so sessions roll over long before (rollover.py).
@@ -109,7 +110,7 @@ def validate_delay_ms(delay_ms: int | None) -> None:
         return
     if not (MIN_DELAY_MS <= delay_ms <= MAX_DELAY_MS) or delay_ms % TOKEN_MS:
         raise ConfigError(
-            f"Transcription delay {delay_ms} ms is invalid: it must be a multiple of 80 ms "
+            f"Transcription delay {delay_ms} ms is invalid: it must be a multiple of {TOKEN_MS} ms "
             f"between {MIN_DELAY_MS} and {MAX_DELAY_MS}.",
             "use e.g. 480 (default), 240 for less lag, 960 for better accuracy",
         )

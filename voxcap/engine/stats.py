@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-STEP_BUDGET_MS = 80.0  # one token per 80 ms of audio: live captioning needs steps faster
-SAMPLE_RATE = 16000
+from ..framing import SAMPLE_RATE, STEP_MS, STEP_SAMPLES
+
+STEP_BUDGET_MS = float(STEP_MS)  # one token per step of audio: live captioning needs steps faster
 _WINDOW_S = 10.0  # tokens/s over the last 10 s
 _LATENCY_WINDOW = 1000  # steps kept for percentiles
 
@@ -63,7 +64,7 @@ class _StreamStats:
         self.samples_in = 0
         self.tokens = 0
         self.first_step_samples: int | None = None  # real samples the first step consumes
-        self.step_samples = 1280
+        self.step_samples = STEP_SAMPLES
         self.sent: deque[float] = deque()  # perf_counter of prompts handed to vLLM, FIFO
         self.latencies: deque[float] = deque(maxlen=_LATENCY_WINDOW)
         self.token_times: deque[float] = deque()

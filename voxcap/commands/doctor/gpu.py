@@ -7,7 +7,7 @@ import importlib.util
 import os
 from dataclasses import asdict
 
-from ...engine.vllm_adapter.platform import PIN as VLLM_PIN
+from ...engine.vllm_adapter.pin import PINNED_VLLM
 from .base import (
     BF16_COMPUTE,
     FAIL,
@@ -124,7 +124,7 @@ def check_gpu(ctx: Context, args) -> Check:
                       "reinstall with the GPU build: installer/install.sh --gpu"))
     elif has is not None and has < needs:
         found.append((FAIL, f"the driver supports CUDA {driver[1]} but voxcap's GPU build "
-                      f"(vLLM {VLLM_PIN}, PyTorch for CUDA {details['cuda_needed']}) needs CUDA "
+                      f"(vLLM {PINNED_VLLM}, PyTorch for CUDA {details['cuda_needed']}) needs CUDA "
                       f"{details['cuda_needed']}",
                       f"update the NVIDIA driver to version {GPU_BUILD_DRIVER} or newer (Ubuntu: "
                       "`sudo ubuntu-drivers install`, then restart), or use a vLLM server"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import platform
 import sys
 
+from ...engine.vllm_adapter.pin import PINNED_VLLM
 from .base import (
     FAIL,
     MAX_PYTHON,
@@ -21,7 +22,8 @@ def check_python(ctx: Context, args) -> Check:
                "platform": platform.platform(), "machine": platform.machine()}
     summary = f"Python {platform.python_version()} ({sys.executable})"
     if v[:2] < MIN_PYTHON or v[:2] > MAX_PYTHON:
-        return Check("python", "Python", FAIL, summary + ": voxcap and vLLM 0.32.0 need Python "
+        return Check("python", "Python", FAIL,
+                     summary + f": voxcap and vLLM {PINNED_VLLM} need Python "
                      f"{MIN_PYTHON[0]}.{MIN_PYTHON[1]} to {MAX_PYTHON[0]}.{MAX_PYTHON[1]}",
                      "install voxcap with a supported Python (the installer picks one: "
                      "installer/install.sh --python python3.12)", details)

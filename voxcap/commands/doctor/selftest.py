@@ -32,6 +32,7 @@ def check_selftest(ctx: Context, args) -> Check:
         from ...engine.model.tiny import write_tiny_model
         from ...engine.settings import InProcessSettings
         from ...events import EngineFailed, StreamFinished, TextDelta
+        from ...framing import SAMPLE_RATE, STEP_SAMPLES
     except Exception as exc:  # noqa: BLE001
         log.info("doctor: the engine does not load", exc_info=True)
         return Check("selftest", title, FAIL, f"the engine cannot be loaded: {exc}", REINSTALL)
@@ -47,9 +48,9 @@ def check_selftest(ctx: Context, args) -> Check:
             ready = engine.wait_ready(timeout=args.selftest_timeout)
             sid = engine.open_stream("selftest")
             rng = np.random.default_rng(0)
-            audio = (0.1 * rng.standard_normal(16000 * 3)).astype(np.float32)
-            for i in range(0, audio.size, 1280):
-                engine.push_audio(sid, audio[i:i + 1280])
+            audio = (0.1 * rng.standard_normal(SAMPLE_RATE * 3)).astype(np.float32)
+            for i in range(0, audio.size, STEP_SAMPLES):
+                engine.push_audio(sid, audio[i:i + STEP_SAMPLES])
             engine.close_stream(sid)
             deadline = time.monotonic() + args.selftest_timeout
             while time.monotonic() < deadline:

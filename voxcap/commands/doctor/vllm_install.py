@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...engine.vllm_adapter.pin import PINNED_VLLM
 from .base import (
     FAIL,
     OK,
@@ -18,7 +19,7 @@ def check_vllm(ctx: Context, args) -> Check:
     build, version = engine_platform.installed_build()
     ctx.build = build
     mc = _version("mistral_common")
-    details = {"build": build, "version": version, "pin": engine_platform.PIN,
+    details = {"build": build, "version": version, "pin": PINNED_VLLM,
                "mistral_common": mc, "torch": _version("torch")}
     if ctx.engine == "remote":
         what = f"vLLM {version} ({build} build) installed" if build else "not installed"

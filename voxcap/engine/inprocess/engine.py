@@ -11,19 +11,17 @@ import asyncio
 import gc
 import logging
 import os
-import shutil
-import tempfile
 import threading
 import time
 import uuid
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 import numpy as np
 
 from ... import logs, paths
 from ...errors import EngineError
 from ...events import EngineReady, EngineStopped, StreamFinished, TextDelta
+from ...framing import SAMPLE_RATE
 from ..base import EngineBase, EventSink
 from ..model.folder import inspect_model_dir, model_dir_for_vllm, tokenizer_dir_for_delay
 from ..settings import InProcessSettings, default_capture_sizes
@@ -31,7 +29,7 @@ from ..sizing import memory
 from ..sizing.memory import Sizing
 from ..sizing.precision import GpuFacts
 from ..sizing.verdict import read_gpu_facts, verdict
-from ..stats import SAMPLE_RATE, EngineStats
+from ..stats import EngineStats
 from ..vllm_adapter import internals
 from ..vllm_adapter import patches as vllm_patches
 from ..vllm_adapter import platform as engine_platform
@@ -43,6 +41,7 @@ from .feed import TokenFeed
 from .progress import STAGE_ENV, StageTail, kv_cache_capacity, write_logging_config
 
 log = logging.getLogger(__name__)
+WORKDIR_PREFIX = "voxcap-engine-"  # <tmp>/voxcap-engine-<pid>-*: stage file, vLLM's stderr, logging
 
 
 @dataclass
@@ -84,7 +83,7 @@ class LocalEngine(EngineBase):
         self.first_jit = False  # this card's first start: the driver compiles FA2 (vllm_adapter/env.py)
         self.start_method = ""  # how vLLM started its engine core: "fork" or "spawn"
         self.token_carry = False  # chunks go ahead of their tokens (vllm_adapter/patches.py), once ready
-        self._workdir = Path(tempfile.mkdtemp(prefix="voxcap-engine-"))
+        self._workdir = paths.run_tempdir(WORKDIR_PREFIX)
         self._child_stderr = self._workdir / "vllm-stderr.log"
         self._child_stderr_logged = 0
 
@@ -119,7 +118,14 @@ class LocalEngine(EngineBase):
 
     def _cleanup(self) -> None:
         self._restore_env()
-        shutil.rmtree(self._workdir, ignore_errors=True)
+        paths.remove_run_tempdir(self._workdir)
+
+    def shutdown(self, timeout: float = 30.0) -> None:
+        super().shutdown(timeout)
+        if self._thread is not None and self._thread.is_alive():
+            # not stopped in time: the app quits without it (its processes die with the app),
+            # so its temporary folder goes now, not when (if ever) its thread ends
+            paths.remove_run_tempdir(self._workdir)
 
     def _restore_env(self) -> None:
         """Put back what the engine set for vLLM's children, once: as soon as they are spawned

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import ModelDirError
+from ...framing import DEFAULT_DELAY_MS
 from .weights_check import unfinished_download, weights_problem
 
 MODEL_ID = "mistralai/Voxtral-Mini-4B-Realtime-2602"
@@ -37,7 +38,7 @@ class ModelInfo:
 
     @property
     def delay_ms(self) -> int:
-        return int(self.audio.get("transcription_delay_ms") or 480)
+        return int(self.audio.get("transcription_delay_ms") or DEFAULT_DELAY_MS)
 
     @property
     def max_model_len(self) -> int:

@@ -13,6 +13,7 @@ import base64
 import json
 from pathlib import Path
 
+from ...framing import DEFAULT_DELAY_MS, SAMPLE_RATE, TOKENS_PER_SECOND
 from .tiny_weights import write_weights
 
 # Tekken v7 control tokens at the ids the real model uses; unused slots are filled.
@@ -33,11 +34,11 @@ _PATTERN = (
 )
 
 AUDIO_SECTION = {
-    "sampling_rate": 16000,
-    "frame_rate": 12.5,
+    "sampling_rate": SAMPLE_RATE,
+    "frame_rate": TOKENS_PER_SECOND,
     "audio_encoding_config": {"num_mel_bins": 128, "hop_length": 160, "window_size": 400},
     "transcription_format": "streaming",
-    "transcription_delay_ms": 480,
+    "transcription_delay_ms": DEFAULT_DELAY_MS,
     "streaming_look_ahead_ms": 2.5,
     "streaming_look_back_ms": 52.5,
     "streaming_n_left_pad_tokens": 32,
@@ -75,7 +76,7 @@ def _tekken(num_words: int) -> dict:
 def _params(vocab_size: int, max_len: int = 131072) -> dict:
     encoder = {
         "audio_encoding_args": {
-            "sampling_rate": 16000, "num_mel_bins": 128, "hop_length": 160, "window_size": 400,
+            "sampling_rate": SAMPLE_RATE, "num_mel_bins": 128, "hop_length": 160, "window_size": 400,
             "chunk_length_s": None, "global_log_mel_max": 1.5, "transcription_format": "streaming",
         },
         "dim": 64, "n_layers": 2, "head_dim": 32, "hidden_dim": 128, "n_heads": 2,

@@ -27,7 +27,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-_BLOCK_MAX = 16000  # samples
+from ...framing import SAMPLE_RATE, STEP_SAMPLES
+
+_BLOCK_MAX = SAMPLE_RATE  # samples: one second
 
 
 @dataclass
@@ -55,12 +57,12 @@ def to_pcm16(samples: np.ndarray) -> np.ndarray:
 
 
 class StreamAudio:
-    def __init__(self, step_samples: int = 1280, max_samples: int | None = None,
+    def __init__(self, step_samples: int = STEP_SAMPLES, max_samples: int | None = None,
                  hysteresis: int | None = None) -> None:
         self.step = step_samples
         self.max_samples = max_samples
         if hysteresis is None:  # a quarter of the bound, at most 2 s
-            hysteresis = 0 if max_samples is None else min(max_samples // 4, 2 * 16000)
+            hysteresis = 0 if max_samples is None else min(max_samples // 4, 2 * SAMPLE_RATE)
         self.hysteresis = hysteresis
         self.total_in = 0
         self.unsent: deque[_Block] = deque()

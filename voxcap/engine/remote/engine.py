@@ -62,8 +62,8 @@ from ...events import (
     StreamResumed,
     TextDelta,
 )
+from ...framing import SAMPLE_RATE, STEP_SAMPLES, first_step_samples, steps_ready
 from ..base import EngineBase, EventSink
-from ..stats import SAMPLE_RATE
 from .audio import StreamAudio, to_pcm16
 from .settings import RemoteSettings, display_url, find_api_key, models_url
 
@@ -72,19 +72,12 @@ KEY_FIX = ("give the key the server was started with: `voxcap serve` printed its
            "~/.config/voxcap/remote-api-key (chmod 600), or use --api-key-file PATH or "
            "--api-key-env VAR")
 
-STEP_SAMPLES = 1280  # one token per 80 ms at 16 kHz
-LOOK_AHEAD_SAMPLES = 40
 GRAPH_MODE = "remote"  # the protocol does not say how the server runs its model
 _GAP_REPORT_INTERVAL_S = 2.0
 _BACKOFF_S = (0.5, 1.0, 2.0, 4.0, 8.0, 10.0)
 _PROBE_WAIT_S = 5.0
 _SERVER_FIX = ("start it on the computer with the GPU: `voxcap serve --model FOLDER` prints its "
                "address; or check the host and port in --server")
-
-
-def first_step_samples(delay_ms: int) -> int:
-    """Real samples the first step of a session needs (9,000 at the default 480 ms)."""
-    return (delay_ms // 80 + 1) * STEP_SAMPLES + LOOK_AHEAD_SAMPLES
 
 
 # ------------------------------------------------------------------ errors ----
@@ -671,9 +664,7 @@ class RemoteEngine(EngineBase):
     def _mark_steps(self, st: _Stream) -> None:
         """Start the clock of each step the audio just handed over makes runnable (step k
         needs the first 9,000 samples of the session, then 1,280 more per step)."""
-        sent = st.audio.session_sent
-        first = self._first_step_samples
-        ready = 0 if sent < first else 1 + (sent - first) // STEP_SAMPLES
+        ready = steps_ready(st.audio.session_sent, self._first_step_samples)
         while st.steps_marked < ready:
             self.stats.prompt_sent(st.stream_id)
             st.steps_marked += 1

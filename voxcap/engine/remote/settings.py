@@ -15,6 +15,7 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from ...errors import ConfigError
+from ...framing import DEFAULT_DELAY_MS
 from ..settings import validate_delay_ms
 
 REALTIME_PATH = "/v1/realtime"
@@ -40,7 +41,7 @@ class RemoteSettings:
     model: str
     api_key: str | None = field(default=None, repr=False)
     max_streams: int = 2
-    transcription_delay_ms: int = 480  # the server's model; the protocol does not report it
+    transcription_delay_ms: int = DEFAULT_DELAY_MS  # the server's model; the protocol does not report it
     max_buffer_s: float | None = DEFAULT_MAX_BUFFER_S
     max_inflight_s: float = 4.0
     append_ms: int = 80  # audio per append message while keeping up (more when catching up)

