@@ -21,37 +21,25 @@ from dataclasses import dataclass, field
 from .. import logs
 from ..app.controller import SessionController
 from ..app.lag import RecentValues
+from ..app.notices import notice_for
 from ..captions.export import check_export_path, export
-from ..captions.journal import JournalStatus
 from ..errors import EngineError, VoxcapError
 from ..eventhub import EventHub
 from ..events import (
     AppProblem,
     Captioning,
     CaptioningState,
-    CaptureDeviceChanged,
-    CaptureInterrupted,
-    CaptureLoss,
-    CaptureRecovered,
-    CaptureStarted,
-    CaptureStopped,
     EngineFailed,
     EngineProgress,
     EngineReady,
     StreamFinished,
-    StreamGap,
-    StreamInterrupted,
     StreamOpened,
-    StreamResumed,
     TextDelta,
 )
 from .options import add_engine_options, make_engine
 from .sessions import add_export_options, export_kwargs
 
 log = logging.getLogger(__name__)
-CAPTURE_EVENTS = (CaptureStarted, CaptureInterrupted, CaptureRecovered, CaptureDeviceChanged,
-                  CaptureLoss, CaptureStopped)
-STREAM_NOTICES = (StreamGap, StreamInterrupted, StreamResumed)  # remote engine: never silent
 
 
 def add_run_options(p) -> None:
@@ -266,24 +254,14 @@ class CaptionRun:
         elif isinstance(event, StreamOpened):
             r.labels[event.stream_id] = event.label
             self.term.labels[event.stream_id] = event.label
-        elif isinstance(event, CAPTURE_EVENTS):
-            if self.show_capture:
-                say(f"capture: {event.message}")
-        elif isinstance(event, StreamFinished) and event.stream_id in r.labels:
-            label = r.labels[event.stream_id]
-            if event.reason == "error":
-                r.failure = event.message
-            elif event.reason == "max_length":
-                say(f"note: {label}: the session reached its max length; raise "
-                    "--max-model-len for longer sessions")
-        elif isinstance(event, STREAM_NOTICES) and event.stream_id in r.labels:
-            say(f"engine: {r.labels[event.stream_id]}: {event.message}")
+        elif isinstance(event, StreamFinished) and event.reason == "error" \
+                and event.stream_id in r.labels:
+            r.failure = event.message
         elif isinstance(event, EngineFailed):
             r.failure = f"{event.message}\n  fix: {event.fix}" if event.fix else event.message
-        elif isinstance(event, AppProblem):
-            say(f"problem: {event.message}" + (f"\n  fix: {event.fix}" if event.fix else ""))
-        elif isinstance(event, JournalStatus):
-            say(f"warning: {event.message}" + (f"\n  fix: {event.fix}" if event.fix else ""))
+        notice = notice_for(event, r.labels)
+        if notice is not None and (self.show_capture or notice.topic != "capture"):
+            say(notice.line())
 
     def _drain(self) -> None:
         """Events published while shutting down (the captures' last words, stop totals)."""
