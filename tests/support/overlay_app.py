@@ -41,6 +41,98 @@ class OtherWindow(QLabel):
         OtherWindow.clicks += 1
 
 
+def reply(**kw) -> None:
+    print(json.dumps(kw), flush=True)
+
+
+class OverlayDriver:
+    """The app and the commands read from stdin, one method each."""
+
+    def __init__(self, app: QApplication, vapp: VoxcapApp, audio: FakeAudio) -> None:
+        self.app, self.vapp, self.audio = app, vapp, audio
+        self.others: list[OtherWindow] = []  # kept: a window without a reference closes
+        self.commands = {"state": self.state_cmd, "caption": self.caption, "feed": self.feed,
+                         "fullscreen": self.fullscreen, "click-through": self.click_through,
+                         "move": self.move, "quit": self.quit}
+
+    def win_id(self, widget) -> int:
+        return int(widget.winId()) if self.app.platformName() == "xcb" else 0
+
+    def state(self) -> dict:
+        vapp = self.vapp
+        ov, layer = vapp.overlay, vapp.placement.layer
+        g = ov.geometry()
+        return {"path": vapp.placement.path.path, "reason": vapp.placement.path.reason,
+                "platform": self.app.platformName(),
+                "geometry": [g.x(), g.y(), g.width(), g.height()],
+                "visible": ov.isVisible(), "text": ov.visible_text(), "paints": ov.paints,
+                "click_through": ov.click_through,
+                "saved": vapp.settings.overlay.geometry, "saved_screen": vapp.settings.overlay.screen,
+                "layer": None if layer is None else {"mapped": layer.layer_surface is not None,
+                                                     "configured": layer.configured,
+                                                     "output": layer.output_name,
+                                                     "frames": layer.frames,
+                                                     "scale": layer.buffer_scale,
+                                                     "paints": vapp.overlay.paints},
+                "message": vapp.placement.message, "state": vapp.state,
+                "shortcuts": vapp.shortcuts.how, "shortcuts_summary": vapp.shortcuts.summary,
+                "shortcuts_bound": vapp.shortcuts.bound,
+                "notice": vapp.window.notice.text(), "other_clicks": OtherWindow.clicks,
+                "win_id": self.win_id(ov)}
+
+    def read_command(self) -> None:
+        line = sys.stdin.readline()
+        if not line:
+            self.vapp.quit()
+            return
+        cmd, *args = line.split()
+        if cmd in self.commands:
+            self.commands[cmd](*args)
+        else:
+            reply(error=f"unknown command {cmd}")
+
+    def state_cmd(self) -> None:
+        reply(**self.state())
+
+    def caption(self) -> None:
+        self.vapp.controller.start_captioning("system")
+        audio = self.audio
+
+        def feed(tries=[300]) -> None:  # noqa: B006 - a countdown shared by the retries
+            if "Them" in audio.captures:
+                audio.feed("Them", 2.0)
+            elif tries[0] > 0:
+                tries[0] -= 1
+                QTimer.singleShot(100, feed)
+        feed()
+        reply(ok=True)
+
+    def feed(self) -> None:
+        self.audio.feed("Them", 1.0)
+        reply(ok=True)
+
+    def fullscreen(self) -> None:
+        other = OtherWindow("another window, fullscreen, with the focus")
+        other.setStyleSheet("background: #2e7d32; color: white; font-size: 32px")
+        other.showFullScreen()
+        other.activateWindow()
+        self.others.append(other)
+        reply(ok=True, win_id=self.win_id(other))
+
+    def click_through(self) -> None:
+        self.vapp.overlay.set_click_through(not self.vapp.overlay.click_through)
+        reply(ok=True)
+
+    def move(self, x: str, y: str) -> None:
+        self.vapp.overlay.move(int(x), int(y))
+        self.vapp.save_overlay_geometry()
+        reply(ok=True)
+
+    def quit(self) -> None:
+        reply(ok=True)
+        self.vapp.quit()
+
+
 def main() -> int:
     if os.environ.get("VOXCAP_DEBUG"):  # the app's log on stderr, which the test then keeps
         logging.basicConfig(level=logging.DEBUG, stream=sys.stderr,
@@ -56,77 +148,11 @@ def main() -> int:
         publish, engine_factory=scripted_factory(), audio=audio, journal_root=journal),
         sessions_root=journal, use_tray=False,
         first_run=False, overlay_path=path)
-    others = []
-
-    def reply(**kw) -> None:
-        print(json.dumps(kw), flush=True)
-
-    def state() -> dict:
-        ov, layer = vapp.overlay, vapp.placement.layer
-        g = ov.geometry()
-        return {"path": vapp.placement.path.path, "reason": vapp.placement.path.reason,
-                "platform": app.platformName(), "geometry": [g.x(), g.y(), g.width(), g.height()],
-                "visible": ov.isVisible(), "text": ov.visible_text(), "paints": ov.paints,
-                "click_through": ov.click_through,
-                "saved": vapp.settings.overlay.geometry, "saved_screen": vapp.settings.overlay.screen,
-                "layer": None if layer is None else {"mapped": layer.layer_surface is not None,
-                                                     "configured": layer.configured,
-                                                     "output": layer.output_name,
-                                                     "frames": layer.frames,
-                                                     "scale": layer.buffer_scale,
-                                                     "paints": vapp.overlay.paints},
-                "message": vapp.placement.message, "state": vapp.state,
-                "shortcuts": vapp.shortcuts.how, "shortcuts_summary": vapp.shortcuts.summary,
-                "shortcuts_bound": vapp.shortcuts.bound,
-                "notice": vapp.window.notice.text(), "other_clicks": OtherWindow.clicks,
-                "win_id": int(ov.winId()) if app.platformName() == "xcb" else 0}
-
-    def command() -> None:
-        line = sys.stdin.readline()
-        if not line:
-            vapp.quit()
-            return
-        cmd, *args = line.split()
-        if cmd == "state":
-            reply(**state())
-        elif cmd == "caption":
-            vapp.controller.start_captioning("system")
-
-            def feed(tries=[300]) -> None:  # noqa: B006 - a countdown shared by the retries
-                if "Them" in audio.captures:
-                    audio.feed("Them", 2.0)
-                elif tries[0] > 0:
-                    tries[0] -= 1
-                    QTimer.singleShot(100, feed)
-            feed()
-            reply(ok=True)
-        elif cmd == "feed":
-            audio.feed("Them", 1.0)
-            reply(ok=True)
-        elif cmd == "fullscreen":
-            other = OtherWindow("another window, fullscreen, with the focus")
-            other.setStyleSheet("background: #2e7d32; color: white; font-size: 32px")
-            other.showFullScreen()
-            other.activateWindow()
-            others.append(other)
-            reply(ok=True, win_id=int(other.winId()) if app.platformName() == "xcb" else 0)
-        elif cmd == "click-through":
-            vapp.overlay.set_click_through(not vapp.overlay.click_through)
-            reply(ok=True)
-        elif cmd == "move":
-            vapp.overlay.move(int(args[0]), int(args[1]))
-            vapp.save_overlay_geometry()
-            reply(ok=True)
-        elif cmd == "quit":
-            reply(ok=True)
-            vapp.quit()
-        else:
-            reply(error=f"unknown command {cmd}")
-
+    driver = OverlayDriver(app, vapp, audio)
     notifier = QSocketNotifier(sys.stdin.fileno(), QSocketNotifier.Type.Read)
-    notifier.activated.connect(command)
+    notifier.activated.connect(driver.read_command)
     vapp.start()
-    reply(started=True, **state())
+    reply(started=True, **driver.state())
     return app.exec()
 
 
