@@ -1,5 +1,6 @@
 """Addresses on the network, for the caption server and ``voxcap serve``: this computer's
-address on its network, and the one web site allowed to read the captions, checked.
+address on its network, the one web site allowed to read the captions, checked, and the
+ports and addresses used unless a setting names others.
 
     lan_address()                        # "192.168.1.20" (the default route's), or 127.0.0.1
     parse_origin("https://Notes.example")  # "https://notes.example"; ValueError(one line)
@@ -20,6 +21,8 @@ _NAME = re.compile(rf"{_LABEL}(\.{_LABEL})*")
 _ORIGIN = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*)://(?P<host>\[[^\]/]*\]|[^:/?#\[\]@]*)"
                      r"(:(?P<port>[0-9]*))?")
 DEFAULT_PORTS = {"http": 80, "https": 443}
+SHARE_PORT = 8765  # the caption page's, on this computer (and the network with LAN sharing)
+OBS_ADDRESS = "ws://127.0.0.1:4455"  # obs-websocket's own default, OBS on this computer
 ORIGIN_EXAMPLE = "https://notes.example or http://127.0.0.1:3000"
 
 

@@ -26,32 +26,66 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import paths
+from ..capture.sources import ECHO_MODES, SOURCE_HELP
 from ..engine.settings import DEFAULT_GRAPH_MODE, GRAPH_MODES, MAX_DELAY_MS, MIN_DELAY_MS, TOKEN_MS
+from ..engine.sizing.precision import LABELS as PRECISION_LABELS
 from ..engine.sizing.precision import PRECISIONS
-from ..netaddr import parse_origin
+from ..netaddr import OBS_ADDRESS, SHARE_PORT, parse_origin
+from .settings_schema import engine_fields, flag_values, setting, spec_of, specs
 
 log = logging.getLogger(__name__)
 
 SETTINGS_NAME = "settings.json"
 SECRETS = frozenset({"token", "obs_password"})  # never shown in a note (nor a repr: field(repr=False))
-ENGINES = ("local", "remote")
 ENGINE_STREAMS = 2  # the engine always has room for "both": switching sources never restarts it
+
+
+def _color(value: str) -> str:
+    if not (value.startswith("#") and len(value) in (4, 7, 9)) or not _is_hex(value[1:]):
+        raise ValueError("a colour like #ffffff")
+    return value
+
+
+def _is_hex(text: str) -> bool:
+    try:
+        int(text, 16)
+    except ValueError:
+        return False
+    return True
+
+
+def _websocket_address(value: str) -> str:
+    if not value.startswith(("ws://", "wss://")):
+        raise ValueError("a ws:// or wss:// address")
+    return value
+
+
+def _origin(value: str) -> str:
+    return parse_origin(value) if value else value  # ValueError: one line saying what is wrong
+
+
+def _rectangle(value: list) -> list:
+    if len(value) != 4 or not all(isinstance(v, int) for v in value):
+        raise ValueError("[x, y, width, height]")
+    return value
 
 
 @dataclass
 class OverlaySettings:
     visible: bool = True
-    lines: int = 2  # 1-5 lines of captions
-    font_family: str = ""  # "" = the desktop's sans-serif
-    font_size: int = 28  # points
-    bold: bool = True
-    text_color: str = "#ffffff"
-    background_color: str = "#000000"
-    background_opacity: float = 0.65  # 0 = no band, text outline only
-    outline: bool = True
+    lines: int = setting(2, label="L&ines", low=1, high=5)
+    font_family: str = setting("", label="&Font")  # "" = the desktop's sans-serif
+    font_size: int = setting(28, label="Si&ze", words="font size", low=6, high=200)  # points
+    bold: bool = setting(True, label="Bold")
+    text_color: str = setting("#ffffff", label="&Text colour", check=_color)
+    background_color: str = setting("#000000", label="Bac&kground", check=_color)
+    # 0 = no band, text outline only
+    background_opacity: float = setting(0.65, label="&Opacity", low=0.0, high=1.0)
+    outline: bool = setting(True, label="Dark outline around the letters")
     click_through: bool = False
     screen: str = ""  # the monitor it was on (QScreen.name())
-    geometry: list[int] | None = None  # x, y, width, height in virtual-desktop pixels
+    # x, y, width, height in virtual-desktop pixels
+    geometry: list[int] | None = setting(None, check=_rectangle)
 
 
 @dataclass
@@ -64,34 +98,101 @@ class ShareSettings:
 
     enabled: bool = False
     lan: bool = False
-    port: int = 8765  # voxcap.share.DEFAULT_PORT
-    allow_origin: str = ""  # one site whose pages may read the feed, e.g. "https://notes.example"
+    port: int = setting(SHARE_PORT, label="&Port", low=1024, high=65535)
+    # one site whose pages may read the feed, e.g. "https://notes.example"
+    allow_origin: str = setting("", label="Allow &site", check=_origin)
     token: str = field(default="", repr=False)  # a secret: never in a repr, a log or a note
     local_token: bool = False  # the token on this computer's address (127.0.0.1) too
     obs: bool = False  # the stream's closed captions in OBS Studio (obs-websocket)
-    obs_url: str = "ws://127.0.0.1:4455"
+    obs_url: str = setting(OBS_ADDRESS, label="OBS address", check=_websocket_address)
     # obs-websocket's (Tools → WebSocket Server Settings); a secret like the token
     obs_password: str = field(default="", repr=False)
 
 
+GRAPH_MODE_HELP = {
+    "NONE": "NONE: no CUDA graphs (slowest steps, fastest start)",
+    "PIECEWISE": "PIECEWISE: graphs between attention layers",
+    "FULL_DECODE_ONLY": "FULL_DECODE_ONLY: each decode step one full graph (default, fastest)",
+    "FULL_AND_PIECEWISE": "FULL_AND_PIECEWISE: full graphs for decode, piecewise otherwise",
+}
+ECHO_HELP = {"auto": "Automatic (on unless the output is headphones)", "on": "On", "off": "Off"}
+
+
 @dataclass
 class AppSettings:
-    engine: str = "local"  # local: vLLM in this process; remote: a vLLM server
-    model_dir: str = ""
-    dummy_weights: bool = False  # self-check with the tiny model (random weights)
-    server_url: str = ""
-    server_model: str = ""
-    graph_mode: str = DEFAULT_GRAPH_MODE
-    delay_ms: int = 480
-    kv_cache_gib: float | None = None  # None: sized for the streams and the session length
-    precision: str = "auto"  # auto, bfloat16, fp8, fp8_kv, mxfp4, mxfp4_kv (engine/sizing/precision.py)
-    max_model_len: int | None = None  # tokens per session (12.5 a second); None: 8192 or the model's max
-    enforce_eager: bool = False
-    source: str = "system"  # system, mic, both, a device name, app:NAME or both:NAME
-    echo_cancel: str = "auto"  # "Both": the mic through the echo canceller (auto: unless headphones)
-    mask_profanity: bool = False
-    start_minimized: bool = False
-    start_captioning: bool = False
+    # local: vLLM in this process; remote: a vLLM server
+    engine: str = setting(
+        "local", label="&Engine", restarts_engine=True,
+        choices=(("local", "This computer (vLLM here; needs an NVIDIA GPU)"),
+                 ("remote", "A vLLM server (its realtime endpoint)")),
+        flag="--engine", flag_help="local: vLLM in this process (needs a GPU for real time); "
+                                   "remote: a vLLM server's realtime endpoint (--server)")
+    model_dir: str = setting(
+        "", label="&Model folder", words="model", restarts_engine=True, flag="--model",
+        metavar="DIR", flag_help="Voxtral Realtime model directory (params.json, tekken.json, "
+                                 "weights)")
+    # self-check with the tiny model (random weights)
+    dummy_weights: bool = setting(
+        False, label="Random weights (self-check only: the text is gibberish)",
+        words="random weights", restarts_engine=True, flag="--dummy-weights",
+        flag_help="random weights instead of the model's (self-check; the text is gibberish)")
+    server_url: str = setting(
+        "", label="&Server", restarts_engine=True, flag="--server", metavar="URL",
+        flag_help="the vLLM server, e.g. ws://gpu-box:8000 or wss://... (its /v1/realtime)")
+    server_model: str = setting(
+        "", label="Se&rver model", restarts_engine=True, flag="--server-model", metavar="NAME",
+        flag_help="the model name the server serves (default: its only model)")
+    graph_mode: str = setting(
+        DEFAULT_GRAPH_MODE, label="&Graph mode", restarts_engine=True,
+        choices=tuple((m, GRAPH_MODE_HELP[m]) for m in GRAPH_MODES), flag="--graph-mode",
+        metavar="MODE",
+        flag_help=f"CUDA graph mode: {', '.join(GRAPH_MODES)} (default {DEFAULT_GRAPH_MODE})")
+    delay_ms: int = setting(
+        480, label="&Delay", restarts_engine=True, low=MIN_DELAY_MS, high=MAX_DELAY_MS,
+        step=TOKEN_MS, flag="--delay-ms", metavar="N",
+        flag_help=f"transcription delay, {MIN_DELAY_MS}-{MAX_DELAY_MS} in steps of {TOKEN_MS} "
+                  "(default: the model's, 480)")
+    # None: sized for the streams and the session length
+    kv_cache_gib: float | None = setting(
+        None, label="GPU memory &budget", words="GPU memory budget", restarts_engine=True,
+        low=0.1, high=256.0, automatic="Automatic (sized for 2 streams)", flag="--kv-cache-gib",
+        metavar="GIB",
+        flag_help="KV-cache memory budget (default: sized for the streams and session length)")
+    # tokens per session (12.5 a second); None: 8192 or the model's max
+    max_model_len: int | None = setting(
+        None, label="Max session &length", words="session length", restarts_engine=True,
+        low=128, high=131072, automatic="Automatic (8192, or the model's maximum)",
+        flag="--max-model-len", metavar="TOKENS",
+        flag_help="max session length in tokens, 12.5 per second of audio (default 8192, or the "
+                  "model's maximum if less)")
+    enforce_eager: bool = setting(
+        False, label="Fast start: no compilation, no CUDA graphs (slower steps)",
+        words="fast start", restarts_engine=True, flag="--eager",
+        flag_help="no torch.compile and no CUDA graphs: faster start, slower steps")
+    # the order of the engine fields is the engine key's, which names saved start times
+    precision: str = setting(
+        "auto", label="Precision (&quantization)", words="precision", restarts_engine=True,
+        choices=tuple((p, PRECISION_LABELS[p]) for p in PRECISIONS), flag="--precision",
+        metavar="P",
+        flag_help="auto (default: the most precise that fits the GPU's free memory), bfloat16, "
+                  "fp8 (FP8 weights: ~4 GiB less, for 12 GB cards), fp8_kv (FP8 weights and KV "
+                  "cache), mxfp4 (4-bit weights: ~1.7 GiB less than FP8, for 6-8 GB RTX 30 or "
+                  "later; accuracy may be lower), mxfp4_kv (4-bit weights and FP8 KV cache)")
+    # system, mic, both, a device name, app:NAME or both:NAME
+    source: str = setting("system", flag="--source", metavar="SOURCE", flag_help=SOURCE_HELP)
+    # "Both": the mic through the echo canceller (auto: unless headphones)
+    echo_cancel: str = setting(
+        "auto", label="Ec&ho cancellation for \"Both\" (the microphone without the speakers)",
+        choices=tuple((m, ECHO_HELP[m]) for m in ECHO_MODES), flag="--echo-cancel",
+        flag_help="with both: capture the microphone through the sound server's echo "
+                  "canceller, so it does not repeat what the speakers play (default: auto, on "
+                  "unless the output is headphones)")
+    mask_profanity: bool = setting(
+        False, label="Mask &profanity in captions and exports (the journal keeps the words)")
+    start_minimized: bool = setting(False, label="Start mi&nimized", flag="--minimized",
+                                    flag_help="start minimized")
+    start_captioning: bool = setting(False, label="Start captioning on laun&ch", flag="--start",
+                                     flag_help="start captioning at once")
     show_meter: bool = True
     window_geometry: str = ""  # QWidget.saveGeometry() as hex: opaque to this module
     overlay: OverlaySettings = field(default_factory=OverlaySettings)
@@ -103,16 +204,18 @@ class AppSettings:
         """Whether an engine can be started at all (else the first-run dialog is due)."""
         return bool(self.server_url) if self.engine == "remote" else bool(self.model_dir)
 
-    def engine_settings(self):
-        """Validated InProcessSettings (local) or RemoteSettings; raises ConfigError with a fix."""
+    def engine_settings(self, wait_for_server: bool = False):
+        """Validated InProcessSettings (local) or RemoteSettings; raises ConfigError with a fix.
+        ``wait_for_server``: a vLLM server that is not there yet is tried again until it
+        answers (each wait said), and a key it writes meanwhile is taken (the app)."""
         if self.engine == "remote":
-            from ..engine.remote.settings import RemoteSettings, default_api_key_path, load_api_key
+            from ..engine.remote.settings import RemoteSettings
+            from .remote_key import api_key
 
-            key_path = default_api_key_path()
             return RemoteSettings(server_url=self.server_url, model=self.server_model,
-                                  api_key=load_api_key(key_path) if key_path.exists() else None,
-                                  max_streams=ENGINE_STREAMS,
-                                  transcription_delay_ms=self.delay_ms).validated()
+                                  api_key=api_key(self.server_url), max_streams=ENGINE_STREAMS,
+                                  transcription_delay_ms=self.delay_ms,
+                                  start_retry_s=None if wait_for_server else 0.0).validated()
         from ..engine.settings import InProcessSettings
         from ..errors import ConfigError
 
@@ -128,61 +231,13 @@ class AppSettings:
 
     def engine_key(self) -> tuple:
         """What decides the engine: a change here needs an engine restart."""
-        return (self.engine, self.model_dir, self.dummy_weights, self.server_url,
-                self.server_model, self.graph_mode, self.delay_ms, self.kv_cache_gib,
-                self.max_model_len, self.enforce_eager, self.precision)
+        return tuple(getattr(self, name) for name in engine_fields(AppSettings))
 
     def copy(self) -> AppSettings:
         return from_dict(to_dict(self))[0]
 
 
 # ------------------------------------------------------------------------- validation ----
-def _check(name: str, value, default):
-    """``value`` if it is a valid value of field ``name``, else raise ValueError."""
-    if name == "engine" and value not in ENGINES:
-        raise ValueError(f"one of {', '.join(ENGINES)}")
-    if name == "precision" and value not in PRECISIONS:
-        raise ValueError(f"one of {', '.join(PRECISIONS)}")
-    if name == "graph_mode" and value not in GRAPH_MODES:
-        raise ValueError(f"one of {', '.join(GRAPH_MODES)}")
-    if name == "delay_ms" and (not MIN_DELAY_MS <= value <= MAX_DELAY_MS or value % TOKEN_MS):
-        raise ValueError(f"a multiple of {TOKEN_MS} from {MIN_DELAY_MS} to {MAX_DELAY_MS}")
-    if name == "kv_cache_gib" and value is not None and value <= 0:
-        raise ValueError("positive, or null for automatic")
-    if name == "max_model_len" and value is not None and value < 128:
-        raise ValueError("at least 128")
-    if name == "echo_cancel" and value not in ("auto", "on", "off"):
-        raise ValueError("auto, on or off")
-    if name == "lines" and not 1 <= value <= 5:
-        raise ValueError("1 to 5")
-    if name == "font_size" and not 6 <= value <= 200:
-        raise ValueError("6 to 200")
-    if name == "background_opacity" and not 0.0 <= value <= 1.0:
-        raise ValueError("0 to 1")
-    if name in ("text_color", "background_color") and not _is_color(value):
-        raise ValueError("a colour like #ffffff")
-    if name == "port" and not 1024 <= value <= 65535:
-        raise ValueError("1024 to 65535")
-    if name == "obs_url" and not value.startswith(("ws://", "wss://")):
-        raise ValueError("a ws:// or wss:// address")
-    if name == "allow_origin" and value:
-        return parse_origin(value)  # ValueError: one line saying what is wrong
-    if name == "geometry" and value is not None and (
-            len(value) != 4 or not all(isinstance(v, int) for v in value)):
-        raise ValueError("[x, y, width, height]")
-    return value
-
-
-def _is_color(value: str) -> bool:
-    if not (isinstance(value, str) and value.startswith("#") and len(value) in (4, 7, 9)):
-        return False
-    try:
-        int(value[1:], 16)
-    except ValueError:
-        return False
-    return True
-
-
 def _coerce(value, default, annotation: str):
     """JSON value -> the field's type (ints accepted for floats); raise ValueError if wrong."""
     if annotation.startswith("float"):
@@ -227,7 +282,8 @@ def _fill(cls, data: dict, notes: list[str], prefix: str = ""):
                 notes.append(f"{prefix}{f.name} is not a group of settings")
             continue
         try:
-            setattr(obj, f.name, _check(f.name, _coerce(value, default, str(f.type)), default))
+            valid = spec_of(cls, f.name).validate(_coerce(value, default, str(f.type)))
+            setattr(obj, f.name, valid)
         except (ValueError, TypeError) as exc:
             shown = "(hidden)" if f.name in SECRETS else json.dumps(value)[:40]
             notes.append(f"{prefix}{f.name} = {shown} (must be {exc})")
@@ -326,6 +382,17 @@ class RunOverrides:
         self.stored = stored.copy()  # as read from the file
         self.values = {k: v for k, v in (values or {}).items() if v is not None}
 
+    @classmethod
+    def from_args(cls, stored: AppSettings, args) -> RunOverrides:
+        """The settings flags given in ``args``; a model folder given means this computer's
+        engine, a server given means that server's."""
+        values = flag_values(args, AppSettings)
+        if "model_dir" in values:
+            values.setdefault("engine", "local")
+        if "server_url" in values:
+            values.setdefault("engine", "remote")
+        return cls(stored, values)
+
     def apply(self) -> AppSettings:
         """The settings this run uses: the stored ones with the overrides."""
         settings = self.stored.copy()
@@ -343,15 +410,9 @@ class RunOverrides:
         return out
 
 
-_CHANGE_NAMES = {"graph_mode": "graph mode", "delay_ms": "delay", "model_dir": "model",
-                 "engine": "engine", "server_url": "server", "kv_cache_gib": "GPU memory budget",
-                 "max_model_len": "session length", "enforce_eager": "fast start",
-                 "dummy_weights": "random weights", "server_model": "server model",
-                 "precision": "precision"}
-
-
 def describe_change(old: AppSettings, new: AppSettings) -> str:
     """Why the engine restarts, in a few words (the engine fields that changed)."""
-    parts = [f"{label} {getattr(new, f)}" for f, label in _CHANGE_NAMES.items()
-             if getattr(old, f) != getattr(new, f)]
+    parts = [f"{spec.name_in_messages} {getattr(new, name)}"
+             for name, spec in specs(AppSettings).items()
+             if spec.restarts_engine and getattr(old, name) != getattr(new, name)]
     return ", ".join(parts) or "settings changed"

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from ..engine.settings import GRAPH_MODES
-from ..engine.sizing.precision import PRECISIONS
+from ..app.settings import AppSettings
+from ..app.settings_schema import add_setting_flags
+
+# the settings `voxcap gui` takes for one run (RunOverrides: never saved)
+GUI_SETTINGS = ("model_dir", "dummy_weights", "graph_mode", "precision", "enforce_eager", "source",
+                "start_captioning", "start_minimized")
 
 
 def add_parser(sub) -> list[str]:
@@ -11,17 +15,7 @@ def add_parser(sub) -> list[str]:
                        description="Start the desktop app (or, if it is running, bring its window "
                                    "forward). Settings are kept in the user's config folder; the "
                                    "options below override them for this run.")
-    p.add_argument("--model", metavar="DIR", help="Voxtral Realtime model directory")
-    p.add_argument("--dummy-weights", action="store_true",
-                   help="random weights (self-check with the tiny model; gibberish text)")
-    p.add_argument("--graph-mode", choices=GRAPH_MODES, help="CUDA graph mode")
-    p.add_argument("--precision", choices=PRECISIONS,
-                   help="auto (the most precise that fits the GPU), bfloat16, fp8, fp8_kv, "
-                        "mxfp4 (4-bit weights), mxfp4_kv")
-    p.add_argument("--eager", action="store_true", help="no compilation, no graphs: faster start")
-    p.add_argument("--source", metavar="SOURCE", help="system, mic, both, or a device name")
-    p.add_argument("--start", action="store_true", help="start captioning at once")
-    p.add_argument("--minimized", action="store_true", help="start minimized")
+    add_setting_flags(p, AppSettings, GUI_SETTINGS)
     p.add_argument("--toggle-click-through", action="store_true",
                    help="toggle the running app's overlay click-through (bind this to a "
                         "desktop keyboard shortcut) and exit")

@@ -12,12 +12,13 @@ from __future__ import annotations
 import os
 
 from ..app.sources import AudioSources
-from ..capture.sources import SOURCE_HELP
+from ..app.settings import AppSettings
+from ..app.settings_schema import add_setting_flags
 from ..errors import ConfigError
-from ..netaddr import parse_origin
-from ..share import DEFAULT_PORT, ShareOptions, Sharing
+from ..netaddr import OBS_ADDRESS, SHARE_PORT, parse_origin
+from ..share import ShareOptions, Sharing
+from .options import engine_settings, settings_from_flags
 from .terminal_frontend import CaptionRun, add_run_options
-from .options import engine_settings
 
 
 def add_parser(sub) -> list[str]:
@@ -25,18 +26,14 @@ def add_parser(sub) -> list[str]:
                        description="Capture system audio, the microphone, both, or a named device "
                                    "and print captions as they arrive (capture events on stderr). "
                                    "Ctrl-C flushes and exits.")
-    p.add_argument("--source", default="system", metavar="SOURCE",
-                   help=f"{SOURCE_HELP} (default: system)")
-    p.add_argument("--echo-cancel", choices=("auto", "on", "off"), default="auto",
-                   help="with both: capture the microphone through the sound server's echo "
-                        "canceller, so it does not repeat what the speakers play (default: auto, "
-                        "on unless the output is headphones)")
+    add_setting_flags(p, AppSettings, ["source", "echo_cancel"],
+                      more_help={"source": " (default: system)"})
     p.add_argument("--duration", type=float, default=None, metavar="S",
                    help="stop after S seconds (default: until Ctrl-C)")
     g = p.add_argument_group("share captions (a page for OBS, a phone, programs)")
-    g.add_argument("--share", nargs="?", type=int, const=DEFAULT_PORT, default=None,
+    g.add_argument("--share", nargs="?", type=int, const=SHARE_PORT, default=None,
                    metavar="PORT", help=f"serve the captions at http://127.0.0.1:PORT/ (default "
-                                        f"{DEFAULT_PORT}): the page, /events, /captions.txt|vtt")
+                                        f"{SHARE_PORT}): the page, /events, /captions.txt|vtt")
     g.add_argument("--share-lan", action="store_true",
                    help="with --share: on the local network too; the address carries a new "
                         "random access token")
@@ -46,10 +43,9 @@ def add_parser(sub) -> list[str]:
     g.add_argument("--share-allow-origin", default="", metavar="ORIGIN",
                    help="with --share: the one site whose pages may read the feed, exactly "
                         "scheme://host[:port] (e.g. https://notes.example; never * or null)")
-    g.add_argument("--obs-captions", nargs="?", const="ws://127.0.0.1:4455", default="",
+    g.add_argument("--obs-captions", nargs="?", const=OBS_ADDRESS, default="",
                    metavar="URL", help="send the captions to OBS Studio as its stream's closed "
-                                       "captions, through obs-websocket (default "
-                                       "ws://127.0.0.1:4455)")
+                                       f"captions, through obs-websocket (default {OBS_ADDRESS})")
     g.add_argument("--obs-password-env", metavar="VAR",
                    help="environment variable holding obs-websocket's password (never logged)")
     add_run_options(p)
@@ -57,12 +53,13 @@ def add_parser(sub) -> list[str]:
 
 
 def run(args) -> int:
+    chosen = settings_from_flags(args)
     audio = AudioSources()
-    audio.echo_cancel = args.echo_cancel
+    audio.echo_cancel = chosen.echo_cancel
     if args.duration is not None and args.duration <= 0:
         raise ConfigError(f"--duration must be positive, not {args.duration:g}",
                           "give the seconds to capture, or leave it out to run until Ctrl-C")
-    resolved = audio.resolve(args.source)  # before the engine's long start: no sound server...
+    resolved = audio.resolve(chosen.source)  # before the engine's long start: no sound server...
     if args.share is None and (args.share_lan or args.share_allow_origin or args.share_token):
         raise ConfigError("--share-lan, --share-token and --share-allow-origin need --share.",
                           "add --share (or --share PORT)")
@@ -76,7 +73,7 @@ def run(args) -> int:
                               "--share-allow-origin https://notes.example") from None
     if args.share is not None and not 1024 <= args.share <= 65535:
         raise ConfigError(f"--share {args.share}: the port must be 1024 to 65535",
-                          f"leave it out for {DEFAULT_PORT}, or pick a free port")
+                          f"leave it out for {SHARE_PORT}, or pick a free port")
     cap = CaptionRun(args, engine_settings(args, max_streams=len(resolved)), audio, name="live")
     for spec, description in resolved:
         cap.term.line(f"source: {spec.label}: {description!r}")
@@ -89,7 +86,7 @@ def run(args) -> int:
         sharing = Sharing(cap.hub, session_source=cap.ctl.journal_session, on_obs=obs_said)
         password = os.environ.get(args.obs_password_env, "") if args.obs_password_env else ""
         status = sharing.apply_now(ShareOptions(
-            args.share is not None, args.share_lan, args.share or DEFAULT_PORT,
+            args.share is not None, args.share_lan, args.share or SHARE_PORT,
             origin, obs_url=args.obs_captions, obs_password=password,
             local_token=args.share_token))
         if status.running:
@@ -101,7 +98,7 @@ def run(args) -> int:
         if args.obs_captions:
             cap.term.line(f"share: closed captions to OBS at {args.obs_captions}")
     try:
-        result = cap.run(args.source, args.duration)
+        result = cap.run(chosen.source, args.duration)
     finally:
         if sharing is not None:
             sharing.stop()

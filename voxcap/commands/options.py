@@ -3,24 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 
 from .. import logs
-from ..engine.remote.settings import (
-    DEFAULT_MAX_BUFFER_S,
-    RemoteSettings,
-    api_key_from_env,
-    default_api_key_path,
-    find_api_key,
-    load_api_key,
-)
-from ..engine.settings import DEFAULT_GRAPH_MODE, GRAPH_MODES, InProcessSettings
-from ..engine.sizing.precision import DEFAULT_PRECISION
+from ..app.remote_key import api_key
+from ..app.settings import AppSettings
+from ..app.settings_schema import add_setting_flags, flag_values
+from ..engine.remote.settings import DEFAULT_MAX_BUFFER_S, RemoteSettings, default_api_key_path
+from ..engine.settings import InProcessSettings
 from ..errors import ConfigError
 
 log = logging.getLogger(__name__)
-ENGINES = ("local", "remote")
 _KEEP = object()
 
 
@@ -31,45 +26,21 @@ def add_engine_options(p: argparse.ArgumentParser, model_required: bool = True,
     remote engine's options (not for ``voxcap serve``, which runs the engine itself)."""
     p.set_defaults(model_required=model_required)
     g = p.add_argument_group("engine")
-    if remote:
-        g.add_argument("--engine", choices=ENGINES, default="local",
-                       help="local: vLLM in this process (needs a GPU for real time); remote: a "
-                            "vLLM server's realtime endpoint (--server)")
-    g.add_argument("--model", metavar="DIR",
-                   help="Voxtral Realtime model directory (params.json, tekken.json, weights); "
-                        "with --engine remote: the name the server serves, like --server-model")
-    g.add_argument("--dummy-weights", action="store_true",
-                   help="random weights instead of the model's (self-check; text is gibberish)")
-    g.add_argument("--graph-mode", default=DEFAULT_GRAPH_MODE, metavar="MODE",
-                   help=f"CUDA graph mode: {', '.join(GRAPH_MODES)} (default {DEFAULT_GRAPH_MODE})")
-    g.add_argument("--delay-ms", type=int, default=None, metavar="N",
-                   help="transcription delay, 80-2400 in steps of 80 (default: the model's, 480)")
-    g.add_argument("--max-model-len", type=int, default=None, metavar="TOKENS",
-                   help="max session length in tokens, 12.5 per second of audio (default 8192, or "
-                        "the model's maximum if less)")
-    g.add_argument("--kv-cache-gib", type=float, default=None, metavar="GIB",
-                   help="KV-cache memory budget (default: sized for the streams and session length)")
-    g.add_argument("--precision", default=DEFAULT_PRECISION, metavar="P",
-                   help="auto (default: the most precise that fits the GPU's free memory), "
-                        "bfloat16, fp8 (FP8 weights: ~4 GiB less, for 12 GB cards), fp8_kv "
-                        "(FP8 weights and KV cache), mxfp4 (4-bit weights: ~1.7 GiB less than "
-                        "FP8, for 6-8 GB RTX 30 or later; accuracy may be lower), mxfp4_kv "
-                        "(4-bit weights and FP8 KV cache)")
+    add_setting_flags(g, AppSettings, (["engine"] if remote else []) + [
+        "model_dir", "dummy_weights", "graph_mode", "delay_ms", "max_model_len", "kv_cache_gib",
+        "precision"], more_help={"model_dir": "; with --engine remote: the name the server "
+                                              "serves, like --server-model"} if remote else None)
     g.add_argument("--dtype", default="auto",
                    help="expert override of the precision's dtype: auto (bfloat16 on the GPU, "
                         "float16 before RTX 30, float32 on the CPU build), bfloat16, float16, float32")
-    g.add_argument("--eager", action="store_true",
-                   help="no torch.compile and no graphs: faster start, slower steps")
+    add_setting_flags(g, AppSettings, ["enforce_eager"])
     g.add_argument("--engine-arg", action="append", default=[], metavar="KEY=VALUE",
                    help="expert: one more vLLM engine argument (VALUE as JSON, else text), e.g. "
                         "attention_config='{\"flash_attn_version\": 2}'; wins over voxcap's own")
     if not remote:
         return
     r = p.add_argument_group("remote engine (--engine remote)")
-    r.add_argument("--server", metavar="URL",
-                   help="the vLLM server, e.g. ws://gpu-box:8000 or wss://... (its /v1/realtime)")
-    r.add_argument("--server-model", metavar="NAME",
-                   help="the model name the server serves (default: its only model)")
+    add_setting_flags(r, AppSettings, ["server_url", "server_model"])
     r.add_argument("--api-key-env", metavar="VAR",
                    help="environment variable holding the server's API key (sent as a bearer "
                         "token; never logged)")
@@ -84,18 +55,26 @@ def engine_settings(args, max_streams: int = 1, graph_mode: str | None = None,
     """Validated settings from parsed options (raises ConfigError with the fix):
     ``RemoteSettings`` with --engine remote (``max_buffer_s``: audio held per stream for the
     server, None = unbounded, e.g. for files), else ``InProcessSettings``."""
-    if getattr(args, "engine", "local") == "remote":
+    flags = settings_from_flags(args)
+    if flags.engine == "remote":
         return remote_settings(args, max_streams, max_buffer_s)
-    if not args.model and getattr(args, "model_required", True):
+    if not flags.model_dir and getattr(args, "model_required", True):
         raise ConfigError("No model: the local engine needs --model DIR.",
                           "give the model directory, or use --engine remote --server URL")
     return InProcessSettings(
-        model_dir=args.model, dummy_weights=args.dummy_weights,
-        graph_mode=graph_mode or args.graph_mode, transcription_delay_ms=args.delay_ms,
-        max_model_len=args.max_model_len, max_streams=max_streams, kv_cache_gib=args.kv_cache_gib,
-        dtype=args.dtype, precision=getattr(args, "precision", DEFAULT_PRECISION),
-        enforce_eager=args.eager, extra_engine_args=parse_engine_args(getattr(args, "engine_arg", [])),
+        model_dir=flags.model_dir, dummy_weights=flags.dummy_weights,
+        graph_mode=graph_mode or flags.graph_mode, transcription_delay_ms=args.delay_ms,
+        max_model_len=flags.max_model_len, max_streams=max_streams,
+        kv_cache_gib=flags.kv_cache_gib, dtype=args.dtype, precision=flags.precision,
+        enforce_eager=flags.enforce_eager,
+        extra_engine_args=parse_engine_args(getattr(args, "engine_arg", [])),
     ).validated()
+
+
+def settings_from_flags(args) -> AppSettings:
+    """The defaults with the settings given on the command line (the delay: None when not
+    given, the model's own, so read it from ``args.delay_ms``)."""
+    return dataclasses.replace(AppSettings(), **flag_values(args, AppSettings))
 
 
 def parse_engine_args(items: list[str]) -> dict:
@@ -123,21 +102,11 @@ def remote_settings(args, max_streams: int = 1, max_buffer_s=_KEEP) -> RemoteSet
                           "give only --server-model NAME with --engine remote")
     return RemoteSettings(
         server_url=args.server, model=args.server_model or args.model or "",
-        api_key=_api_key(args), max_streams=max_streams,
+        api_key=api_key(args.server, args.api_key_env, args.api_key_file),
+        max_streams=max_streams,
         transcription_delay_ms=args.delay_ms or 480,
         max_buffer_s=DEFAULT_MAX_BUFFER_S if max_buffer_s is _KEEP else max_buffer_s,
     ).validated()
-
-
-def _api_key(args) -> str | None:
-    """The key from --api-key-env VAR, --api-key-file PATH, or where the app finds it (the
-    default key file; for a server on this computer, the key `voxcap serve` made here); never
-    from the command line itself (it would show in the process list and shell history)."""
-    if args.api_key_env:
-        return api_key_from_env(args.api_key_env)
-    if args.api_key_file:
-        return load_api_key(args.api_key_file)
-    return find_api_key(args.server)[0]
 
 
 def make_engine(args, on_event=None, max_streams: int = 1, graph_mode: str | None = None,

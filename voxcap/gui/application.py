@@ -17,7 +17,6 @@ import logging
 import sys
 import threading
 import time
-from dataclasses import replace
 
 from PySide6.QtCore import QByteArray, QObject, QTimer
 from PySide6.QtWidgets import QApplication, QFileDialog
@@ -86,16 +85,9 @@ EXPORT_FILTERS = {"SubRip subtitles (*.srt)": ".srt", "WebVTT subtitles (*.vtt)"
 
 
 def engine_settings(settings: AppSettings):
-    """The engine ``settings`` ask for, as the app runs it. A vLLM server: its key from where
-    ``find_api_key`` finds it (on this computer, the one ``voxcap serve`` made here), and one
-    that is not there yet is waited for (tried again with backoff, each wait said), so
-    starting it later works without a restart here."""
-    es = settings.engine_settings()
-    if settings.engine != "remote":
-        return es
-    from ..engine.remote.settings import find_api_key
-
-    return replace(es, api_key=find_api_key(settings.server_url)[0], start_retry_s=None)
+    """The engine ``settings`` ask for, as the app runs it: a vLLM server that is not there yet
+    is waited for, so starting it later works without a restart here."""
+    return settings.engine_settings(wait_for_server=True)
 
 
 def screens_info() -> tuple[list, int]:
@@ -662,17 +654,7 @@ def run_gui(args) -> int:
         print("voxcap: no running app to toggle", file=sys.stderr)
         return 1
     stored, problem = load_settings()
-    overrides = RunOverrides(stored, {
-        "model_dir": getattr(args, "model", None) or None,
-        "engine": "local" if getattr(args, "model", None) else None,
-        "graph_mode": getattr(args, "graph_mode", None) or None,
-        "precision": getattr(args, "precision", None) or None,
-        "source": getattr(args, "source", None) or None,
-        "dummy_weights": True if getattr(args, "dummy_weights", False) else None,
-        "enforce_eager": True if getattr(args, "eager", False) else None,
-        "start_captioning": True if getattr(args, "start", False) else None,
-        "start_minimized": True if getattr(args, "minimized", False) else None,
-    })
+    overrides = RunOverrides.from_args(stored, args)
     if overrides.values:
         log.info("for this run only: %s", ", ".join(f"{k}={v}" for k, v in overrides.values.items()))
     vapp = VoxcapApp(overrides.apply(), problem, overlay_path=overlay_path, overrides=overrides,

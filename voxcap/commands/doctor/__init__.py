@@ -18,7 +18,8 @@ import sys
 from dataclasses import asdict
 
 from ... import __version__
-from ...engine.sizing.precision import PRECISIONS
+from ...app.settings import AppSettings
+from ...app.settings_schema import add_setting_flags
 from .base import FAIL, Check, Context
 from .desktop import check_desktop
 from .folders import check_dirs
@@ -69,12 +70,9 @@ def add_parser(sub) -> list[str]:
                         "vLLM's CPU build)")
     p.add_argument("--selftest-timeout", type=float, default=900, metavar="S",
                    help=argparse.SUPPRESS)
-    p.add_argument("--model", metavar="DIR", help="check this model directory (default: the app's)")
-    p.add_argument("--dummy-weights", action="store_true",
-                   help="accept a model directory without weights (self-checks)")
-    p.add_argument("--server", metavar="URL", help="check this vLLM server instead of a local engine")
-    p.add_argument("--precision", choices=PRECISIONS,
-                   help="check this precision (default: the app's, Automatic unless changed)")
+    checked = "; checked instead of the app's setting"
+    add_setting_flags(p, AppSettings, ["model_dir", "dummy_weights", "server_url", "precision"],
+                      more_help=dict.fromkeys(("model_dir", "server_url", "precision"), checked))
     return ["doctor"]
 
 

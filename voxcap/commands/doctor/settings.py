@@ -14,28 +14,23 @@ from .base import (
 
 def check_settings(ctx: Context, args) -> Check:
     try:
-        from ...app.settings import ENGINE_STREAMS, load_settings, settings_path
+        from ...app.settings import ENGINE_STREAMS, RunOverrides, load_settings, settings_path
     except Exception as exc:  # noqa: BLE001
         log.info("doctor: the settings module does not load", exc_info=True)
         return Check("settings", "Settings", WARN, f"cannot read the app's settings: {exc}",
                      REINSTALL)
     path = settings_path()
     ctx.settings_path = str(path)
-    settings, problem = load_settings()
+    saved, problem = load_settings()
+    settings = RunOverrides.from_args(saved, args).apply()  # --model, --server... for this check
     ctx.engine = settings.engine
     ctx.model_dir = settings.model_dir
     ctx.dummy_weights = settings.dummy_weights
     ctx.server_url = settings.server_url
     ctx.max_model_len = settings.max_model_len
     ctx.kv_cache_gib = settings.kv_cache_gib
-    ctx.precision = getattr(args, "precision", None) or settings.precision
+    ctx.precision = settings.precision
     ctx.streams = ENGINE_STREAMS
-    if args.model:
-        ctx.model_dir, ctx.engine = args.model, "local"
-    if args.dummy_weights:
-        ctx.dummy_weights = True
-    if args.server:
-        ctx.server_url, ctx.engine = args.server, "remote"
     details = {"path": str(path), "exists": path.exists(), "engine": ctx.engine,
                "model_dir": ctx.model_dir, "server_url": ctx.server_url,
                "max_model_len": ctx.max_model_len, "kv_cache_gib": ctx.kv_cache_gib,
