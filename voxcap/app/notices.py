@@ -11,21 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from .. import events
 from ..captions.journal import JournalStatus
-from ..events import (
-    AppProblem,
-    CaptureDeviceChanged,
-    CaptureInterrupted,
-    CaptureLoss,
-    CaptureRecovered,
-    CaptureStarted,
-    CaptureStopped,
-    DevicesChanged,
-    StreamFinished,
-    StreamGap,
-    StreamInterrupted,
-    StreamResumed,
-)
 
 
 @dataclass(frozen=True)
@@ -48,37 +35,37 @@ class Notice:
 Labels = Mapping[str, str]  # stream id -> its source's label ("Them", "You")
 
 
-def _capture(ev, _labels: Labels) -> Notice | None:
-    return Notice("capture", ev.message, cause=type(ev).__name__) if ev.message else None
+def _capture(event, _labels: Labels) -> Notice | None:
+    return Notice("capture", event.message, cause=type(event).__name__) if event.message else None
 
 
-def _stream(ev, labels: Labels) -> Notice | None:
+def _stream(event, labels: Labels) -> Notice | None:
     """The remote engine's stream news (audio lost, server gone, back): never silent."""
-    if not ev.message:
+    if not event.message:
         return None
-    label = labels.get(ev.stream_id)
-    return Notice("engine", f"{label}: {ev.message}" if label else ev.message,
-                  cause=type(ev).__name__)
+    label = labels.get(event.stream_id)
+    return Notice("engine", f"{label}: {event.message}" if label else event.message,
+                  cause=type(event).__name__)
 
 
-def _finished(ev: StreamFinished, labels: Labels) -> Notice | None:
-    if ev.reason != "max_length":  # an error ends captioning: the state's message says it
+def _finished(event: events.StreamFinished, labels: Labels) -> Notice | None:
+    if event.reason != "max_length":  # an error ends captioning: the state's message says it
         return None
-    return Notice("note", f"{labels.get(ev.stream_id, 'a stream')}: the session reached its "
+    return Notice("note", f"{labels.get(event.stream_id, 'a stream')}: the session reached its "
                   "max length", "raise --max-model-len for longer sessions",
                   cause="StreamFinished")
 
 
-def _problem(ev: AppProblem, _labels: Labels) -> Notice:
-    return Notice("problem", ev.message, ev.fix, cause=ev.where, urgent=True)
+def _problem(event: events.AppProblem, _labels: Labels) -> Notice:
+    return Notice("problem", event.message, event.fix, cause=event.where, urgent=True)
 
 
-def _journal(ev: JournalStatus, _labels: Labels) -> Notice:
-    return Notice("warning", ev.message, ev.fix, cause="journal", urgent=not ev.writing)
+def _journal(event: JournalStatus, _labels: Labels) -> Notice:
+    return Notice("warning", event.message, event.fix, cause="journal", urgent=not event.writing)
 
 
-def _devices(ev: DevicesChanged, _labels: Labels) -> Notice | None:
-    if ev.server_up:
+def _devices(event: events.DevicesChanged, _labels: Labels) -> Notice | None:
+    if event.server_up:
         return None
     return Notice("capture", "The sound server is not running: no devices to capture from.",
                   "start PulseAudio or PipeWire (it usually starts with the desktop)",
@@ -86,11 +73,12 @@ def _devices(ev: DevicesChanged, _labels: Labels) -> Notice | None:
 
 
 NOTICES: dict[type, Callable[..., Notice | None]] = {
-    CaptureStarted: _capture, CaptureInterrupted: _capture, CaptureRecovered: _capture,
-    CaptureDeviceChanged: _capture, CaptureLoss: _capture, CaptureStopped: _capture,
-    StreamGap: _stream, StreamInterrupted: _stream, StreamResumed: _stream,
-    StreamFinished: _finished, AppProblem: _problem, JournalStatus: _journal,
-    DevicesChanged: _devices,
+    events.CaptureStarted: _capture, events.CaptureInterrupted: _capture,
+    events.CaptureRecovered: _capture, events.CaptureDeviceChanged: _capture,
+    events.CaptureLoss: _capture, events.CaptureStopped: _capture,
+    events.StreamGap: _stream, events.StreamInterrupted: _stream, events.StreamResumed: _stream,
+    events.StreamFinished: _finished, events.AppProblem: _problem, JournalStatus: _journal,
+    events.DevicesChanged: _devices,
 }
 
 
