@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import os
 
-from ..app.sources import AudioSources
 from ..app.settings import AppSettings
 from ..app.settings_schema import add_setting_flags
+from ..app.sources import AudioSources
 from ..errors import ConfigError
 from ..netaddr import OBS_ADDRESS, SHARE_PORT, parse_origin
 from ..share import ShareOptions, Sharing

@@ -8,8 +8,8 @@ with ``--realtime``. Ctrl-C stops reading and flushes; a second one gives up on 
 from __future__ import annotations
 
 from ..app.sources import FileAudio
-from .terminal_frontend import CaptionRun, add_run_options
 from .options import engine_settings
+from .terminal_frontend import CaptionRun, add_run_options
 
 
 def add_parser(sub) -> list[str]:
