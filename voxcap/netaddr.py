@@ -46,6 +46,23 @@ def parse_origin(text: str) -> str:
     Returns it normalised (lower case, a default port left out: browsers leave it out, and
     the comparison is exact). Raises ValueError with one line saying what is wrong."""
     value = text.strip()
+    _refuse_all_or_none(value)
+    m = _ORIGIN.fullmatch(value.lower())
+    if m is None:
+        if "://" in value and re.search(r"://[^/]*[/?#@]|://.*[/?#]$", value):
+            raise ValueError("a site has no path, query or user name: give scheme://host[:port] "
+                             "only (no “/” at the end), e.g. " + ORIGIN_EXAMPLE)
+        raise ValueError("not a site: give scheme://host[:port], e.g. " + ORIGIN_EXAMPLE)
+    scheme = m["scheme"]
+    if scheme not in DEFAULT_PORTS:
+        raise ValueError(f"a site is http:// or https://, not {scheme}://; e.g. " + ORIGIN_EXAMPLE)
+    host = _origin_host(m["host"])
+    port = _origin_port(m["port"], scheme)
+    return f"{scheme}://{host}" + (f":{port}" if port else "")
+
+
+def _refuse_all_or_none(value: str) -> None:
+    """What is not one site at all: every site, the sandbox's, none, a list, or not as sent."""
     if value == "*":
         raise ValueError("“*” would let every web site read the captions; give one site, e.g. "
                          + ORIGIN_EXAMPLE)
@@ -59,31 +76,30 @@ def parse_origin(text: str) -> str:
     if not value.isascii() or not value.isprintable():
         raise ValueError("write the site as a browser sends it (international names as "
                          "xn--…), e.g. " + ORIGIN_EXAMPLE)
-    m = _ORIGIN.fullmatch(value.lower())
-    if m is None:
-        if "://" in value and re.search(r"://[^/]*[/?#@]|://.*[/?#]$", value):
-            raise ValueError("a site has no path, query or user name: give scheme://host[:port] "
-                             "only (no “/” at the end), e.g. " + ORIGIN_EXAMPLE)
-        raise ValueError("not a site: give scheme://host[:port], e.g. " + ORIGIN_EXAMPLE)
-    scheme, host, port = m["scheme"], m["host"], m["port"]
-    if scheme not in DEFAULT_PORTS:
-        raise ValueError(f"a site is http:// or https://, not {scheme}://; e.g. " + ORIGIN_EXAMPLE)
+
+
+def _origin_host(host: str) -> str:
+    """The host of an origin, checked and written as browsers write it."""
     if host.startswith("["):
         try:
-            host = f"[{ipaddress.IPv6Address(host[1:-1]).compressed}]"
+            return f"[{ipaddress.IPv6Address(host[1:-1]).compressed}]"
         except ValueError:
             raise ValueError(f"{host} is not an IPv6 address; e.g. http://[::1]:3000") from None
-    elif re.fullmatch(r"[0-9.]+", host):
+    if re.fullmatch(r"[0-9.]+", host):
         try:
-            host = str(ipaddress.IPv4Address(host))
+            return str(ipaddress.IPv4Address(host))
         except ValueError:
             raise ValueError(f"{host} is not an IPv4 address; e.g. http://127.0.0.1:3000") \
                 from None
-    elif not _NAME.fullmatch(host) or len(host) > 253:
+    if not _NAME.fullmatch(host) or len(host) > 253:
         raise ValueError(f"{host or 'an empty name'} is not a host name; e.g. " + ORIGIN_EXAMPLE)
-    if port is not None:
-        if not port or len(port) > 5 or not 1 <= int(port) <= 65535 or port != str(int(port)):
-            raise ValueError(f"port {port or '(empty)'} is not a TCP port (1-65535)")
-        if int(port) == DEFAULT_PORTS[scheme]:
-            port = None
-    return f"{scheme}://{host}" + (f":{port}" if port else "")
+    return host
+
+
+def _origin_port(port: str | None, scheme: str) -> str | None:
+    """The port of an origin, checked; None when absent or the scheme's default."""
+    if port is None:
+        return None
+    if not port or len(port) > 5 or not 1 <= int(port) <= 65535 or port != str(int(port)):
+        raise ValueError(f"port {port or '(empty)'} is not a TCP port (1-65535)")
+    return None if int(port) == DEFAULT_PORTS[scheme] else port
