@@ -297,23 +297,11 @@ class Capture:
         while not self._stop.is_set():
             now = time.monotonic()
             # 1. the sound server's connection (Linux): its events reveal silent moves
-            if uses_sound_server() and self._server is None:
-                try:
-                    self._server = SoundServer(f"voxcap-capture-{self.label}")
-                    check_route = True
-                except CaptureError:
-                    log.info("%s: the sound server is still away", self.label, exc_info=True)
+            if self._connect_server():
+                check_route = True
             # 2. the stream's health
-            s = self._stream
-            if s is not None:
-                why = health(s.alive, s.callbacks, s.silent_for(now), self.stall_s, self.first_data_s)
-                if why:
-                    if why == "stream finished" and uses_sound_server() and not self._server_alive():
-                        why = "server gone"
-                    self._interrupt(why, now)
-                    next_try = now  # first reopen at once
-                elif self._down_since is not None and s.callbacks:
-                    self._recovered(s)
+            if self._check_health(now):
+                next_try = now  # first reopen at once
             # 3. reopen with backoff
             if self._stream is None and now >= next_try and not self._stop.is_set():
                 if self._try_reopen(now):
@@ -345,6 +333,33 @@ class Capture:
                 self._stop.wait(0.1)
         self._report_losses()
         self._drop_server()
+
+    def _connect_server(self) -> bool:
+        """Connects to the sound server where one is used and not yet connected; whether it
+        just did (the route is then checked again)."""
+        if not uses_sound_server() or self._server is not None:
+            return False
+        try:
+            self._server = SoundServer(f"voxcap-capture-{self.label}")
+            return True
+        except CaptureError:
+            log.info("%s: the sound server is still away", self.label, exc_info=True)
+            return False
+
+    def _check_health(self, now: float) -> bool:
+        """Interrupts a stream that stalled or ended (whether it did), or notes its recovery."""
+        s = self._stream
+        if s is None:
+            return False
+        why = health(s.alive, s.callbacks, s.silent_for(now), self.stall_s, self.first_data_s)
+        if why:
+            if why == "stream finished" and uses_sound_server() and not self._server_alive():
+                why = "server gone"
+            self._interrupt(why, now)
+            return True
+        if self._down_since is not None and s.callbacks:
+            self._recovered(s)
+        return False
 
     def _server_alive(self) -> bool:
         if self._server is None:
