@@ -3,7 +3,8 @@
 On Linux that is PulseAudio, or PipeWire through its PulseAudio service (pipewire-pulse), reached
 with libpulse through ``pulsectl``: it lists sinks/sources/monitors with their descriptions and
 reports their coming and going. PortAudio cannot: Debian's PortAudio has no PulseAudio host API, so
-it only sees the ALSA ``pulse``/``default`` devices (see ``shared/design/audio-facts.md``).
+it only sees the ALSA ``pulse``/``default`` devices, and neither lists monitors by name nor
+reports a device's removal (the server then moves the stream to its fallback, silently).
 
 Elsewhere (Windows, macOS) only PortAudio's own input devices are listed: microphones, and
 loopback devices the user installed (e.g. BlackHole), which can be chosen by name.

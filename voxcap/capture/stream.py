@@ -3,8 +3,8 @@
 The PortAudio callback only copies the block into a bounded queue (with its capture time and a
 running frame count); when the queue is full the block is dropped and counted. Everything else
 (channel averaging, resampling, gap accounting, delivery) happens on the caller's thread, so a
-slow consumer can never make the callback slower than real time (which would lose audio with no
-flag at all: see ``shared/design/audio-facts.md``).
+slow consumer can never make the callback slower than real time (which loses audio with no
+flag at all: no input overflow, and the timestamps show no gap).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Session rollover: a caption stream longer than one engine session, with nothing lost.
 
 vLLM's per-step cost grows with the session's length (each streaming chunk re-ships the
-whole session to the worker: engine-facts.md) and a session ends at max_model_len, so a
+whole session to the worker) and a session ends at max_model_len, so a
 stream left running falls behind real time within minutes. ``RollingEngine`` wraps any
 engine and splits each *logical* stream into consecutive engine sessions (a session here is
 one stretch of a stream in vLLM, up to its max_model_len; a saved captioning session is

@@ -25,7 +25,7 @@ CARD_TIERS: tuple[CardTier, ...] = (
              "bfloat16, the model's own", "2 (Both: you and them)", 16),
     CardTier("11–12 GB (RTX 3060 12 GB, 4070, 4070 Super, 5070, 2080 Ti…)",
              "FP8 weights (≈4 GiB less)", "2", 11),
-    # issue 29, measured on the H200 holding all but 6.3 / 5.0 GiB (docs/gpu-results.md)
+    # measured on the H200 holding all but 6.3 / 5.0 GiB (docs/gpu-results.md)
     CardTier("8 GB, RTX 30/40/50 (RTX 4060, 3060 Ti, 3070, 5060…)",
              "4-bit weights + FP8 KV cache (accuracy not yet measured)",
              "2, also during a video call (≈5.8 GiB free needed)", 8, oldest_rtx=30),

@@ -50,8 +50,8 @@ CUDA_CONTEXT_BYTES = int(0.5 * GIB)
 # then keep: FP8 + FP8 KV, 1 stream, 7.25 GiB at the peak, 6.43 GiB running, estimate 6.58 GiB
 # (6.65 from the real weights file); bfloat16, 1 stream, 11.87 GiB against an estimate of
 # 11.19. 4-bit weights do not: 4-bit + FP8 KV peaked 5.68 GiB (2 streams, estimate 5.70) and
-# 4.80 GiB (1 stream, estimate 4.84), within 0.02 GiB of what they kept (docs/gpu-results.md,
-# issue 29). The gate asks for this much more free than the footprint, so that a card's first
+# 4.80 GiB (1 stream, estimate 4.84), within 0.02 GiB of what they kept (docs/gpu-results.md).
+# The gate asks for this much more free than the footprint, so that a card's first
 # start does not run out of memory halfway.
 START_PEAK_BYTES = int(0.75 * GIB)
 START_PEAK_4BIT_BYTES = int(0.05 * GIB)

@@ -41,7 +41,7 @@ ONLINE_FP8 = "fp8_per_tensor"  # vLLM 0.32's online FP8 ("fp8" is its deprecated
 # marlin_utils_fp4.is_fp4_marlin_supported), Humming, B12x, emulation; none on the CPU build.
 # Marlin's FP4 kernel does not run in float16, the only dtype before 8.0: forced on the H200
 # (float16, TRITON_ATTN, as an RTX 20 runs) the engine failed at start, "marlin_mm ... Invalid
-# thread config ... MKN = [1024, 1280, 6144] and num_bits = 4" (docs/gpu-results.md, issue 29).
+# thread config ... MKN = [1024, 1280, 6144] and num_bits = 4" (docs/gpu-results.md).
 ONLINE_MXFP4 = "mxfp4"
 MXFP4_COMPUTE = BF16_COMPUTE
 MXFP4_LINEAR_BYTES = 17 / 32  # 4 bits a weight + one 8-bit (E8M0) scale per 32 weights
