@@ -75,14 +75,14 @@ def test_a_caught_exception_is_logged_with_its_traceback(caplog):
 @pytest.mark.parametrize("allowed", [False, True])
 def test_websocket_frames_carry_text_only_when_asked(monkeypatch, allowed):
     """websockets logs every frame (audio, captions) at DEBUG: dropped unless VOXCAP_LOG_TEXT=1."""
-    from voxcap.engine.remote.engine import _ws_logger
+    from voxcap.engine.remote.connection import ws_logger
 
     if allowed:
         monkeypatch.setenv("VOXCAP_LOG_TEXT", "1")
-    record = _ws_logger.makeRecord(_ws_logger.name, logging.DEBUG, __file__, 1, "< %s",
+    record = ws_logger.makeRecord(ws_logger.name, logging.DEBUG, __file__, 1, "< %s",
                                    ("TEXT '{\"type\": \"transcription.delta\", \"delta\": "
                                     "\"secret words\"}'",), None)
-    assert _ws_logger.filter(record) is allowed
+    assert ws_logger.filter(record) is allowed
     assert logs.caption_text("secret words") == ("'secret words'" if allowed else "<12 chars>")
 
 

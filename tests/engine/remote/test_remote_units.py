@@ -194,21 +194,21 @@ def test_big_push_is_split_so_drops_free_memory():
 
 # ------------------------------------------------------------------ errors ----
 def test_connect_errors_are_explained():
-    from voxcap.engine.remote.engine import _Fatal, _Retry, explain_connect_error
+    from voxcap.engine.remote.connection import Fatal, Retry, explain_connect_error
 
     r = explain_connect_error(ConnectionRefusedError(111, "refused"), "ws://h:1", 10)
-    assert isinstance(r, _Retry) and "refused" in r.message and r.fix
+    assert isinstance(r, Retry) and "refused" in r.message and r.fix
     r = explain_connect_error(socket.gaierror(-2, "Name or service not known"), "ws://x:1", 10)
-    assert isinstance(r, _Retry) and "host" in r.message
+    assert isinstance(r, Retry) and "host" in r.message
     r = explain_connect_error(TimeoutError(), "ws://h:1", 7)
     assert "7 s" in r.message
     from websockets.datastructures import Headers
     from websockets.exceptions import InvalidStatus
     from websockets.http11 import Response
 
-    for code, cls, word in ((401, _Fatal, "API key"), (404, _Fatal, "endpoint"),
-                            (403, _Fatal, "endpoint"),
-                            (503, _Retry, "503")):
+    for code, cls, word in ((401, Fatal, "API key"), (404, Fatal, "endpoint"),
+                            (403, Fatal, "endpoint"),
+                            (503, Retry, "503")):
         r = explain_connect_error(InvalidStatus(Response(code, "x", Headers())), "ws://h:1", 10)
         assert isinstance(r, cls) and word in r.message, (code, r.message)
 
