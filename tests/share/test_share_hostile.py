@@ -24,7 +24,7 @@ from pathlib import Path
 import psutil
 import pytest
 from support import hostile_http as hh
-from support.browser import wait_for
+from support.browser import caption_text, wait_for
 from support.gui_fakes import FakeAudio, scripted_factory
 
 from voxcap.app.controller import SessionController
@@ -459,3 +459,115 @@ def test_a_viewer_whose_network_vanished_leaves(tmp_path):
     assert 2.5 <= gone <= 10, r.stdout
     assert "page served again" in r.stdout
     print(f"\nvanished viewer: its slot freed {gone:.1f} s after its network went (timeout 3 s)")
+
+
+# ------------------------------------------------------------- other sites, in Chromium ----
+class CountedSource:
+    """The journal's ``session`` as the server's source, counting its reads (each export
+    rendered reads the journal once; the server's start reads it once)."""
+
+    def __init__(self, journal) -> None:
+        self.journal, self.reads = journal, 0
+
+    def __call__(self):
+        self.reads += 1
+        return self.journal.session()
+
+
+def test_another_sites_page_gets_nothing(browser, journalled):
+    """A page from another site (127.0.0.2) in real Chromium frames the caption page, points
+    six images at the feed and fetches /captions.vtt in a no-cors loop: no viewer slot is taken,
+    no transcript is rendered, the frame shows no captions; a link to the caption page that a
+    person follows from that site still opens it (Sec-Fetch-Site cross-site, a navigation)."""
+    from selenium.webdriver.common.by import By
+    from support.hostile_page import IMAGES, OtherSite
+
+    hub, s = journalled.hub, journalled.script
+    s.say(40, pause_every=10)
+    source = CountedSource(journalled.journal)
+    server = ShareServer(port=0, session_source=source).start()
+    hub.subscribe(server.post)
+    try:
+        wait_for(lambda: source.reads == 1, what="the journal read once at the start")
+        with OtherSite(server.port) as site:
+            browser.get(site.url)
+            wait_for(lambda: site.fetches(browser) >= 40, what="40 no-cors fetches")
+            most = 0
+            t0 = time.monotonic()
+            while time.monotonic() - t0 < 2.0:  # while the page stays open
+                most = max(most, server.viewers)
+                time.sleep(0.05)
+            assert most == 0, f"{most} viewer slots taken by another site's page"
+            assert source.reads == 1, f"the transcript rendered {source.reads - 1} times"
+            assert server.guard.refused >= 40 + IMAGES
+            browser.switch_to.frame(browser.find_element(By.ID, "framed"))
+            try:
+                assert not browser.find_elements(By.ID, "captions"), "the page was framed"
+                assert "w0" not in browser.find_element(By.TAG_NAME, "html").text
+            finally:
+                browser.switch_to.default_content()
+            browser.find_element(By.ID, "link").click()
+            wait_for(lambda: caption_text(browser).split()[:3] == ["w0", "w1", "w2"],
+                     what="the caption page opened from the other site's link")
+        hh.serves_well(hh.Target(server.port))
+    finally:
+        server.stop()
+
+
+def test_a_flood_of_transcript_requests_renders_once(journalled):
+    """30 requests for /captions.vtt at once, and 30 more after, with the journal unchanged:
+    rendered twice at most (the first render learns where the journal is), one at a time; a
+    new caption renders it once more, and only once."""
+    hub, s = journalled.hub, journalled.script
+    s.say(300, pause_every=10)
+    source = CountedSource(journalled.journal)
+    server = ShareServer(port=0, session_source=source).start()
+    hub.subscribe(server.post)
+    target = hh.Target(server.port)
+    try:
+        wait_for(lambda: source.reads == 1, what="the journal read at the start")
+        first = hh.request(target, "/captions.vtt").body
+
+        def flood():
+            threads = [threading.Thread(target=lambda: bodies.append(
+                hh.request(target, "/captions.vtt").body)) for _ in range(30)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(60)
+        bodies: list[bytes] = []
+        flood()
+        flood()
+        assert len(bodies) == 60 and set(bodies) == {first} and b"w299" in first
+        assert source.reads <= 3, f"rendered {source.reads - 1} times for one journal state"
+        assert server.exports.most_at_once == 1
+        s.say(1)
+        wait_for(lambda: b"w300" in hh.request(target, "/captions.vtt").body,
+                 what="the new word in the transcript")
+        reads = source.reads
+        flood()
+        assert source.reads == reads, "rendered again with the journal unchanged"
+        hh.serves_well(target)
+    finally:
+        server.stop()
+
+
+def test_forwarded_headers_are_not_believed(make_server, script):
+    """A client on 127.0.0.1 saying X-Forwarded-For is logged and limited as itself."""
+    with recording() as records:
+        server = make_server()
+        script(server.post).say(2)
+        target = hh.Target(server.port)
+        forged = {"X-Forwarded-For": "203.0.113.66", "X-Forwarded-Proto": "https",
+                  "Forwarded": "for=203.0.113.66"}
+        hh.request(target, "/", host="evil.test", headers=forged)  # refused: logged
+        c = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+        c.sendall(("GET /events HTTP/1.1\r\nHost: " + target.host + "\r\n" + "".join(
+            f"{k}: {v}\r\n" for k, v in forged.items()) + "\r\n").encode())
+        assert c.recv(100).startswith(b"HTTP/1.1 200")
+        wait_for(lambda: server.viewers == 1, what="the viewer")
+        c.close()
+        wait_for(lambda: server.viewers == 0, what="the viewer gone")
+    lines = [r.getMessage() for r in records.records if "from" in r.getMessage()]
+    assert any("from 127.0.0.1" in line for line in lines), lines
+    assert not any("203.0.113.66" in line for line in lines), lines

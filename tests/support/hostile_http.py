@@ -340,9 +340,57 @@ def request_smuggling(t):
     assert reply.status in (400, 200), reply.status
 
 
+def malformed_hosts(t):
+    """Host must be a name or address, then at most ``:`` and digits; nothing after ``]``."""
+    for host in ("[::1]evil.test", "localhost:evil", "localhost:", f"localhost:{t.port}x",
+                 f"127.0.0.1:+{t.port}", f"127.0.0.1:{t.port}:1", "[::1]:80:80", "[::1",
+                 "localhost:\u00b9", "::1", f"127.0.0.1:{t.port}/x", "localhost@evil.test"):
+        _refused(request(t, t.path("/"), host=host), 400, "wrong Host")
+
+
+
+def other_sites_subresources(t):
+    """What a browser sends for another site's ``<img>``, ``<iframe>`` and no-cors fetch (no
+    Origin on any): refused before a viewer slot or a transcript."""
+    for site in ("cross-site", "same-site"):
+        for path, mode, dest in (("/events", "no-cors", "image"), ("/captions.vtt", "no-cors",
+                                 "empty"), ("/captions.txt", "no-cors", "script"),
+                                 ("/", "navigate", "iframe"), ("/", "navigate", "frame"),
+                                 ("/", "navigate", "object"), ("/events", "navigate",
+                                 "document"), ("/events", "cors", "empty")):
+            reply = request(t, t.path(path), headers={
+                "Sec-Fetch-Site": site, "Sec-Fetch-Mode": mode, "Sec-Fetch-Dest": dest})
+            _refused(reply, 403, "other web sites")
+
+
+def other_sites_link_is_served(t):
+    """A person following a link on another site to the caption page: a top-level navigation."""
+    reply = request(t, t.path("/"), headers={"Sec-Fetch-Site": "cross-site",
+                                             "Sec-Fetch-Mode": "navigate",
+                                             "Sec-Fetch-Dest": "document", "Sec-Fetch-User": "?1"})
+    assert reply.status == 200, reply.status
+
+
+def own_page_is_served(t):
+    for site, path in (("same-origin", "/captions.txt"), ("none", "/"), ("same-origin", "/")):
+        reply = request(t, t.path(path), headers={"Sec-Fetch-Site": site,
+                                                  "Sec-Fetch-Mode": "cors"})
+        assert reply.status == 200, (site, path, reply.status)
+
+
+def never_framed(t):
+    """Every answer says it may not be framed or embedded by another site."""
+    for path in ("/", "/captions.txt", "/nothing"):
+        h = request(t, t.path(path)).headers
+        assert h.get("x-frame-options") == "DENY", (path, h)
+        assert "frame-ancestors 'none'" in h.get("content-security-policy", ""), (path, h)
+        assert h.get("cross-origin-resource-policy") == "same-origin", (path, h)
+
+
 CASES = [foreign_host, rebinding_host, no_host, two_hosts, foreign_origin, null_origin,
          look_alike_origin, same_origin_is_served, no_token, wrong_token, non_ascii_token,
          non_ascii_token_raw, surrogate_token, nul_token, overlong_token, token_prefix,
          token_second, non_get_methods, connect_method, websocket_upgrade, h2c_upgrade,
          huge_header, huge_path, big_but_fair_header, many_headers, garbage, absolute_uri,
-         traversal, header_injection, body_on_get, request_smuggling]
+         traversal, header_injection, body_on_get, request_smuggling, malformed_hosts,
+         other_sites_subresources, other_sites_link_is_served, own_page_is_served, never_framed]

@@ -4,7 +4,8 @@
 - The Host header must name this computer as the browser reached it: ``localhost``,
   ``127.0.0.1`` or ``[::1]`` (any port), or, with LAN sharing, the very address the
   connection came in on. A page on another site whose name was made to point here (DNS
-  rebinding) sends its own name and is refused (400).
+  rebinding) sends its own name and is refused (400). Parsed strictly: a name or address,
+  then nothing or ``:`` and digits (``[::1]evil.test``, ``localhost:evil``: 400).
 - With a token (LAN sharing, or asked for on this computer too) every request must carry it
   as ``?token=`` (403 otherwise); compared as bytes in constant time, so any bytes a client
   sends (non-ASCII, overlong, repeated) are a plain 403, never an error.
@@ -12,7 +13,17 @@
   (same origin) or to the one allowed site; any other origin, ``null`` included (sandboxed
   frames, local files), is refused (403) before any work, so other sites' pages can neither
   read the captions nor take viewer slots.
-- Every response says ``no-store``, ``nosniff`` and ``no-referrer`` (the token is in the URL).
+- Browsers send no ``Origin`` on another site's ``<img>``, ``<iframe>`` or no-cors
+  ``fetch``, but they do say where a request comes from (Fetch Metadata,
+  ``Sec-Fetch-Site``): anything but ``same-origin`` or ``none`` (typed, a bookmark, OBS, a
+  program) is refused (403) unless it is a CORS request of the allowed site (its ``Origin``)
+  or a person following a link to the page itself (a top-level navigation to ``/``). Browsers
+  without Fetch Metadata (Firefox before 90, Safari before 16.4) still get the headers below.
+- Every response says ``no-store``, ``nosniff`` and ``no-referrer`` (the token is in the URL),
+  and that no other site may frame it (``frame-ancestors 'none'``, ``X-Frame-Options``) or
+  embed it without CORS (``Cross-Origin-Resource-Policy: same-origin``). The allowed site
+  reads the feed and the exports through CORS; it cannot frame the page either (a framing
+  request carries no ``Origin`` to tell it from any other site's).
   Cross-origin reads: no CORS headers at all unless an origin is allowed (``CORSMiddleware``
   in ``server``).
 
@@ -24,6 +35,7 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import re
 import secrets
 import threading
 import time
@@ -32,9 +44,17 @@ from urllib.parse import unquote_to_bytes
 log = logging.getLogger(__name__)
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 SAFE_METHODS = ("GET", "HEAD")
+NOT_FRAMED = b"frame-ancestors 'none'"
 HEADERS = [(b"cache-control", b"no-store"), (b"x-content-type-options", b"nosniff"),
-           (b"referrer-policy", b"no-referrer")]
+           (b"referrer-policy", b"no-referrer"), (b"x-frame-options", b"DENY"),
+           (b"cross-origin-resource-policy", b"same-origin")]
+OWN_SITE = (b"same-origin", b"none")  # Sec-Fetch-Site of the page itself, or no page at all
+# Host: [IPv6] or a name/IPv4 (no colon), then nothing or ":" and ASCII digits
+_HOST = re.compile(r"(?:\[(?P<ip6>[0-9a-f:.]+)\]|(?P<name>[^:\[\]@/\s]+))(?::[0-9]{1,5})?",
+                   re.ASCII)
 MAX_TOKEN_BYTES = 512  # longer: wrong without comparing
+OTHER_SITES = ("pages of other web sites may not use the captions (Settings → Share captions: "
+               "Allow site lets one site read them)")
 
 
 class TrafficLog(logging.LoggerAdapter):
@@ -83,11 +103,12 @@ def shown(text: str, limit: int = 60) -> str:
 
 
 def host_name(host: str) -> str:
-    """``"[::1]:8765"`` -> ``"::1"``, ``"Example.org:80"`` -> ``"example.org"``."""
-    host = host.strip().lower()
-    if host.startswith("["):
-        return host[1:].split("]", 1)[0]
-    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+    """``"[::1]:8765"`` -> ``"::1"``, ``"Example.org:80"`` -> ``"example.org"``; "" for
+    anything else (``[::1]evil.test``, ``localhost:evil``, ``::1`` without brackets)."""
+    m = _HOST.fullmatch(host.strip().lower())
+    if m is None:
+        return ""
+    return m["ip6"] or m["name"]
 
 
 def host_allowed(host: str, local_addr: str | None, lan: bool) -> bool:
@@ -100,6 +121,15 @@ def host_allowed(host: str, local_addr: str | None, lan: bool) -> bool:
         return ipaddress.ip_address(name) == ipaddress.ip_address(local_addr.split("%")[0])
     except ValueError:
         return False  # a name other than localhost: never (it could point anywhere)
+
+
+def with_headers(headers) -> list:
+    """``headers`` and every response's own; ``frame-ancestors`` as a policy of its own where
+    the response has no Content-Security-Policy (the page's includes it)."""
+    out = [*headers, *HEADERS]
+    if not any(k.lower() == b"content-security-policy" for k, _v in headers):
+        out.append((b"content-security-policy", NOT_FRAMED))
+    return out
 
 
 def token_of(query_string: bytes) -> bytes | None:
@@ -157,9 +187,27 @@ class Guard:
         origins = named.get(b"origin", [])
         if origins and (len(origins) > 1 or not origin_allowed(
                 origins[0].decode("latin-1"), host, self.allow_origin)):
-            return 403, ("pages of other web sites may not read the captions (Settings → "
-                         "Share captions: Allow site)"), []
+            return 403, OTHER_SITES, []
+        if not self._from_own_page(scope, named, origins):
+            return 403, OTHER_SITES, []
         return None
+
+    def _from_own_page(self, scope, named: dict[bytes, list[bytes]], origins: list[bytes]) -> bool:
+        """Fetch Metadata: the page itself, no page, the allowed site's CORS request, or a
+        person following another site's link to the page (checked after ``Origin``)."""
+        sites = named.get(b"sec-fetch-site", [])
+        if not sites:
+            return True  # not a browser, or one without Fetch Metadata
+        if len(sites) > 1:
+            return False
+        if sites[0].strip().lower() in OWN_SITE:
+            return True
+        mode = b"".join(named.get(b"sec-fetch-mode", [])).strip().lower()
+        dest = b"".join(named.get(b"sec-fetch-dest", [])).strip().lower()
+        if mode == b"cors" and self.allow_origin and len(origins) == 1 and \
+                origins[0].decode("latin-1").strip().lower() == self.allow_origin.lower():
+            return True  # the allowed site reading through CORS
+        return mode == b"navigate" and dest == b"document" and scope.get("path") == "/"
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] == "lifespan":
@@ -179,12 +227,12 @@ class Guard:
             await send({"type": "http.response.start", "status": status,
                         "headers": [(b"content-type", b"text/plain; charset=utf-8"),
                                     (b"content-length", str(len(body)).encode()),
-                                    *HEADERS, *extra]})
+                                    *with_headers(extra)]})
             await send({"type": "http.response.body", "body": body})
             return
 
         async def send_with_headers(message) -> None:
             if message["type"] == "http.response.start":
-                message = {**message, "headers": [*message.get("headers", []), *HEADERS]}
+                message = {**message, "headers": with_headers(message.get("headers", []))}
             await send(message)
         await self.app(scope, receive, send_with_headers)

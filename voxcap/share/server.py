@@ -33,9 +33,11 @@ import time
 from importlib import resources
 
 from ..captions.export import render
+from ..captions.records import JOURNAL_NAME
 from ..errors import VoxcapError
 from ..loop_thread import LoopThread
 from ..netaddr import lan_address, parse_origin
+from .exports import Exports
 from .feed import CaptionFeed
 from .guard import Guard, TrafficLog
 
@@ -68,7 +70,8 @@ def _page() -> tuple[str, str]:
         body = re.search(rf"<{kind}>(.*?)</{kind}>", html, re.S).group(1)
         return "'sha256-" + base64.b64encode(hashlib.sha256(body.encode()).digest()).decode() + "'"
     csp = (f"default-src 'none'; script-src {digest('script')}; style-src {digest('style')}; "
-           "connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'")
+           "connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; "
+           "frame-ancestors 'none'")
     return html, csp
 
 
@@ -120,6 +123,9 @@ class ShareServer:
         self._held: list = []  # events that came while the journal was read
         self._reloads = 0
         self._journalled: set[str] = set()  # streams the journal had when loaded
+        self._events = 0  # events the feed has taken (part of what an export is made of)
+        self._journal_file = None  # the journal the last export read (its size and time too)
+        self.exports = Exports(self._render, self._export_state)
 
     def __repr__(self) -> str:  # never the token
         return (f"<ShareServer {self.bind}:{self.port} lan={self.lan} "
@@ -149,6 +155,7 @@ class ShareServer:
                                 ws="none", http=functools.partial(GuardedH11Protocol,
                                                                   book=self.book),
                                 loop="asyncio", server_header=False, limit_concurrency=None,
+                                proxy_headers=False,  # X-Forwarded-For from 127.0.0.1: not believed
                                 h11_max_incomplete_event_size=limits.max_head_bytes,
                                 timeout_graceful_shutdown=2, timeout_keep_alive=KEEP_ALIVE_S)
         self._uv = uvicorn.Server(config)
@@ -267,6 +274,7 @@ class ShareServer:
             self._held.append(event)
             asyncio.get_running_loop().create_task(self._load(delay=0.2))
             return
+        self._events += 1
         try:
             self.feed.on_event(event)
         except Exception:  # noqa: BLE001 - one bad event must not stop the feed
@@ -282,6 +290,7 @@ class ShareServer:
             log.exception("share: the session so far could not be read")
             session = None
         self.feed.load(session)
+        self._events += 1
         self._journalled = set(self.feed.last_index)
         held, self._held = self._held, []
         self._loading = False
@@ -310,7 +319,7 @@ class ShareServer:
 
         async def transcript(request):
             fmt = ".vtt" if request.url.path.endswith(".vtt") else ".txt"
-            text = await asyncio.to_thread(self._render, fmt)
+            text = await self.exports.get(fmt)
             kind = "text/vtt" if fmt == ".vtt" else "text/plain"
             return PlainTextResponse(text, media_type=f"{kind}; charset=utf-8")
 
@@ -348,6 +357,17 @@ class ShareServer:
             self.traffic.info("share: viewer from %s left (%d; %d skips)", peer, self.viewers,
                               viewer.skips)
 
+    def _export_state(self) -> tuple:
+        """What an export is made of, cheaply (on the loop): the journal file as the last
+        export found it (the app journals on a thread of its own, so it may lag the feed), the
+        events the feed has taken, the masker."""
+        stat = None
+        if self._journal_file is not None:
+            with contextlib.suppress(OSError):
+                st = self._journal_file.stat()
+                stat = (st.st_size, st.st_mtime_ns)
+        return stat, self._events, self.feed.asm.masker
+
     def _render(self, fmt: str) -> str:
         session = None
         try:
@@ -356,6 +376,7 @@ class ShareServer:
             log.exception("share: the session so far could not be read")
         masker = self.feed.asm.masker
         if session is not None and session.session_id == self.feed.session_id:
+            self._journal_file = session.info.path / JOURNAL_NAME
             return render(session, fmt, masker=masker)[0]
         return render(list(self.feed.deltas), fmt, labels=dict(self.feed.labels),
                       masker=masker)[0]
