@@ -1,7 +1,7 @@
 """Facts with one home, checked from the source (tokens, nothing imported).
 
-* The audio framing (16 kHz, 1,280 samples a step) is written as a number only in
-  ``voxcap/framing.py``; everyone else imports it.
+* The audio framing (16 kHz, 1,280 samples = 0.08 s a step, 12.5 steps a second) is written
+  as a number only in ``voxcap/framing.py``; everyone else imports it.
 * The vLLM release voxcap is pinned to is written as a string only in
   ``voxcap/engine/vllm_adapter/pin.py``; messages format it in, and pyproject.toml's extras
   pin the same release.
@@ -23,7 +23,8 @@ PIN_HOME = "voxcap/engine/vllm_adapter/pin.py"
 # Python 3.12 splits an f-string into pieces: its text is FSTRING_MIDDLE
 TEXT_TOKENS = {tokenize.STRING} | ({tokenize.FSTRING_MIDDLE} if hasattr(tokenize, "FSTRING_MIDDLE")
                                   else set())
-FRAMING_NUMBERS = {1280: "STEP_SAMPLES", 16000: "SAMPLE_RATE"}
+FRAMING_NUMBERS = {1280: "STEP_SAMPLES", 16000: "SAMPLE_RATE", 0.08: "STEP_SECONDS",
+                   12.5: "TOKENS_PER_SECOND"}
 # Places where one of those numbers means something else: (path, text on the line, why).
 OTHER_MEANINGS = (
     ("voxcap/engine/sizing/memory.py", '"dim": 1280', "the real model's encoder width"),
