@@ -14,10 +14,7 @@ from __future__ import annotations
 
 import asyncio
 
-from ..vllm_adapter.patches import CARRY_KEY
-
-CARRY_AHEAD = 2  # chunks sent before the previous token is back; 1 keeps the GPU busy, 2 absorbs jitter
-PLACEHOLDER_TOKEN = 0  # any valid id: the engine core replaces it before the model sees it
+from ..vllm_adapter.carry import CARRY_AHEAD, CARRY_KEY, PLACEHOLDER_TOKEN
 
 
 class TokenFeed:

@@ -28,7 +28,9 @@ import urllib.request
 from pathlib import Path
 
 from ...errors import EngineError
+from ..vllm_adapter.carry import TOKEN_CARRY_ENV
 from ..vllm_adapter.plugin import APP_PID_ENV, CHILD_STDERR_ENV, EARLY_HOOK_DIR, PARENT_PID_ENV
+from ..vllm_adapter.realtime_carry import REALTIME_CARRY_ENV
 from ..vllm_adapter.realtime_input import REALTIME_INPUT_ENV
 
 log = logging.getLogger(__name__)
@@ -47,10 +49,13 @@ STOP_TIMEOUT_S = 30.0
 
 def child_env(extra: dict[str, str]) -> dict[str, str]:
     """voxcap's environment for the server: ``extra`` on top, the early hook first on
-    PYTHONPATH, nothing of an in-process engine's own variables; realtime chunks skip the
-    generic HF processor call (vllm_adapter/realtime_input.py) unless the variable says 0."""
+    PYTHONPATH, nothing of an in-process engine's own variables. Unless their variables say 0:
+    realtime chunks skip the generic HF processor call (vllm_adapter/realtime_input.py), and
+    /v1/realtime sends them ahead of their tokens, which the engine core carries
+    (vllm_adapter/realtime_carry.py)."""
     env = {k: v for k, v in os.environ.items() if k not in _NOT_INHERITED}
-    env.setdefault(REALTIME_INPUT_ENV, "1")
+    for fix in (REALTIME_INPUT_ENV, TOKEN_CARRY_ENV, REALTIME_CARRY_ENV):
+        env.setdefault(fix, "1")
     env.update(extra)
     env["PYTHONPATH"] = os.pathsep.join(
         [str(EARLY_HOOK_DIR)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))

@@ -36,29 +36,24 @@ from __future__ import annotations
 import logging
 import os
 
-from .pin import pinned_version
+from .carry import CARRY_KEY, TOKEN_CARRY_ENV
+from .pin import env_on, pinned_version
 
 # Logged under vLLM's logger tree: vLLM configures only that tree in its processes, so the
 # messages appear in vLLM's own log (and in voxcap's start-up stage file) wherever they run.
 logger = logging.getLogger("vllm.voxcap_patches")
 
 SESSION_FIX_ENV = "VOXCAP_VLLM_SESSION_FIX"
-TOKEN_CARRY_ENV = "VOXCAP_VLLM_TOKEN_CARRY"
-CARRY_KEY = "voxcap_carry_token"  # SamplingParams.extra_args key: "fill my first prompt token"
 _PATCHED_FLAG = "_voxcap_session_fix"
 _CARRY_FLAG = "_voxcap_token_carry"
 
 
-def _env_on(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
-
-
 def session_fix_enabled() -> bool:
-    return _env_on(SESSION_FIX_ENV)
+    return env_on(SESSION_FIX_ENV)
 
 
 def token_carry_enabled() -> bool:
-    return _env_on(TOKEN_CARRY_ENV)
+    return env_on(TOKEN_CARRY_ENV)
 
 
 def apply_enabled() -> list[str]:
@@ -78,6 +73,14 @@ def apply_enabled() -> list[str]:
 
     if realtime_input.enabled() and realtime_input.apply():
         applied.append("realtime_input")
+    from . import audio_frontend  # a step's audio chunks in one front-end pass (its docstring)
+
+    if audio_frontend.enabled() and audio_frontend.apply():
+        applied.append("batched_frontend")
+    from . import realtime_carry  # /v1/realtime sends chunks ahead of their tokens (its docstring)
+
+    if env_on(realtime_carry.REALTIME_CARRY_ENV) and realtime_carry.apply("token_carry" in applied):
+        applied.append("realtime_carry")
     return applied
 
 

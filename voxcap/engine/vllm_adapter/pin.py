@@ -2,8 +2,14 @@
 checks it before it applies (vLLM's streaming internals are not a stable API)."""
 
 import importlib
+import os
 
 PINNED_VLLM = "0.32.0"
+
+
+def env_on(name: str) -> bool:
+    """Whether the environment switches a change on (each is off unless set)."""
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def pinned_version(fix: str, check: str, log) -> str | None:
@@ -43,3 +49,14 @@ def pinned_attr(fix: str, check: str, log, module: str, name: str):
         log.warning("voxcap %s not applied: %s.%s could not be imported", fix, module, name,
                     exc_info=True)
         return None
+
+
+def installed(log, module: str, name: str, method: str, flag: str) -> bool:
+    """Whether ``module.name.method`` is a wrapper marked with ``flag`` (install_wrapper) in
+    this process; False, with a warning on ``log``, where the class cannot be imported."""
+    try:
+        cls = getattr(importlib.import_module(module), name)
+    except Exception:
+        log.warning("vLLM's %s could not be imported", name, exc_info=True)
+        return False
+    return bool(getattr(getattr(cls, method, None), flag, False))

@@ -28,7 +28,7 @@ from __future__ import annotations
 import logging
 import os
 
-from .pin import PINNED_VLLM, install_wrapper, pinned_attr
+from .pin import PINNED_VLLM, install_wrapper, installed, pinned_attr
 
 logger = logging.getLogger("vllm.voxcap_patches")
 
@@ -65,13 +65,8 @@ def apply() -> bool:
 
 
 def applied() -> bool:
-    try:
-        from vllm.model_executor.models.voxtral_realtime import VoxtralRealtimeMultiModalProcessor
-    except Exception:
-        logger.warning("vLLM's Voxtral Realtime processor could not be imported", exc_info=True)
-        return False
-    return bool(getattr(VoxtralRealtimeMultiModalProcessor._apply_hf_processor_main, _FLAG,
-                        False))
+    return installed(logger, "vllm.model_executor.models.voxtral_realtime",
+                     "VoxtralRealtimeMultiModalProcessor", "_apply_hf_processor_main", _FLAG)
 
 
 def direct_audio_features(processor, mm_items, hf_kwargs):
