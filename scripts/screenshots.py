@@ -142,7 +142,7 @@ def main() -> int:
         vapp.window.grab().save(str(out / "main-window.png"))
         vapp.window.meter_dock.grab().save(str(out / "meter.png"))
         vapp.open_settings()
-        dlg = vapp.settings_dialog
+        dlg = vapp.settings_control.dialog
         pump(app, 1.5)
         dlg.grab().save(str(out / "settings.png"))
         dlg.reject()

@@ -35,7 +35,7 @@ def test_echo_setting_round_trip(qtbot, make_app, tmp_path, monkeypatch):
     monkeypatch.setenv("VOXCAP_CONFIG_DIR", str(tmp_path / "cfg"))
     app = make_app(AppSettings(model_dir="/tmp/fake-model"))
     app.window.act_settings.trigger()
-    dlg = app.settings_dialog
+    dlg = app.settings_control.dialog
     assert dlg.echo.currentData() == "auto"
     dlg.echo.setCurrentIndex(dlg.echo.findData("on"))
     dlg.buttons.accepted.emit()

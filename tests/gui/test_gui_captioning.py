@@ -78,7 +78,7 @@ def test_graph_mode_switch_restarts_engine_and_keeps_captions(qtbot, make_app, f
 
     new = app.settings.copy()
     new.graph_mode = "PIECEWISE"
-    app.apply_settings(new)
+    app.settings_control.apply(new)
     qtbot.waitUntil(lambda: "EngineRestarting" in seen, timeout=5000)
     qtbot.waitUntil(lambda: app.state == "restarting", timeout=5000)
     fake_audio.feed("Them", 1.0)  # spoken during the restart: held, captioned after
@@ -91,6 +91,6 @@ def test_graph_mode_switch_restarts_engine_and_keeps_captions(qtbot, make_app, f
     assert app.window.history.toPlainText().startswith(before)  # nothing shown was lost
     app.tick()
     assert app.window.meter.values["graph"].text() == "PIECEWISE"
-    session = app.current_session()
+    session = app.exports.current_session()
     assert session.info.settings["graph_mode"] == "PIECEWISE"
     assert len(session.labels) == 2  # one stream before, one after the restart, one session

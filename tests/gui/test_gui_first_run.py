@@ -142,8 +142,9 @@ def test_first_run_with_gpu_and_existing_folder(qtbot, tiny_model_dir):
 
 def test_app_opens_first_run_when_unconfigured(qtbot, make_app):
     app = make_app(AppSettings(), first_run=True)
-    assert app.first_run_dialog is not None and app.first_run_dialog.isVisible()
-    app._first_run_done({"engine": "local", "model_dir": "/tmp/fake-model"})
+    dlg = app.settings_control.first_run_dialog
+    assert dlg is not None and dlg.isVisible()
+    app.settings_control.first_run_chosen({"engine": "local", "model_dir": "/tmp/fake-model"})
     qtbot.waitUntil(lambda: app.window.engine_status.state == "ready", timeout=10000)
 
 

@@ -33,17 +33,17 @@ def test_search_copy_and_export_from_history(qtbot, make_app, fake_audio, tmp_pa
     assert "hello there" in QApplication.clipboard().text()
 
     # while captioning: from the journal being written
-    out = app.export_session(app.current_session(), str(tmp_path / "live.srt"))
+    out = app.exports.export_session(app.exports.current_session(), str(tmp_path / "live.srt"))
     cues = list(srt.parse(open(out, encoding="utf-8").read()))
     assert cues and "hello there" in " ".join(c.content for c in cues)
     app.toggle_captioning()
     qtbot.waitUntil(lambda: app.state == "off", timeout=5000)
     # after: from the closed session
-    vtt = app.export_session(app.current_session(), str(tmp_path / "after.vtt"))
+    vtt = app.exports.export_session(app.exports.current_session(), str(tmp_path / "after.vtt"))
     assert "scripted caption" in " ".join(c.text for c in webvtt.read(vtt))
-    txt = app.export_session(app.current_session(), str(tmp_path / "after.txt"))
+    txt = app.exports.export_session(app.exports.current_session(), str(tmp_path / "after.txt"))
     assert open(txt, encoding="utf-8").read().startswith("[00:00:00] hello there")
-    assert app.export_session(app.current_session(), str(tmp_path / "bad.doc")) is None
+    assert app.exports.export_session(app.exports.current_session(), str(tmp_path / "bad.doc")) is None
     assert "Export failed" in w.notice.text()
 
 
@@ -59,7 +59,7 @@ def test_previous_sessions(qtbot, make_app, fake_audio, tmp_path):
     w.sessions.list.setCurrentRow(0)
     assert "hello there" in w.sessions.text.toPlainText()
     assert w.sessions.export_button.isEnabled()
-    out = app.export_session(w.sessions.session, str(tmp_path / "old.srt"))
+    out = app.exports.export_session(w.sessions.session, str(tmp_path / "old.srt"))
     assert "hello" in open(out, encoding="utf-8").read()
     # a new captioning session starts a fresh history
     app.toggle_captioning()

@@ -46,7 +46,7 @@ def test_keyboard_only_first_run_settings_captioning_export_quit(qtbot, make_app
                                                                 tiny_model_dir, tmp_path):
     app = make_app(AppSettings(), first_run=True)
     w = app.window
-    dlg = app.first_run_dialog
+    dlg = app.settings_control.first_run_dialog
     qtbot.waitUntil(lambda: dlg.isVisible())
     dlg.activateWindow()
     qtbot.waitUntil(lambda: QApplication.activeWindow() is dlg)
@@ -64,7 +64,7 @@ def test_keyboard_only_first_run_settings_captioning_export_quit(qtbot, make_app
     key(Qt.Key.Key_Y, ALT)
     qtbot.waitUntil(dlg.self_check.isChecked)
     key(Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: app.first_run_dialog is None, timeout=5000)
+    qtbot.waitUntil(lambda: app.settings_control.first_run_dialog is None, timeout=5000)
     assert app.settings.model_dir == str(tiny_model_dir) and app.settings.dummy_weights
     qtbot.waitUntil(lambda: w.engine_status.state == "ready", timeout=10000)
 
@@ -78,7 +78,7 @@ def test_keyboard_only_first_run_settings_captioning_export_quit(qtbot, make_app
 
     # settings: every mnemonic reaches its field; Apply has one
     key(Qt.Key.Key_Comma, CTRL)
-    sd = app.settings_dialog
+    sd = app.settings_control.dialog
     qtbot.waitUntil(lambda: sd is not None and sd.isVisible())
     sd.activateWindow()
     qtbot.waitUntil(lambda: QApplication.activeWindow() is sd)
@@ -96,7 +96,7 @@ def test_keyboard_only_first_run_settings_captioning_export_quit(qtbot, make_app
     key(Qt.Key.Key_A, ALT)  # &Apply
     qtbot.waitUntil(lambda: app.settings.delay_ms == 960, timeout=5000)
     key(Qt.Key.Key_Escape)
-    qtbot.waitUntil(lambda: app.settings_dialog is None, timeout=5000)
+    qtbot.waitUntil(lambda: app.settings_control.dialog is None, timeout=5000)
     qtbot.waitUntil(lambda: w.engine_status.state == "ready", timeout=10000)
 
     # start, caption, stop with F5
@@ -139,12 +139,12 @@ def test_keyboard_only_first_run_settings_captioning_export_quit(qtbot, make_app
 
 def test_cancelled_first_run_leaves_no_dialog(qtbot, make_app):
     app = make_app(AppSettings(), first_run=True)
-    dlg = app.first_run_dialog
+    dlg = app.settings_control.first_run_dialog
     qtbot.waitUntil(lambda: dlg.isVisible())
     dlg.activateWindow()
     qtbot.waitUntil(lambda: QApplication.activeWindow() is dlg)
     key(Qt.Key.Key_Escape)
-    qtbot.waitUntil(lambda: app.first_run_dialog is None, timeout=5000)
+    qtbot.waitUntil(lambda: app.settings_control.first_run_dialog is None, timeout=5000)
     QApplication.processEvents()
     QTest.qWait(50)
     assert not [d for d in app.window.findChildren(QDialog) if d.isVisible()]
@@ -152,6 +152,6 @@ def test_cancelled_first_run_leaves_no_dialog(qtbot, make_app):
     assert "press Start captioning (F5) to choose again" in app.window.engine_status.fix.text()
     # ...and Start leads there: the choice opens again (not "fix the engine's problem")
     app.window.act_start.trigger()  # F5's action
-    qtbot.waitUntil(lambda: app.first_run_dialog is not None, timeout=5000)
+    qtbot.waitUntil(lambda: app.settings_control.first_run_dialog is not None, timeout=5000)
     assert app.state == "off"
-    app.first_run_dialog.reject()
+    app.settings_control.first_run_dialog.reject()

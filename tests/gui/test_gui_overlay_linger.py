@@ -40,7 +40,7 @@ def test_the_last_line_stays_to_be_read_then_goes(qtbot, make_app, fake_audio):
     assert app.overlay.accessibleDescription().startswith("No captions yet")  # screen readers too
     history = app.window.history.toPlainText()
     assert "stream for tests." in history  # nothing lost
-    words = " ".join(w.text for w in app.current_session().words())
+    words = " ".join(w.text for w in app.exports.current_session().words())
     assert "tests." in words  # nor from the transcript
 
 

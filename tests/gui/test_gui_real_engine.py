@@ -36,7 +36,7 @@ def _wait_ready(qtbot, app):
 def _choose_folder_in_the_first_run(qtbot, app, folder):
     """What a user does: "Use a model folder I already have", the folder typed in, its check
     passed, "Use this"."""
-    dlg = app.first_run_dialog
+    dlg = app.settings_control.first_run_dialog
     assert dlg is not None and dlg.isVisible()
     dlg.opt_folder.setChecked(True)
     dlg.folder.setText(str(folder))
@@ -79,7 +79,7 @@ def test_real_engine_behind_the_gui(qtbot, make_app, fake_audio, tiny_weights_di
 
     new = app.settings.copy()
     new.graph_mode = "PIECEWISE"
-    app.apply_settings(new)
+    app.settings_control.apply(new)
     qtbot.waitUntil(lambda: app.state == "restarting", timeout=30_000)
     assert "restarting" in app.window.engine_status.label.text()
     qtbot.waitUntil(lambda: app.window.engine_status.state == "loading", timeout=60_000)
@@ -94,7 +94,7 @@ def test_real_engine_behind_the_gui(qtbot, make_app, fake_audio, tiny_weights_di
 
     app.toggle_captioning()
     qtbot.waitUntil(lambda: app.state == "off", timeout=60_000)
-    session = app.current_session()
+    session = app.exports.current_session()
     assert len(session.labels) == 2 and set(session.labels.values()) == {"Them"}
     assert session.info.settings["graph_mode"] == "PIECEWISE"
 

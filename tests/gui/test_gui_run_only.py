@@ -19,12 +19,12 @@ def test_gui_graph_mode_override_is_used_but_never_saved(make_app, tmp_path, mon
     assert saved["graph_mode"] == "FULL_DECODE_ONLY" and saved["overlay"]["visible"] is False
     changed = app.settings.copy()  # the person changes other engine settings in the panel
     changed.delay_ms = 960
-    app.apply_settings(changed)
+    app.settings_control.apply(changed)
     saved = json.loads(settings_path().read_text())
     assert saved["delay_ms"] == 960 and saved["graph_mode"] == "FULL_DECODE_ONLY"
     chosen = app.settings.copy()  # ... and then picks a graph mode themselves: theirs, saved
     chosen.graph_mode = "FULL_AND_PIECEWISE"
-    app.apply_settings(chosen)
+    app.settings_control.apply(chosen)
     assert json.loads(settings_path().read_text())["graph_mode"] == "FULL_AND_PIECEWISE"
 
 

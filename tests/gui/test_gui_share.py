@@ -30,15 +30,15 @@ def _status(app, qtbot, panel, text: str) -> None:
 def test_share_captions_section(qtbot, make_app, fake_audio, tmp_path, monkeypatch):
     monkeypatch.setenv("VOXCAP_CONFIG_DIR", str(tmp_path / "cfg"))
     app = make_app(AppSettings(model_dir="/tmp/fake-model"))
-    app.sharing.server_kw["bind"] = "127.0.0.1"  # LAN rules below, on loopback only
+    app.sharing.service.server_kw["bind"] = "127.0.0.1"  # LAN rules below, on loopback only
     qtbot.waitUntil(lambda: app.window.engine_status.state == "ready", timeout=10_000)
     app.window.act_settings.trigger()
-    dlg = app.settings_dialog
+    dlg = app.settings_control.dialog
     panel = dlg.share
     dlg.tabs.setCurrentIndex(1)  # the "Share captions" tab
     assert dlg.tabs.tabText(1) == "Share captions" and panel.isVisible()
     assert not panel.enabled.isChecked() and panel.viewers.text() == "Not sharing."
-    assert not app.sharing.status().running  # off by default
+    assert not app.sharing.service.status().running  # off by default
 
     port = _free_port()
     panel.enabled.setChecked(True)
@@ -103,13 +103,13 @@ def test_obs_captions_settings(qtbot, make_app, tmp_path, monkeypatch):
     monkeypatch.setenv("VOXCAP_CONFIG_DIR", str(tmp_path / "cfg"))
     app = make_app(AppSettings(model_dir="/tmp/fake-model"))
     app.window.act_settings.trigger()
-    panel = app.settings_dialog.share
+    panel = app.settings_control.dialog.share
     assert not panel.obs.isChecked() and not panel.obs_url.isEnabled()
     port = _free_port()  # nothing listens there: OBS is not running
     panel.obs.setChecked(True)
     panel.obs_url.setText(f"ws://127.0.0.1:{port}")
     panel.obs_password.setText("secret-obs-password")
-    app.settings_dialog.apply()
+    app.settings_control.dialog.apply()
     assert app.settings.share.obs and app.settings.share.obs_url == f"ws://127.0.0.1:{port}"
 
     def shown():
@@ -119,8 +119,8 @@ def test_obs_captions_settings(qtbot, make_app, tmp_path, monkeypatch):
     assert panel.obs_status.text().startswith(f"OBS captions: OBS not reachable at ws://127.0.0.1:{port}")
     assert "secret-obs-password" not in panel.obs_status.text()
     panel.obs.setChecked(False)
-    app.settings_dialog.apply()
-    qtbot.waitUntil(lambda: app.sharing.obs is None, timeout=10_000)
+    app.settings_control.dialog.apply()
+    qtbot.waitUntil(lambda: app.sharing.service.obs is None, timeout=10_000)
 
 
 def test_sharing_switched_on_mid_session_knows_captioning_is_on(qtbot, make_app, fake_audio,
@@ -140,13 +140,13 @@ def test_sharing_switched_on_mid_session_knows_captioning_is_on(qtbot, make_app,
     assert not w.sharing.isVisibleTo(w)
 
     app.window.act_settings.trigger()
-    panel = app.settings_dialog.share
+    panel = app.settings_control.dialog.share
     panel.enabled.setChecked(True)  # not applied yet: says so
     assert panel.viewers.text() == "Not sharing. Sharing starts when you press Apply or OK."
     port = _free_port()
     panel.port.setValue(port)
-    app.settings_dialog.apply()
-    qtbot.waitUntil(lambda: (app.tick(), app.sharing.status().running)[1], timeout=15_000)
+    app.settings_control.dialog.apply()
+    qtbot.waitUntil(lambda: (app.tick(), app.sharing.service.status().running)[1], timeout=15_000)
     assert w.sharing.text() == "Sharing: 0 viewers" and w.sharing.isVisibleTo(w)
 
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/events", timeout=30) as feed:
@@ -161,7 +161,7 @@ def test_sharing_switched_on_mid_session_knows_captioning_is_on(qtbot, make_app,
     assert w.sharing.accessibleName() in ("", w.sharing.text())  # its name is its text
     panel.enabled.setChecked(False)
     assert panel.viewers.text().endswith("Sharing stops when you press Apply or OK.")
-    app.settings_dialog.apply()
+    app.settings_control.dialog.apply()
     qtbot.waitUntil(lambda: (app.tick(), not w.sharing.isVisibleTo(w))[1], timeout=15_000)
 
 
@@ -172,7 +172,7 @@ def test_allow_site_is_one_site_and_the_local_token(qtbot, make_app, tmp_path, m
     monkeypatch.setenv("VOXCAP_CONFIG_DIR", str(tmp_path / "cfg"))
     app = make_app(AppSettings(model_dir="/tmp/fake-model"))
     app.window.act_settings.trigger()
-    dlg = app.settings_dialog
+    dlg = app.settings_control.dialog
     panel = dlg.share
     assert "any program and any user logged in to this computer" in panel.exposure.text()
     assert "the microphone's too" in panel.exposure.text()

@@ -50,7 +50,8 @@ def test_capture_notices_go_with_the_capture(qtbot, make_app):
     qtbot.waitUntil(lambda: "capturing" in app.window.notice.text(), timeout=3000)
     app.toggle_captioning()
     qtbot.waitUntil(lambda: app.state == "off", timeout=5000)
-    assert app.window.notice.text() == ""  # no "Them: capturing" once nothing captures
+    # no "Them: capturing" once nothing captures: the capture's totals, as the terminal says them
+    assert app.window.notice.text() == "Them: stopped"
 
 
 def test_sound_server_notice_goes_when_it_is_back(qtbot, make_app):
@@ -72,7 +73,7 @@ def test_meter_says_restarting_to_the_new_mode(qtbot, make_app):
     qtbot.waitUntil(lambda: graph.text() == "FULL_DECODE_ONLY", timeout=3000)
     new = app.settings.copy()
     new.graph_mode = "PIECEWISE"
-    app.apply_settings(new)
+    app.settings_control.apply(new)
     qtbot.waitUntil(lambda: graph.text() == "restarting → PIECEWISE", timeout=3000)
     qtbot.waitUntil(lambda: graph.text() == "PIECEWISE", timeout=10000)
 
@@ -91,7 +92,7 @@ def test_export_while_stopping_waits_for_the_last_words(qtbot, make_app, fake_au
     qtbot.waitUntil(lambda: "scripted" in app.window.history.toPlainText(), timeout=5000)
     app.toggle_captioning()
     qtbot.waitUntil(lambda: app.state == "stopping", timeout=5000)
-    app.export_current()
+    app.exports.export_current()
     assert app.window.notice.text() == "Export waits for the last words to be flushed…"
     assert not out.exists()
     qtbot.waitUntil(out.exists, timeout=10000)

@@ -81,9 +81,9 @@ def main() -> int:
         elif cmd == "settings":
             app.open_settings()
         elif cmd == "first-run":
-            app.open_first_run()
-            app.first_run_dialog.opt_folder.setChecked(True)
-            app.first_run_dialog.folder.setText(arg)
+            app.settings_control.open_first_run()
+            app.settings_control.first_run_dialog.opt_folder.setChecked(True)
+            app.settings_control.first_run_dialog.folder.setText(arg)
         elif cmd == "first-run-download":
             from voxcap.app.download import ModelDownload
             from voxcap.gpu import GpuReading
@@ -95,17 +95,17 @@ def main() -> int:
                 downloader=lambda repo, tgt, on_progress: ModelDownload(
                     repo, tgt, endpoint=url, on_progress=on_progress),
                 preparer=HeldPreparation)
-            app.first_run_dialog = dlg
+            app.settings_control.first_run_dialog = dlg
             dlg.target.setText(target)
             dlg.open()
             dlg.start_download()
         elif cmd == "share":
             app.settings.share.enabled, app.settings.share.port = True, int(arg)
-            app.apply_share()
+            app.sharing.apply()
         elif cmd == "prep-done":
             HeldPreparation.last.finish()
         elif cmd == "cancel-first-run":
-            app.first_run_dialog.reject()
+            app.settings_control.first_run_dialog.reject()
 
     return run_steered(qapp, app, handle)
 

@@ -76,7 +76,7 @@ def main(model_dir: str) -> int:
                 _hold_engine_core_start(float(arg))
             new = app.settings.copy()
             new.graph_mode = "PIECEWISE"
-            app.apply_settings(new)
+            app.settings_control.apply(new)
         elif cmd == "quit":
             app.quit()
         print(json.dumps({"cmd": cmd, "engine": app.window.engine_status.state, "app": app.state,

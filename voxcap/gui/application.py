@@ -1,10 +1,10 @@
-"""The app: settings, the session controller, the windows, and the routing of events between them.
+"""The app: the windows, the session controller, and the routing of its events between them.
 
 Threads: the GUI thread never waits on the engine. Engine start, restart and shutdown, stream
 open/close, capture start/stop and journal writes run on the controller's threads
 (``voxcap.app.controller``); their events come back through ``EventBridge`` as one queued
-signal, handled here on the GUI thread: caption assembly (``CaptionAssembler``), then the
-overlay and the history.
+signal, handled here on the GUI thread (one handler per event type): caption assembly
+(``CaptionAssembler``), then the overlay and the history.
 
 Measurements taken here (shown by the meter, reported by ``benchmarks/gui_bench.py``):
 ``paint_lag``: delta leaves the engine (``TextDelta.produced_at``) -> the overlay painted the
@@ -17,39 +17,27 @@ import logging
 import sys
 import threading
 import time
+from collections.abc import Callable
 
 from PySide6.QtCore import QByteArray, QObject, QTimer
-from PySide6.QtWidgets import QApplication, QFileDialog
+from PySide6.QtWidgets import QApplication
 
 from .. import logs
 from ..app.controller import QUIT_ENGINE_WAIT_S, SessionController
 from ..app.diagnostics import DiagnosticsReady, diagnostics_text
 from ..app.lag import RecentValues
 from ..app.meter import MeterSampler
-from ..app.settings import (
-    AppSettings,
-    RunOverrides,
-    describe_change,
-    load_settings,
-    save_settings,
-)
+from ..app.notices import notice_for
+from ..app.settings import AppSettings, RunOverrides, describe_change, load_settings
 from ..app.start_times import StartTimes
 from ..captions.assembly import CaptionAssembler
-from ..captions.export import check_export_path, export
-from ..captions.journal import JournalStatus
 from ..captions.masking import make_masker
-from ..captions.sessions import SessionStore
 from ..errors import VoxcapError
 from ..eventhub import EventHub
 from ..events import (
-    AppProblem,
     AppsChanged,
     Captioning,
     CaptioningState,
-    CaptureDeviceChanged,
-    CaptureInterrupted,
-    CaptureLoss,
-    CaptureRecovered,
     CaptureStarted,
     DevicesChanged,
     EngineFailed,
@@ -58,30 +46,23 @@ from ..events import (
     EngineRestarting,
     EngineStopped,
     StreamFinished,
-    StreamGap,
-    StreamInterrupted,
     StreamOpened,
-    StreamResumed,
     TextDelta,
 )
-from ..share import ShareOptions, Sharing, new_token, page_style
 from .bridge import EventBridge
-from .first_run import FirstRunDialog
+from .export_controller import ExportController
 from .global_shortcuts import GlobalShortcuts
 from .icons import app_icon
 from .main_window import MainWindow
 from .overlay import CaptionOverlay, place_overlay
 from .overlay_linger import OverlayLinger
 from .overlay_placement import OverlayPlacement, prepare_platform
-from .settings_dialog import SettingsDialog
+from .settings_controller import SettingsController
+from .sharing_controller import SharingController
 from .tray import Tray, tray_available
 
 log = logging.getLogger(__name__)
 LINE_COLUMNS = 160  # assembler lines; the overlay wraps them to its width, the history joins them
-NOTICES = (CaptureStarted, CaptureInterrupted, CaptureRecovered, CaptureDeviceChanged, CaptureLoss,
-           StreamGap, StreamInterrupted, StreamResumed)
-EXPORT_FILTERS = {"SubRip subtitles (*.srt)": ".srt", "WebVTT subtitles (*.vtt)": ".vtt",
-                  "Plain text (*.txt)": ".txt"}
 
 
 def engine_settings(settings: AppSettings):
@@ -98,17 +79,21 @@ def screens_info() -> tuple[list, int]:
 
 
 class VoxcapApp(QObject):
+    """The windows, the session controller and the routing of its events between them; sharing,
+    export and the settings dialogs are controllers of their own (``sharing``, ``exports``,
+    ``settings_control``)."""
+
     def __init__(self, settings: AppSettings | None = None, settings_problem: str | None = None, *,
                  controller_factory=None, sessions_root=None, persist: bool = True,
                  use_tray: bool = True, first_run: bool = True, overlay_path=None,
                  overrides: RunOverrides | None = None, engine_verbose: bool = False) -> None:
         super().__init__()
-        self.settings = settings or AppSettings()
-        self.overrides = overrides  # command-line values for this run only: never saved
         self.settings_problem = settings_problem
-        self.persist = persist
-        self.first_run_enabled = first_run
-        self.sessions_root = sessions_root
+        self.window = MainWindow(sessions_root)
+        self.window.setWindowIcon(app_icon())
+        self.settings_control = SettingsController(
+            settings or AppSettings(), self.window, persist=persist, overrides=overrides,
+            first_run=first_run, on_applied=self._settings_applied)
         self.bridge = EventBridge(self)
         # the controller's events: to the GUI thread, and to sharing (which, started later,
         # learns whether captioning is on from the latest CaptioningState)
@@ -117,25 +102,24 @@ class VoxcapApp(QObject):
         factory = controller_factory or (lambda publish: SessionController(
             publish, journal_root=sessions_root, verbose=engine_verbose))
         self.controller = factory(self.hub.publish)
-        self.sharing = Sharing(self.hub, session_source=self.current_session)
-        self._share_problem = ""
+        self.exports = ExportController(self.window, self.controller, sessions_root,
+                                        masker=lambda: make_masker(self.settings.mask_profanity))
+        self.sharing = SharingController(
+            self.hub, self.window, settings=lambda: self.settings,
+            save=self.settings_control.save, session_source=self.exports.current_session,
+            share_panel=self.settings_control.share_panel)
         self.caption_lag = RecentValues()
         self.paint_lag = RecentValues()
         self.sampler = MeterSampler(self.controller, self.caption_lag, self.paint_lag)
         self.start_times = StartTimes(persist=persist)
         self.state = Captioning.OFF
-        self.session_id = ""
         self._captioning_source = ""  # what the running (or last) captioning was started with
         self.labels: dict[str, str] = {}
         self.deltas_seen = 0
         self._quitting = False
-        self._export_after_stop = False
-        self.settings_dialog: SettingsDialog | None = None
-        self.first_run_dialog: FirstRunDialog | None = None
         self._new_session()
+        self._handlers = self._event_handlers()
 
-        self.window = MainWindow(sessions_root)
-        self.window.setWindowIcon(app_icon())
         self.window.history.time_of = self._line_wall_time
         self.overlay = CaptionOverlay(self.settings.overlay)
         self.overlay.setWindowIcon(app_icon())
@@ -162,6 +146,10 @@ class VoxcapApp(QObject):
         self.meter_timer.timeout.connect(self.tick)
         self._wire()
 
+    @property
+    def settings(self) -> AppSettings:
+        return self.settings_control.settings
+
     # ------------------------------------------------------------------------- set-up ----
     def _wire(self) -> None:
         w = self.window
@@ -179,11 +167,11 @@ class VoxcapApp(QObject):
         self.overlay.settingsRequested.connect(self.open_settings)
         w.act_reset_overlay.triggered.connect(self.reset_overlay)
         w.act_settings.triggered.connect(self.open_settings)
-        w.act_export.triggered.connect(self.export_current)
+        w.act_export.triggered.connect(self.exports.export_current)
         w.act_copy.triggered.connect(self.copy_all)
         w.act_meter.toggled.connect(self._meter_toggled)
         w.sourceChosen.connect(self.choose_source)
-        w.sessions.exportRequested.connect(self.export_session)
+        w.sessions.exportRequested.connect(self.exports.export_session)
 
     def start(self) -> None:
         """Show the windows and start the engine (or the first-run dialog). Returns at once."""
@@ -210,15 +198,15 @@ class VoxcapApp(QObject):
         elif not self.shortcuts.available and self.placement.path.on_top:
             w.show_notice(f"Global shortcuts: {self.shortcuts.summary}.", self.shortcuts.fix)
         self.meter_timer.start()
-        self.apply_share()
+        self.sharing.apply()
         self.tick()
         self.controller.watch_devices()
         if s.configured:
             self.start_engine()
             if s.start_captioning:
                 self._start_captioning(s.source)
-        elif self.first_run_enabled:
-            self.open_first_run()
+        elif self.settings_control.first_run_enabled:
+            self.settings_control.open_first_run()
         else:
             w.engine_status.message("No model configured.", "open Settings and choose the model "
                                                             "folder or a vLLM server")
@@ -249,68 +237,82 @@ class VoxcapApp(QObject):
         self._last_piece_at: dict[str, float] = {}
 
     # ------------------------------------------------------------------------- events ----
-    def on_event(self, ev) -> None:
+    def _event_handlers(self) -> dict[type, Callable]:
+        """What the GUI does with each of the controller's events (on the GUI thread); the
+        notices come from one table for every front end (``app.notices``), after these."""
         w = self.window
-        if isinstance(ev, TextDelta):
-            self.deltas_seen += 1
-            self._show(self.assembler.feed(ev), ev)
-        elif isinstance(ev, StreamFinished):
-            self._show(self.assembler.finish(ev.stream_id), None)
-        elif isinstance(ev, StreamOpened):
-            w.clear_notice("held")  # the held audio went to the engine
-            self.labels[ev.stream_id] = ev.label
-            self.assembler.set_label(ev.stream_id, ev.label)
-            multi = len(set(self.labels.values())) > 1
-            self.overlay.show_labels = self.window.history.show_labels = multi
-        elif isinstance(ev, CaptureStarted):  # the device really read (an echo-cancelled mic...)
-            w.history.note_source(ev.source, ev.description)
-            w.meter.set_origin(ev.source, ev.description)
-            w.show_notice(ev.message, cause=type(ev).__name__)
-        elif isinstance(ev, CaptioningState):
-            self._captioning_state(ev)
-        elif isinstance(ev, EngineProgress):
-            w.engine_status.progress(ev)
-        elif isinstance(ev, EngineReady):
-            w.engine_status.ready(ev, random_weights=self.settings.engine == "local"
-                                  and self.settings.dummy_weights,
-                                  captioning=self.state.active)
-            w.clear_notice("engine", "held")  # "cannot start: the engine is not running" ...
-            w.meter.pending = ""
-            self.tick()  # the meter shows the new engine now, not at its next second
-            self.start_times.record(self.settings.engine_key(), ev.start_seconds)
-        elif isinstance(ev, EngineFailed):
-            w.engine_status.failed(ev)
-            w.meter.pending = ""
-        elif isinstance(ev, EngineRestarting):
-            w.engine_status.restarting(ev)
-            w.engine_status.expected_s = self.start_times.expected(self.settings.engine_key())
-            mode = self.settings.graph_mode if self.settings.engine == "local" else ""
-            w.meter.pending = f"restarting → {mode}" if mode else "restarting"
-            self.tick()
-        elif isinstance(ev, EngineStopped):
-            w.engine_status.stopped()
-        elif isinstance(ev, AppsChanged):
-            w.set_apps(ev.apps)
-        elif isinstance(ev, DevicesChanged):
-            if ev.server_up:
-                w.set_devices(ev.devices)
-                w.clear_notice("sound server")  # it is back
-            else:
-                w.show_notice("The sound server is not running: no devices to capture from.",
-                              "start PulseAudio or PipeWire (it usually starts with the desktop)",
-                              cause="sound server", assertive=True)
-        elif isinstance(ev, DiagnosticsReady):
-            QApplication.clipboard().setText(ev.text)
-            w.show_notice("Diagnostics copied to the clipboard (the log's end and doctor's "
-                          "report; no caption text): paste them into your bug report.")
-        elif isinstance(ev, AppProblem):
-            w.show_notice(ev.message, ev.fix, cause=ev.where, assertive=True)
-        elif isinstance(ev, JournalStatus):
-            if ev.writing:
-                w.clear_notice("journal")
-            w.show_notice(ev.message, ev.fix, cause="journal", assertive=not ev.writing)
-        elif isinstance(ev, NOTICES) and getattr(ev, "message", ""):
-            w.show_notice(ev.message, cause=type(ev).__name__)
+        return {
+            TextDelta: self._on_text,
+            StreamFinished: lambda ev: self._show(self.assembler.finish(ev.stream_id), None),
+            StreamOpened: self._on_stream_opened,
+            CaptureStarted: self._on_capture_started,
+            CaptioningState: self._on_captioning_state,
+            EngineProgress: w.engine_status.progress,
+            EngineReady: self._on_engine_ready,
+            EngineFailed: self._on_engine_failed,
+            EngineRestarting: self._on_engine_restarting,
+            EngineStopped: lambda _ev: w.engine_status.stopped(),
+            AppsChanged: lambda ev: w.set_apps(ev.apps),
+            DevicesChanged: self._on_devices,
+            DiagnosticsReady: self._on_diagnostics,
+        }
+
+    def on_event(self, ev) -> None:
+        handler = self._handlers.get(type(ev))
+        if handler is not None:
+            handler(ev)
+        notice = notice_for(ev, self.labels)
+        if notice is not None:
+            self.window.show_notice(notice.message, notice.fix, cause=notice.cause,
+                                    assertive=notice.urgent)
+
+    def _on_text(self, ev: TextDelta) -> None:
+        self.deltas_seen += 1
+        self._show(self.assembler.feed(ev), ev)
+
+    def _on_stream_opened(self, ev: StreamOpened) -> None:
+        self.window.clear_notice("held")  # the held audio went to the engine
+        self.labels[ev.stream_id] = ev.label
+        self.assembler.set_label(ev.stream_id, ev.label)
+        multi = len(set(self.labels.values())) > 1
+        self.overlay.show_labels = self.window.history.show_labels = multi
+
+    def _on_capture_started(self, ev: CaptureStarted) -> None:
+        """The device really read (an echo-cancelled microphone, a fallback...)."""
+        self.window.history.note_source(ev.source, ev.description)
+        self.window.meter.set_origin(ev.source, ev.description)
+
+    def _on_engine_ready(self, ev: EngineReady) -> None:
+        w = self.window
+        w.engine_status.ready(ev, random_weights=self.settings.engine == "local"
+                              and self.settings.dummy_weights,
+                              captioning=self.state.active)
+        w.clear_notice("engine", "held")  # "cannot start: the engine is not running" ...
+        w.meter.pending = ""
+        self.tick()  # the meter shows the new engine now, not at its next second
+        self.start_times.record(self.settings.engine_key(), ev.start_seconds)
+
+    def _on_engine_failed(self, ev: EngineFailed) -> None:
+        self.window.engine_status.failed(ev)
+        self.window.meter.pending = ""
+
+    def _on_engine_restarting(self, ev: EngineRestarting) -> None:
+        w = self.window
+        w.engine_status.restarting(ev)
+        w.engine_status.expected_s = self.start_times.expected(self.settings.engine_key())
+        mode = self.settings.graph_mode if self.settings.engine == "local" else ""
+        w.meter.pending = f"restarting → {mode}" if mode else "restarting"
+        self.tick()
+
+    def _on_devices(self, ev: DevicesChanged) -> None:
+        if ev.server_up:  # down: a notice (app.notices)
+            self.window.set_devices(ev.devices)
+            self.window.clear_notice("sound server")  # it is back
+
+    def _on_diagnostics(self, ev: DiagnosticsReady) -> None:
+        QApplication.clipboard().setText(ev.text)
+        self.window.show_notice("Diagnostics copied to the clipboard (the log's end and doctor's "
+                                "report; no caption text): paste them into your bug report.")
 
     def _show(self, updates, delta) -> None:
         if not updates:
@@ -337,7 +339,7 @@ class VoxcapApp(QObject):
     def _line_wall_time(self, line) -> float | None:
         return self.controller.clock.wall_time(line.stream_id, line.start_s)
 
-    def _captioning_state(self, ev: CaptioningState) -> None:
+    def _on_captioning_state(self, ev: CaptioningState) -> None:
         if ev.state == Captioning.CLOSED:
             QApplication.quit()
             return
@@ -350,32 +352,24 @@ class VoxcapApp(QObject):
         self.overlay_linger.on_state(ev.state, new_session)
         self.state = ev.state
         self.window.engine_status.captioning(ev.state.active)
-        if ev.session_id:
-            self.session_id = ev.session_id
         half = (self._captioning_source.casefold().startswith("both") and len(ev.sources) == 1
                 and ev.state != Captioning.OFF)
-        detail = f"{ev.sources[0]} only" if half else ""
-        self.window.set_state(ev.state, ev.message, detail)
+        self.window.set_state(ev.state, ev.message, f"{ev.sources[0]} only" if half else "")
         if ev.state == Captioning.OFF:
             # "You: capturing", "...resumed": about captures that are gone now
             self.window.clear_notice("CaptureStarted", "CaptureRecovered", "StreamResumed")
             self.window.sessions.refresh()
-            if self._export_after_stop:
-                self._export_after_stop = False
-                self.window.clear_notice("export")
-                self.export_session(self.current_session())
+        self.exports.captioning_changed(ev)
 
     # ------------------------------------------------------------------------ actions ----
     def toggle_captioning(self) -> None:
         if self.state.active:
             self.controller.stop_captioning()
-        elif self.state != Captioning.STOPPING and not self.settings.configured and \
-                self.first_run_enabled:  # no model and no server yet: the choice, again
-            if self.first_run_dialog is None:
-                self.open_first_run()
-            else:
-                self.first_run_dialog.raise_()
-        elif self.state != Captioning.STOPPING:
+        elif self.state == Captioning.STOPPING:
+            return
+        elif not self.settings.configured and self.settings_control.first_run_enabled:
+            self.settings_control.open_first_run()  # no model and no server yet: the choice, again
+        else:
             if self.window.engine_status.state == "failed":  # F5 after an error: start it again
                 self.retry_engine()  # captioning waits for it, its audio held meanwhile
             self._start_captioning(self.settings.source)
@@ -389,7 +383,7 @@ class VoxcapApp(QObject):
         if not key or key == self.settings.source:
             return
         self.settings.source = key
-        self.save()
+        self.settings_control.save()
         if self.state.active:  # switch now: the new source(s) in a new session
             self.controller.stop_captioning()
             self._start_captioning(key)
@@ -397,12 +391,12 @@ class VoxcapApp(QObject):
     def set_overlay_visible(self, on: bool) -> None:
         self.settings.overlay.visible = on
         self.overlay.setVisible(on)
-        self.save()
+        self.settings_control.save()
 
     def _click_through_changed(self, on: bool) -> None:
         self.window.act_click.setChecked(on)
         self.settings.overlay.click_through = on
-        self.save()
+        self.settings_control.save()
 
     def place_overlay(self) -> None:
         o = self.settings.overlay
@@ -425,12 +419,12 @@ class VoxcapApp(QObject):
         o.geometry = [g.x(), g.y(), g.width(), g.height()]
         screen = self.overlay.screen()
         o.screen = screen.name() if screen is not None else ""
-        self.save()
+        self.settings_control.save()
 
     def _meter_toggled(self, on: bool) -> None:
         if self.settings.show_meter != on:
             self.settings.show_meter = on
-            self.save()
+            self.settings_control.save()
         if on:
             self.tick()
 
@@ -439,33 +433,7 @@ class VoxcapApp(QObject):
         reading = self.sampler.sample()
         if self.window.meter_dock.isVisible():
             self.window.meter.show_reading(reading, self.sampler)
-        self.show_share_status()
-
-    # ------------------------------------------------------------------------ sharing ----
-    def apply_share(self) -> None:
-        """Start, restart or stop the caption server for the settings (off the GUI thread)."""
-        sh = self.settings.share
-        if sh.enabled and (sh.lan or sh.local_token) and not sh.token:
-            sh.token = new_token()  # kept: links and QR codes stay valid across restarts
-            self.save()
-        options = ShareOptions(sh.enabled, sh.lan, sh.port, sh.allow_origin, sh.token,
-                               sh.obs_url if sh.obs else "", sh.obs_password,
-                               local_token=sh.local_token)
-        self.sharing.apply(options, style=page_style(self.settings.overlay),
-                           masker=make_masker(self.settings.mask_profanity))
-
-    def show_share_status(self) -> None:
-        status = self.sharing.status()
-        if self.settings_dialog is not None:
-            self.settings_dialog.share.show_status(status)
-        self.window.set_sharing(status.running, status.viewers, status.lan)
-        if status.problem != self._share_problem:
-            self._share_problem = status.problem
-            if status.problem:
-                self.window.show_notice(f"Sharing captions: {status.problem}", status.fix,
-                                        cause="share")
-            else:
-                self.window.clear_notice("share")
+        self.sharing.show_status()
 
     def show_window(self) -> None:
         self.window.showNormal()
@@ -488,72 +456,20 @@ class VoxcapApp(QObject):
         QApplication.clipboard().setText(text)
         self.window.show_notice(f"Copied {len(text.splitlines())} caption paragraphs.")
 
-    # ------------------------------------------------------------------------- export ----
-    def current_session(self):
-        session = self.controller.journal_session()
-        if session is None and self.session_id:
-            try:
-                session = SessionStore(self.sessions_root).open(self.session_id)
-            except VoxcapError:
-                session = None
-        return session
-
-    def export_current(self) -> None:
-        if self.state == Captioning.STOPPING:  # the last words are still coming: export once flushed
-            self._export_after_stop = True
-            self.window.show_notice("Export waits for the last words to be flushed…",
-                                    cause="export")
-            return
-        self.export_session(self.current_session())
-
-    def export_session(self, session, path: str | None = None) -> str | None:
-        """Export a session (the dialog asks for the path unless given); returns the path."""
-        if session is None:
-            self.window.show_notice("Nothing to export yet: start captioning first.")
-            return None
-        if path is None:
-            path, chosen = QFileDialog.getSaveFileName(
-                self.window, "Export captions", f"{session.session_id}.srt",
-                ";;".join(EXPORT_FILTERS))
-            if not path:
-                return None
-            if "." not in path.rsplit("/", 1)[-1]:
-                path += EXPORT_FILTERS.get(chosen, ".srt")
-        try:
-            out = check_export_path(path)
-            export(session, out, masker=make_masker(self.settings.mask_profanity),
-                   timestamps=out.suffix == ".txt")
-        except (VoxcapError, OSError) as exc:
-            msg = getattr(exc, "message", str(exc))
-            self.window.show_notice(f"Export failed: {msg}", getattr(exc, "fix", ""))
-            return None
-        self.window.show_notice(f"Exported to {out}")
-        return str(out)
+    def copy_diagnostics(self) -> None:
+        """Help > Copy diagnostics: the log's tail and ``voxcap doctor --json`` to the clipboard,
+        collected off the GUI thread (doctor takes seconds)."""
+        self.window.show_notice("Collecting diagnostics (voxcap doctor)…")
+        threading.Thread(target=lambda: self.bridge.post(DiagnosticsReady(diagnostics_text())),
+                         name="voxcap-diagnostics", daemon=True).start()
 
     # ----------------------------------------------------------------------- settings ----
     def open_settings(self) -> None:
-        if self.settings_dialog is None:
-            self.settings_dialog = SettingsDialog(self.settings, self.window)
-            self.settings_dialog.applied.connect(self.apply_settings)
-            self.settings_dialog.finished.connect(self._settings_closed)
-        self.show_share_status()
-        self.settings_dialog.show()
-        self.settings_dialog.raise_()
-        self.settings_dialog.activateWindow()
+        self.settings_control.open()
+        self.sharing.show_status()  # the share panel says how sharing is doing at once
 
-    def _settings_closed(self, _result: int) -> None:
-        self.settings_dialog.deleteLater()
-        self.settings_dialog = None
-
-    def apply_settings(self, new: AppSettings) -> None:
-        old = self.settings
-        # what the windows changed meanwhile is not the dialog's to undo
-        new.source, new.window_geometry, new.show_meter = old.source, old.window_geometry, old.show_meter
-        for f in ("visible", "click_through", "geometry", "screen"):
-            setattr(new.overlay, f, getattr(old.overlay, f))
-        if not new.share.token:  # made by the app after the dialog opened
-            new.share.token = old.share.token
-        self.settings = new
+    def _settings_applied(self, old: AppSettings, new: AppSettings) -> None:
+        """A dialog changed the settings: the overlay, the masker, sharing and the engine follow."""
         refit = (new.overlay.lines, new.overlay.font_size, new.overlay.font_family,
                  new.overlay.bold) != (old.overlay.lines, old.overlay.font_size,
                                        old.overlay.font_family, old.overlay.bold)
@@ -561,7 +477,7 @@ class VoxcapApp(QObject):
         if refit:
             self.overlay.fit_height()
         self.assembler.masker = make_masker(new.mask_profanity)
-        self.apply_share()
+        self.sharing.apply()
         if new.engine_key() != old.engine_key():
             try:
                 es = engine_settings(new)
@@ -569,48 +485,6 @@ class VoxcapApp(QObject):
                 self.window.engine_status.failed(EngineFailed(exc.message, exc.fix))
             else:
                 self.controller.apply_engine_settings(es, describe_change(old, new))
-        self.save()
-
-    def open_first_run(self) -> None:
-        dlg = FirstRunDialog(self.window, settings=self.settings)
-        self.first_run_dialog = dlg
-        dlg.accepted.connect(lambda: self._first_run_done(dlg.result_choice))
-        dlg.rejected.connect(lambda: self.window.engine_status.message(
-            "No model configured.", "press Start captioning (F5) to choose again: a model "
-            "folder, the download, or a vLLM server (`voxcap serve` on a GPU computer)"))
-        dlg.finished.connect(lambda _r: self._first_run_closed(dlg))
-        dlg.open()
-
-    def _first_run_closed(self, dlg) -> None:
-        dlg.deleteLater()  # a closed dialog must not linger in the accessibility tree
-        if self.first_run_dialog is dlg:
-            self.first_run_dialog = None
-
-    def _first_run_done(self, choice: dict | None) -> None:
-        if not choice:
-            return
-        new = self.settings.copy()
-        for k, v in choice.items():
-            setattr(new, k, v)
-        self.apply_settings(new)
-
-    def save(self) -> None:
-        if not self.persist:
-            return
-        settings = self.overrides.for_saving(self.settings) if self.overrides else self.settings
-        try:
-            save_settings(settings)
-        except OSError as exc:
-            log.warning("the settings could not be saved", exc_info=True)
-            self.window.show_notice(f"Settings could not be saved: {exc.strerror or exc}",
-                                    "check that the config folder is writable")
-
-    def copy_diagnostics(self) -> None:
-        """Help > Copy diagnostics: the log's tail and ``voxcap doctor --json`` to the clipboard,
-        collected off the GUI thread (doctor takes seconds)."""
-        self.window.show_notice("Collecting diagnostics (voxcap doctor)…")
-        threading.Thread(target=lambda: self.bridge.post(DiagnosticsReady(diagnostics_text())),
-                         name="voxcap-diagnostics", daemon=True).start()
 
     # --------------------------------------------------------------------------- quit ----
     def quit(self) -> None:
@@ -619,9 +493,9 @@ class VoxcapApp(QObject):
             return
         self._quitting = True
         self.settings.window_geometry = bytes(self.window.saveGeometry().toHex()).decode()
-        self.save()
+        self.settings_control.save()
         self.meter_timer.stop()
-        self.sharing.apply(ShareOptions())  # viewers disconnected, port freed (in the background)
+        self.sharing.switch_off()
         self.overlay.hide()
         self.placement.close()
         self.shortcuts.close()

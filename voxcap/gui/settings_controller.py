@@ -1,0 +1,99 @@
+"""The app's settings and the two dialogs that change them: Settings and the first-run choice
+(one of each at a time, deleted once closed). What a dialog applies replaces the settings, less
+what the windows own (source, geometry, meter, the overlay's place), and is saved; command-line
+values for this run only are never saved. The app reacts to a change through ``on_applied``."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from ..app.settings import AppSettings, RunOverrides, save_settings
+from .first_run import FirstRunDialog
+from .settings_dialog import SettingsDialog
+
+log = logging.getLogger(__name__)
+OVERLAY_PLACE = ("visible", "click_through", "geometry", "screen")  # the overlay's, not the dialog's
+
+
+class SettingsController:
+    def __init__(self, settings: AppSettings, window, *, persist: bool,
+                 overrides: RunOverrides | None, first_run: bool,
+                 on_applied: Callable[[AppSettings, AppSettings], None]) -> None:
+        self.settings = settings
+        self.window = window
+        self.persist = persist
+        self.overrides = overrides  # command-line values for this run only: never saved
+        self.first_run_enabled = first_run
+        self.on_applied = on_applied  # (old, new): the app follows the change
+        self.dialog: SettingsDialog | None = None
+        self.first_run_dialog: FirstRunDialog | None = None
+
+    # ----------------------------------------------------------------------- settings ----
+    def open(self) -> None:
+        if self.dialog is None:
+            self.dialog = SettingsDialog(self.settings, self.window)
+            self.dialog.applied.connect(self.apply)
+            self.dialog.finished.connect(self._closed)
+        self.dialog.show()
+        self.dialog.raise_()
+        self.dialog.activateWindow()
+
+    def share_panel(self):
+        return self.dialog.share if self.dialog is not None else None
+
+    def _closed(self, _result: int) -> None:
+        self.dialog.deleteLater()
+        self.dialog = None
+
+    def apply(self, new: AppSettings) -> None:
+        old = self.settings
+        # what the windows changed meanwhile is not the dialog's to undo
+        new.source, new.window_geometry, new.show_meter = old.source, old.window_geometry, old.show_meter
+        for f in OVERLAY_PLACE:
+            setattr(new.overlay, f, getattr(old.overlay, f))
+        if not new.share.token:  # made by the app after the dialog opened
+            new.share.token = old.share.token
+        self.settings = new
+        self.on_applied(old, new)
+        self.save()
+
+    def save(self) -> None:
+        if not self.persist:
+            return
+        settings = self.overrides.for_saving(self.settings) if self.overrides else self.settings
+        try:
+            save_settings(settings)
+        except OSError as exc:
+            log.warning("the settings could not be saved", exc_info=True)
+            self.window.show_notice(f"Settings could not be saved: {exc.strerror or exc}",
+                                    "check that the config folder is writable")
+
+    # ---------------------------------------------------------------------- first run ----
+    def open_first_run(self) -> None:
+        """The first-run choice (a model folder, the download, or a vLLM server); raised if
+        already open."""
+        if self.first_run_dialog is not None:
+            self.first_run_dialog.raise_()
+            return
+        dlg = FirstRunDialog(self.window, settings=self.settings)
+        self.first_run_dialog = dlg
+        dlg.accepted.connect(lambda: self.first_run_chosen(dlg.result_choice))
+        dlg.rejected.connect(lambda: self.window.engine_status.message(
+            "No model configured.", "press Start captioning (F5) to choose again: a model "
+            "folder, the download, or a vLLM server (`voxcap serve` on a GPU computer)"))
+        dlg.finished.connect(lambda _r: self._first_run_closed(dlg))
+        dlg.open()
+
+    def _first_run_closed(self, dlg) -> None:
+        dlg.deleteLater()  # a closed dialog must not linger in the accessibility tree
+        if self.first_run_dialog is dlg:
+            self.first_run_dialog = None
+
+    def first_run_chosen(self, choice: dict | None) -> None:
+        if not choice:
+            return
+        new = self.settings.copy()
+        for k, v in choice.items():
+            setattr(new, k, v)
+        self.apply(new)
