@@ -1,7 +1,7 @@
 """Captions into OBS Studio's stream as closed captions (CEA-608), through obs-websocket 5
 (``SendStreamCaption``; OBS 28 and later have it built in: Tools → WebSocket Server Settings).
 
-    obs = ObsCaptions("ws://127.0.0.1:4455", password="").start()  # a loop thread of its own
+    obs = ObsCaptions(OBS_ADDRESS, password="").start()  # a loop thread of its own
     hub.subscribe(obs.post)                                 # the controller's events
     obs.state, obs.problem                                  # "sending", "connecting", "refused"
     obs.stop()
@@ -10,10 +10,14 @@ It follows the captions as the caption page does (``feed.CaptionFeed``) and send
 being spoken, as it grows, at most every ``interval_s`` (its last ``CAPTION_CHARS`` characters:
 two rows of a 608 caption). OBS shows it only while it streams; nothing is queued meanwhile
 (captions are live or useless). It reconnects with backoff when OBS is not running or restarts.
-A password OBS refuses (obs-websocket closes with 4009, "authentication failed"), or a password
-OBS asks for when none is set, is not tried again: the state is "refused" and ``problem`` says
-so with the fix, until the settings are applied again (``Sharing`` then starts a new sender).
-The password (obs-websocket's SHA-256 challenge) is never logged, nor is caption text.
+A password OBS refuses (obs-websocket closes with 4009, "authentication failed"), a password
+OBS asks for when none is set, or a server that asks for none when one is set (OBS asks
+whenever it has one: this is something else on its port, e.g. another user's program that
+took it first) is not tried again: the state is "refused" and ``problem`` says so with the fix,
+until the settings are applied again (``Sharing`` then starts a new sender). Without a
+password, whatever answers on the port gets the captions; with one, a program that asks for it
+gets obs-websocket's challenge answer, which a long random password (OBS generates one) keeps
+from being guessed offline. The password is never logged, nor is caption text.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import json
 import logging
 
 from ..loop_thread import LoopThread
+from ..netaddr import OBS_ADDRESS
 from .feed import CaptionFeed
 
 log = logging.getLogger(__name__)
@@ -37,8 +42,16 @@ PASSWORD_FIX = ("use the password OBS shows in Tools → WebSocket Server Settin
                 "Connect Info")
 
 
+NOT_ASKED_FIX = ("in OBS tick Tools → WebSocket Server Settings → Enable Authentication with "
+                 "this password, or check the address and port")
+
+
 class PasswordRefused(Exception):
     """obs-websocket refused the identification: trying again cannot help."""
+
+    def __init__(self, message: str, fix: str = PASSWORD_FIX) -> None:
+        super().__init__(message)
+        self.fix = fix
 
 
 def auth_string(password: str, salt: str, challenge: str) -> str:
@@ -49,7 +62,7 @@ def auth_string(password: str, salt: str, challenge: str) -> str:
 
 
 class ObsCaptions:
-    def __init__(self, url: str = "ws://127.0.0.1:4455", password: str = "", masker=None,
+    def __init__(self, url: str = OBS_ADDRESS, password: str = "", masker=None,
                  interval_s: float = INTERVAL_S, on_change=None) -> None:
         self.url = url
         self.password = password
@@ -92,7 +105,7 @@ class ObsCaptions:
                 await self._session(viewer, wake)
                 backoff = 1.0
             except PasswordRefused as exc:
-                self._set("refused", f"{exc}: {PASSWORD_FIX}.")
+                self._set("refused", f"{exc}: {exc.fix}.")
                 log.warning("obs: %s; not trying again until the settings change", exc)
                 await self._stop.wait()
                 return
@@ -127,6 +140,9 @@ class ObsCaptions:
             auth = (hello.get("d") or {}).get("authentication")
             if auth and not self.password:
                 raise PasswordRefused("OBS asks for a password and none is set")
+            if self.password and not auth:
+                raise PasswordRefused("What answers at this address asks for no password, but "
+                                      "one is set (OBS asks when it has one)", NOT_ASKED_FIX)
             if auth:
                 identify["authentication"] = auth_string(self.password, auth["salt"],
                                                          auth["challenge"])

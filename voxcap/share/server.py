@@ -36,13 +36,13 @@ from ..captions.export import render
 from ..captions.records import JOURNAL_NAME
 from ..errors import VoxcapError
 from ..loop_thread import LoopThread
-from ..netaddr import lan_address, parse_origin
+from ..netaddr import SHARE_PORT, lan_address, parse_origin
 from .exports import Exports
 from .feed import CaptionFeed
 from .guard import Guard, TrafficLog
 
 log = logging.getLogger(__name__)
-DEFAULT_PORT = 8765
+DEFAULT_PORT = SHARE_PORT  # the settings' default too (app/settings.py)
 MAX_VIEWERS = 50
 HEARTBEAT_S = 15.0
 RETRY_MS = 2000
