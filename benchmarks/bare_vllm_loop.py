@@ -1,12 +1,12 @@
 """The bare vLLM streaming loop (what vLLM's own /v1/realtime server does), no voxcap code.
 
-Usage: python benchmarks/bare_vllm_loop.py AUDIO_16K_MONO.wav MODEL_DIR [--eager]
+Usage: python -m benchmarks.bare_vllm_loop AUDIO_16K_MONO.wav MODEL_DIR [--eager]
 Prints one JSON line: start_s (engine start), stream_s (first chunk -> last token), tokens.
 """
 
+import argparse
 import asyncio
 import json
-import sys
 import time
 
 import soundfile as sf
@@ -58,4 +58,9 @@ async def main(path, model, eager):
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], sys.argv[2], "--eager" in sys.argv))
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("audio", help="a 16 kHz mono WAV")
+    ap.add_argument("model", help="model folder")
+    ap.add_argument("--eager", action="store_true", help="no CUDA graphs or compilation")
+    args = ap.parse_args()
+    asyncio.run(main(args.audio, args.model, args.eager))

@@ -1,13 +1,12 @@
 """How many real-time caption sessions one server keeps up with: vLLM's own server (its
-defaults) and ``voxcap serve``, side by side in one run (issue 30).
+defaults) and ``voxcap serve``, side by side in one run.
 
 For each N in ``--sessions``, N websocket sessions to ``/v1/realtime`` at once, started spread
 over ``--spread`` seconds, each fed ``--seconds`` of speech in real time (one 80 ms block every
-80 ms), through a client of this file's own that speaks vLLM 0.32's protocol
-(vllm/entrypoints/speech_to_text/realtime/connection.py): ``session.created`` ←,
-``session.update {model}``, ``input_audio_buffer.commit``, ``input_audio_buffer.append {audio:
-base64 PCM16}`` per block, ``input_audio_buffer.commit {final: true}``; ← one
-``transcription.delta`` per decoding step, ``transcription.done`` at the end.
+80 ms), through the remote engine's own client code (voxcap/engine/remote/connection.py and
+protocol.py: vLLM 0.32's realtime messages), paced here: one ``input_audio_buffer.append`` per
+block, then ``commit {final: true}``; one ``transcription.delta`` per decoding step comes back,
+``transcription.done`` at the end.
 
 Measured per (server, N):
 
@@ -36,13 +35,13 @@ groups and every descendant) when the benchmark ends, however it ends.
 
 CPU build, the tiny model (host cost: the model's compute is negligible), ~10 min:
 
-    .venv/bin/python benchmarks/capacity.py --sessions 1,2,4,8,12 --seconds 10 --repeats 2 \\
+    .venv/bin/python -m benchmarks.capacity --sessions 1,2,4,8,12 --seconds 10 --repeats 2 \\
         --out capacity-cpu.json
 
 ``--server NAME=KIND [FLAGS]`` adds a configuration (KIND ``vllm`` or ``voxcap``; FLAGS are more
 vLLM flags, ``VAR=VALUE`` words environment variables for it, ``serve:--OPTION=VALUE`` words
 options of voxcap serve itself, and ``client:no-compression`` has the client offer no
-permessage-deflate), e.g. the cuts of issue 30 beside the defaults:
+permessage-deflate), e.g. a cut beside the defaults (docs/perf/capacity.md):
 ``--server "voxcap-cut=voxcap --no-enable-prefix-caching"``.
 ``--profile N --profile-dir DIR``: one more run at N per server with py-spy (``pip install
 py-spy``) recording each server process, and the top functions of each profile printed.
@@ -50,22 +49,22 @@ py-spy``) recording each server process, and the top functions of each profile p
 H200, real shape (random weights, the GPU kit's model), owed — not run yet:
 
     . .gpu/kit/env.sh; M=$VOXCAP_GPU_WORK/rsmodel
-    python3 benchmarks/capacity.py --model $M --dummy-weights --no-eager \\
+    python3 -m benchmarks.capacity --model $M --dummy-weights --no-eager \\
         --sessions 1,16,32,64,96,128,160 --seconds 30 --repeats 2 --max-streams 160 \\
         --servers "vllm=vllm,voxcap-before=voxcap --enable-prefix-caching VOXCAP_VLLM_REALTIME_INPUT=0" \\
         --server "voxcap=voxcap" --server "voxcap-2api=voxcap --api-server-count 2" \\
         --out $OUT/capacity-h200.json --profile 64 --profile-dir $OUT/capacity-profiles
 
-(``voxcap-before``: voxcap serve as it was before issue 30's cuts; py-spy in the kit for
-``--profile``. Should voxcap serve refuse 160 streams at its default session length, 30 s
-sessions fit in e.g. ``serve:--max-model-len=2048`` added to each voxcap entry.)
+(``voxcap-before``: voxcap serve before its cuts, prefix caching off and the realtime-input
+fix; py-spy in the kit for ``--profile``. Should voxcap serve refuse 160 streams at its default
+session length, 30 s sessions fit in e.g. ``serve:--max-model-len=2048`` added to each voxcap
+entry.)
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import base64
 import contextlib
 import json
 import logging
@@ -78,24 +77,20 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import psutil
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from voxcap.framing import SAMPLE_RATE, STEP_SAMPLES, first_step_samples
+
+from .lib.gpu import GpuSampler
+from .lib.percentiles import percentile
+from .lib.processes import ROOT, stop_tree, tree
+from .lib.realtime_client import run_sessions
 
 log = logging.getLogger("capacity")
-
-from voxcap.framing import SAMPLE_RATE as SR  # noqa: E402
-from voxcap.framing import STEP_SAMPLES, first_step_samples, steps_ready  # noqa: E402
-from voxcap.framing import STEP_SECONDS as BLOCK_S  # noqa: E402
-
 KNEE_P95_MS = 100.0
 CLIENT_LATE_MS = 20.0  # blocks sent later than this behind their slot: the client was starved
 TEXT = ("The committee met on Tuesday to discuss the budget for next year. Several members "
@@ -115,129 +110,14 @@ def speech(seconds: float, wav: str | None = None) -> np.ndarray:
             src = str(Path(tmp) / "espeak.wav")
             subprocess.run(["espeak-ng", "-w", src, TEXT], check=True, capture_output=True,
                            timeout=60)
-        subprocess.run(["sox", src, "-r", str(SR), "-c", "1", "-b", "16", str(out)], check=True,
+        subprocess.run(["sox", src, "-r", str(SAMPLE_RATE), "-c", "1", "-b", "16", str(out)], check=True,
                        capture_output=True, timeout=60)
         import soundfile as sf
 
         pcm, rate = sf.read(str(out), dtype="int16")
-    assert rate == SR
-    n = int(seconds * SR) // STEP_SAMPLES * STEP_SAMPLES
+    assert rate == SAMPLE_RATE
+    n = int(seconds * SAMPLE_RATE) // STEP_SAMPLES * STEP_SAMPLES
     return np.resize(pcm, n).astype(np.int16)
-
-
-# ----------------------------------------------------------------- client ----
-@dataclass
-class SessionResult:
-    index: int
-    rtt_ms: list[float] = field(default_factory=list)  # per timed step, in step order
-    deltas: list[str] = field(default_factory=list)
-    timed_steps: int = 0
-    done: bool = False
-    error: str | None = None
-    send_late_ms: list[float] = field(default_factory=list)  # block sent later than its slot
-    block_sent: list[float] = field(default_factory=list)  # loop time each block was sent
-    clocks: list[float] = field(default_factory=list)  # loop time each step's clock started
-
-    @property
-    def text(self) -> str:
-        return "".join(self.deltas)
-
-    def behind(self, limit_ms: float) -> bool:
-        if not self.done or self.error or len(self.rtt_ms) < self.timed_steps:
-            return True
-        tail = self.rtt_ms[-int(2.0 / BLOCK_S):]
-        return bool(tail) and statistics.median(tail) > limit_ms
-
-
-async def run_session(index: int, url: str, model: str, key: str | None, pcm: np.ndarray,
-                      start_at: float, drain_s: float, first_step: int,
-                      compression: str | None = "deflate") -> SessionResult:
-    """One real-time session: paced appends from ``start_at`` (loop time), clocks per step."""
-    from websockets.asyncio.client import connect
-
-    res = SessionResult(index)
-    loop = asyncio.get_running_loop()
-    total = len(pcm)
-    res.timed_steps = steps_ready(total, first_step)
-    clocks = res.clocks
-    headers = {"Authorization": f"Bearer {key}"} if key else None
-    await asyncio.sleep(max(0.0, start_at - loop.time()))
-    try:
-        async with connect(url, additional_headers=headers, open_timeout=30, max_size=2**22,
-                           ping_interval=None, close_timeout=2, compression=compression) as ws:
-            hello = json.loads(await asyncio.wait_for(ws.recv(), 30))
-            if hello.get("type") != "session.created":
-                raise RuntimeError(f"expected session.created, got {str(hello)[:120]}")
-            await ws.send(json.dumps({"type": "session.update", "model": model}))
-            await ws.send(json.dumps({"type": "input_audio_buffer.commit"}))
-            finished = loop.create_future()
-
-            async def receive() -> None:
-                async for raw in ws:
-                    msg = json.loads(raw)
-                    kind = msg.get("type")
-                    if kind == "transcription.delta":
-                        now = loop.time()
-                        k = len(res.deltas)
-                        res.deltas.append(str(msg.get("delta") or ""))
-                        if k < res.timed_steps:
-                            if k >= len(clocks):  # the server answered a step not yet sent
-                                raise RuntimeError(f"delta {k} before its audio was sent")
-                            res.rtt_ms.append(1000 * (now - clocks[k]))
-                    elif kind == "transcription.done":
-                        res.done = True
-                        finished.set_result(None)
-                        return
-                    elif kind == "error":
-                        raise RuntimeError(f"server error: {msg.get('error')} "
-                                           f"({msg.get('code')})")
-
-            receiver = asyncio.create_task(receive())
-            t0 = loop.time()
-            sent = 0
-            for j in range(0, total, STEP_SAMPLES):
-                slot = t0 + (j // STEP_SAMPLES) * BLOCK_S
-                wait = slot - loop.time()
-                if wait > 0:
-                    await asyncio.sleep(wait)
-                else:
-                    res.send_late_ms.append(-1000 * wait)
-                if receiver.done():
-                    break
-                block = pcm[j:j + STEP_SAMPLES]
-                msg = json.dumps({"type": "input_audio_buffer.append",
-                                  "audio": base64.b64encode(block.tobytes()).decode()})
-                sent += len(block)
-                ready = steps_ready(sent, first_step)
-                now = loop.time()
-                clocks.extend([now] * (ready - len(clocks)))  # before the send
-                res.block_sent.append(now)
-                await ws.send(msg)
-            if not receiver.done():
-                await ws.send(json.dumps({"type": "input_audio_buffer.commit", "final": True}))
-            await asyncio.wait({receiver}, timeout=drain_s)
-            if receiver.done():
-                receiver.result()  # its error, if any
-            else:
-                receiver.cancel()
-                res.error = f"no transcription.done within {drain_s:.0f} s of the audio's end"
-    except Exception as exc:  # noqa: BLE001 - a session's failure is a result, logged
-        log.info("session %d failed", index, exc_info=True)
-        res.error = f"{type(exc).__name__}: {exc}"[:300]
-    return res
-
-
-async def run_sessions(url: str, model: str, key: str | None, audio: np.ndarray, n: int,
-                       spread_s: float, drain_s: float, first_step: int,
-                       compression: str | None = "deflate") -> list[SessionResult]:
-    """N sessions, starts spread evenly over ``spread_s``; session i gets ``audio`` rotated by
-    i x 0.52 s (the same audio for session i in every configuration)."""
-    loop = asyncio.get_running_loop()
-    start = loop.time() + 0.2
-    shift = int(0.52 * SR)
-    return list(await asyncio.gather(*(
-        run_session(i, url, model, key, np.roll(audio, -i * shift), start + spread_s * i / n,
-                    drain_s, first_step, compression) for i in range(n))))
 
 
 # ---------------------------------------------------------------- servers ----
@@ -304,9 +184,7 @@ class Server:
                if not k.startswith(("VOXCAP_VLLM_", "VOXCAP_APP_PID", "VLLM_API_KEY"))}
         env.update({"VOXCAP_CONFIG_DIR": str(self.home / "config"),
                     "VOXCAP_STATE_DIR": str(self.home / "state"),
-                    "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1",
-                    "PYTHONPATH": os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(
-                        os.pathsep)})
+                    "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1"})
         if self.args.cpu:
             # vLLM's CPU build pins its worker to core 0 unless told otherwise: on a shared
             # machine every server would then fight over one core
@@ -345,12 +223,7 @@ class Server:
     def processes(self) -> dict[int, tuple[str, psutil.Process]]:
         """{pid: (role, process)} for the server's process tree, remembered for the stop."""
         out = {}
-        try:
-            root = psutil.Process(self.proc.pid)
-            procs = [root] + root.children(recursive=True)
-        except psutil.NoSuchProcess:
-            return out
-        for p in procs:
+        for p in tree(self.proc.pid):
             try:
                 cmd = " ".join(p.cmdline())
                 name = p.name()
@@ -373,25 +246,8 @@ class Server:
         return out
 
     def stop(self) -> None:
-        """SIGINT the root (a clean stop), then SIGKILL its group and every descendant seen."""
-        if self.proc is None:
-            return
-        self.processes()
-        if self.proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self.proc.pid, signal.SIGINT)
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                log.warning("%s did not stop within 20 s: killing it", self.name)
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        for p in self.tree.values():
-            with contextlib.suppress(psutil.Error):
-                if p.is_running():
-                    p.kill()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(timeout=10)
+        if self.proc is not None:
+            stop_tree(self.proc, self.name, list(self.tree.values()))
 
 
 def parse_server(spec: str) -> tuple[str, str, list[str], dict[str, str], str | None]:
@@ -459,53 +315,9 @@ def _cpu(p: psutil.Process) -> float:
         return 0.0
 
 
-class GpuSampler:
-    """NVML utilisation every 100 ms in a thread; nothing where NVML is not there."""
-
-    def __init__(self) -> None:
-        self.samples: list[int] = []
-        self.handles = []
-        try:
-            import pynvml
-
-            pynvml.nvmlInit()
-            self.nvml = pynvml
-            self.handles = [pynvml.nvmlDeviceGetHandleByIndex(i)
-                            for i in range(pynvml.nvmlDeviceGetCount())]
-        except Exception:  # noqa: BLE001 - no GPU here: the column says n/a
-            log.info("no NVML: GPU utilisation not measured", exc_info=True)
-        self._stop = threading.Event()
-
-    def __enter__(self) -> GpuSampler:
-        self.samples = []
-        self._stop.clear()
-        if self.handles:
-            self.thread = threading.Thread(target=self._run, daemon=True)
-            self.thread.start()
-        return self
-
-    def _run(self) -> None:
-        while not self._stop.wait(0.1):
-            try:
-                self.samples.append(max(self.nvml.nvmlDeviceGetUtilizationRates(h).gpu
-                                        for h in self.handles))
-            except Exception:  # noqa: BLE001
-                log.warning("NVML sample failed", exc_info=True)
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        if self.handles:
-            self.thread.join(timeout=2)
-
-    def mean(self) -> float | None:
-        return round(statistics.fmean(self.samples), 1) if self.samples else None
-
-
 def pct(values: list[float], q: float) -> float | None:
-    if not values:
-        return None
-    v = sorted(values)
-    return round(v[min(len(v) - 1, int(q * len(v)))], 1)
+    """The nearest-rank percentile at or above ``q`` (0-1), as this benchmark has reported."""
+    return percentile(values, 100 * q, digits=1, method="higher")
 
 
 def run_one(server: Server, n: int, audio: np.ndarray, args, gpu: GpuSampler) -> dict:
@@ -679,6 +491,58 @@ def _f(x) -> str:
     return f"{x:>7.1f}" if x is not None else f"{'-':>7}"
 
 
+def start_all(servers: list[Server], audio: np.ndarray, args) -> None:
+    """Every server started and healthy, then warmed up (first-request costs, not reported)."""
+    t0 = time.monotonic()
+    for s in servers:
+        s.start()
+    pending = list(servers)
+    while pending:
+        if time.monotonic() - t0 > args.start_timeout:
+            raise SystemExit(f"capacity: {[s.name for s in pending]} not up after "
+                             f"{args.start_timeout:.0f} s")
+        pending = [s for s in pending if not s.healthy()]
+        time.sleep(1.0)
+    print(f"servers up in {time.monotonic() - t0:.0f} s", flush=True)
+    for s in servers:
+        asyncio.run(run_sessions(s.url, s.served, s.key, audio[:SAMPLE_RATE * 2], 1, 0.0,
+                                 args.drain, first_step_samples(args.delay_ms), s.compression))
+
+
+def run_all(servers: list[Server], ns: list[int], audio: np.ndarray, args,
+            gpu: GpuSampler) -> list[dict]:
+    """Every (repeat, N, server) run, interleaved: each N every server in turn, the order
+    reversed on alternate repeats; a server's larger N skipped once its p95 passed the limit."""
+    rows = []
+    for rep in range(args.repeats):
+        stopped: set[str] = set()  # each repeat tries every N again
+        for n in ns:
+            order = servers if rep % 2 == 0 else list(reversed(servers))
+            for s in (s for s in order if s.name not in stopped):
+                row = run_one(s, n, audio, args, gpu)
+                row["repeat"] = rep
+                rows.append(row)
+                print(f"  rep {rep} {s.name:<12} N={n:<4} p50 {row['p50_ms']} p95 "
+                      f"{row['p95_ms']} p99 {row['p99_ms']} ms, behind {row['behind']}/{n}, "
+                      f"cpu {row['cpu_pct']}, machine {row['machine_cpu_pct']} %, load "
+                      f"{row['load'][3]}" + (f", errors {row['errors']}" if row["errors"]
+                                            else ""), flush=True)
+                if row["p95_ms"] is None or row["p95_ms"] > args.stop_p95_ms:
+                    stopped.add(s.name)
+                time.sleep(1.0)
+    return rows
+
+
+def profile_and_print(s: Server, audio: np.ndarray, args) -> dict:
+    prof = profile(s, args.profile, audio, args, Path(args.profile_dir))
+    for label, top in prof["processes"].items():
+        print(f"\nprofile {s.name} N={args.profile} {label}: {top['samples']} samples,"
+              f" {top['ms_per_step']} ms of CPU per stream-step")
+        for f, _count, ms in top["inclusive"][:15]:
+            print(f"  {ms:>7} ms  {f[:110]}")
+    return prof
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", help="model folder (default: the tiny model with weight files, "
@@ -742,8 +606,8 @@ def main() -> int:
 
         args.model = str(write_tiny_model(work / "tiny", weights_seed=0))
     audio = speech(args.seconds, args.audio)
-    print(f"capacity: {len(audio) / SR:.1f} s of speech per session, N = {ns}, {args.repeats} "
-          f"repeats, servers {names}, model {args.model}, CPU build {args.cpu}, "
+    print(f"capacity: {len(audio) / SAMPLE_RATE:.1f} s of speech per session, N = {ns}, "
+          f"{args.repeats} repeats, servers {names}, model {args.model}, CPU build {args.cpu}, "
           f"eager {args.eager}; work folder {work}", flush=True)
     print(f"machine: {psutil.cpu_count()} CPUs, load before {os.getloadavg()}", flush=True)
     servers = [Server(name, kind, flags, env, args, work, compression)
@@ -753,59 +617,20 @@ def main() -> int:
               "load_before": os.getloadavg()}
     gpu = GpuSampler()
     try:
-        t0 = time.monotonic()
-        for s in servers:
-            s.start()
-        pending = list(servers)
-        while pending:
-            if time.monotonic() - t0 > args.start_timeout:
-                raise SystemExit(f"capacity: {[s.name for s in pending]} not up after "
-                                 f"{args.start_timeout:.0f} s")
-            pending = [s for s in pending if not s.healthy()]
-            time.sleep(1.0)
-        print(f"servers up in {time.monotonic() - t0:.0f} s", flush=True)
-        for s in servers:  # warm-up (first-request costs), not reported
-            asyncio.run(run_sessions(s.url, s.served, s.key, audio[:SR * 2], 1, 0.0, args.drain,
-                                     first_step_samples(args.delay_ms), s.compression))
+        start_all(servers, audio, args)
         idle = Window(servers)
         with idle:
             time.sleep(3.0)
         result["idle_cpu_pct"] = idle.cpu
         print(f"idle (3 s): server CPU % {idle.cpu}, machine {idle.machine_pct} %", flush=True)
-        stopped: set[str] = set()
-        for rep in range(args.repeats):
-            for n in ns:
-                order = servers if rep % 2 == 0 else list(reversed(servers))
-                for s in order:
-                    if s.name in stopped:
-                        continue
-                    row = run_one(s, n, audio, args, gpu)
-                    row["repeat"] = rep
-                    rows.append(row)
-                    print(f"  rep {rep} {s.name:<12} N={n:<4} p50 {row['p50_ms']} p95 "
-                          f"{row['p95_ms']} p99 {row['p99_ms']} ms, behind {row['behind']}/{n}, "
-                          f"cpu {row['cpu_pct']}, machine {row['machine_cpu_pct']} %, load "
-                          f"{row['load'][3]}" + (f", errors {row['errors']}" if row["errors"]
-                                                else ""), flush=True)
-                    if row["p95_ms"] is None or row["p95_ms"] > args.stop_p95_ms:
-                        stopped.add(s.name)
-                    time.sleep(1.0)
-            stopped.clear()  # each repeat tries every N again
+        rows += run_all(servers, ns, audio, args, gpu)
         result["summary"] = print_tables(rows, names, ns)
         result["parity"] = parity(rows, names)
         print("\nsame text per session (first run of each N):")
         for p in result["parity"]:
             print(f"  N={p['n']:<4} {p['a']} vs {p['b']}: {p['same']}/{p['of']}")
         if args.profile:
-            result["profiles"] = []
-            for s in servers:
-                prof = profile(s, args.profile, audio, args, Path(args.profile_dir))
-                result["profiles"].append(prof)
-                for label, top in prof["processes"].items():
-                    print(f"\nprofile {s.name} N={args.profile} {label}: {top['samples']} samples,"
-                          f" {top['ms_per_step']} ms of CPU per stream-step")
-                    for f, _count, ms in top["inclusive"][:15]:
-                        print(f"  {ms:>7} ms  {f[:110]}")
+            result["profiles"] = [profile_and_print(s, audio, args) for s in servers]
         result["load_after"] = os.getloadavg()
         print(f"\nload after {os.getloadavg()}", flush=True)
     finally:

@@ -10,7 +10,7 @@
 3. recovery: device unplugged -> reported; replugged -> captured from again; sound server killed
    -> reported; restarted -> audio again. Medians and maxima over --repeats.
 
-    .venv/bin/python benchmarks/capture_bench.py [--cpu-seconds 60] [--repeats 5] [--json]
+    .venv/bin/python -m benchmarks.capture_bench [--cpu-seconds 60] [--repeats 5] [--json]
 """
 
 from __future__ import annotations
@@ -26,20 +26,17 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(ROOT))
+from tests.support.capture_helpers import Recorder
+from tests.support.pulse import PulseServer, speech_wav
+from voxcap.capture import Capture
+from voxcap.events import CaptureDeviceChanged, CaptureInterrupted, CaptureRecovered
+from voxcap.framing import SAMPLE_RATE
 
-from support.capture_helpers import Recorder  # noqa: E402 (after the sys.path lines)
-from support.pulse import PulseServer, speech_wav  # noqa: E402
-
-from voxcap.capture import Capture  # noqa: E402
-from voxcap.events import CaptureDeviceChanged, CaptureInterrupted, CaptureRecovered  # noqa: E402
-from voxcap.framing import SAMPLE_RATE  # noqa: E402
+from .lib.percentiles import percentile
 
 
 def pct(values, q):
-    return float(np.percentile(values, q)) if values else float("nan")
+    return percentile(values, q, empty=float("nan"))
 
 
 # ----------------------------------------------------------------------------------- latency ----

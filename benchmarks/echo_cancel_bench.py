@@ -14,7 +14,7 @@ after --warmup sentences of "Them" to let the canceller adapt. It prints:
   speaks too, on minus off (dB; a canceller that ducks the microphone while the speakers play
   loses the user's words then).
 
-    .venv/bin/python benchmarks/echo_cancel_bench.py [--server pulseaudio|pipewire|both]
+    .venv/bin/python -m benchmarks.echo_cancel_bench [--server pulseaudio|pipewire|both]
         [--repeats 3] [--json]
 """
 
@@ -27,12 +27,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(ROOT))
-
-from support.echo_path import AcousticPath, measure  # noqa: E402 (after the sys.path lines)
-from support.pulse import PulseServer, speech_wav  # noqa: E402
+from tests.support.echo_path import AcousticPath, measure
+from tests.support.pulse import PulseServer, speech_wav
 
 WARMUP = ["Good morning everyone, thank you for joining the call today.",
           "Before we start, please mute your microphones if you are not speaking."]
@@ -42,7 +38,7 @@ NEAR = "Could you please repeat the last number, I did not hear it clearly."
 
 def run_server(kind: str, repeats: int, warmup: int, tmp: Path) -> dict:
     if kind == "pipewire":
-        from support.pipewire import PipeWireServer
+        from tests.support.pipewire import PipeWireServer
 
         server = PipeWireServer().start()
     else:

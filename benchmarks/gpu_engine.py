@@ -8,7 +8,7 @@ context), started with voxcap's defaults otherwise. Memory is NVML's device "use
 engine is ready minus before it started: both voxcap's processes (the app's CUDA context and
 vLLM's engine core), as a user's `nvidia-smi` shows them.
 
-    python benchmarks/gpu_engine.py --model DIR [--dummy-weights] [--seconds 10] \
+    python -m benchmarks.gpu_engine --model DIR [--dummy-weights] [--seconds 10] \
         [--modes NONE,PIECEWISE,FULL_DECODE_ONLY,FULL_AND_PIECEWISE] [--out results.json]
 
 Use the real model, or its shape with --dummy-weights (../shared/gpu/make_real_shape_model.py).
@@ -25,11 +25,9 @@ import platform
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from voxcap.commands.bench import _run_child  # noqa: E402
-from voxcap.engine.settings import GRAPH_MODES, InProcessSettings  # noqa: E402
-from voxcap.gpu import describe_gpus  # noqa: E402
+from voxcap.commands.bench import bench_in_child
+from voxcap.engine.settings import GRAPH_MODES, InProcessSettings
+from voxcap.gpu import describe_gpus
 
 GIB = 2**30
 
@@ -109,7 +107,7 @@ def main() -> int:
                                   max_streams=size, **extra).validated()
         print(f"gpu_engine: {mode}, engine for {size} stream(s), runs {counts}", file=sys.stderr,
               flush=True)
-        rows = _run_child(settings, counts, a.seconds)
+        rows = bench_in_child(settings, counts, a.seconds)
         for row in rows:
             print("RESULT " + json.dumps(row), flush=True)
         results.extend(rows)

@@ -20,7 +20,7 @@ wall time the token came back from vLLM or the scripted engine, ``painted_at`` t
 the end of the overlay's paint handler). Caption lag (heard -> on screen, see
 ``voxcap/app/lag.py``) is printed too.
 
-    .venv/bin/python benchmarks/gui_bench.py [--engine scripted|tiny] [--seconds 30] [--json]
+    .venv/bin/python -m benchmarks.gui_bench [--engine scripted|tiny] [--seconds 30] [--json]
 """
 
 from __future__ import annotations
@@ -31,15 +31,10 @@ import os
 import sys
 import threading
 import time
-from pathlib import Path
 
-import numpy as np
 import psutil
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(ROOT))
-
+from .lib.percentiles import percentile
 
 
 def main_thread_times(proc: psutil.Process) -> float:
@@ -53,7 +48,7 @@ def measure(app, proc: psutil.Process, seconds: float, children=()) -> dict:
     c0, g0 = proc.cpu_times(), main_thread_times(proc)
     k0 = [c.cpu_times() for c in children]
     t0 = time.monotonic()
-    from support.xvfb import pump
+    from tests.support.xvfb import pump
 
     pump(app, seconds)
     wall = time.monotonic() - t0
@@ -68,7 +63,7 @@ def measure(app, proc: psutil.Process, seconds: float, children=()) -> dict:
 
 
 def pct(values, q):
-    return round(float(np.percentile(np.asarray(values), q)), 1) if values else None
+    return percentile(values, q, digits=1)
 
 
 def main() -> int:
@@ -77,10 +72,9 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=30.0)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    from support.gui_fakes import scripted_factory
-    from support.pulse import PulseServer
-    from support.xvfb import Xvfb, prepare_desktop_run, pump
-
+    from tests.support.gui_fakes import scripted_factory
+    from tests.support.pulse import PulseServer
+    from tests.support.xvfb import Xvfb, prepare_desktop_run, pump
     from voxcap.app.controller import SessionController, default_engine_factory
     from voxcap.app.settings import AppSettings
 

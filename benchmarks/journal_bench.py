@@ -1,6 +1,6 @@
 """Journal cost and crash loss, measured (not a test): prints the figures issue 4 asks for.
 
-    .venv/bin/python benchmarks/journal_bench.py [--dir DIR] [--seconds 10] [--kills 10]
+    .venv/bin/python -m benchmarks.journal_bench [--dir DIR] [--seconds 10] [--kills 10]
 
 1. Cost per delta of ``Journal.append`` (JSON encode + one unbuffered write), wall and CPU
    time, on the file system of ``--dir`` (default: a temporary folder under the data dir's
@@ -30,9 +30,10 @@ from voxcap.captions.assembly import CaptionAssembler
 from voxcap.captions.journal import Journal
 from voxcap.captions.sessions import read_session_dir
 from voxcap.events import TextDelta
+from voxcap.framing import STEP_SECONDS as STEP_S
+from voxcap.framing import TOKENS_PER_SECOND
 
-STEP_S = 0.08
-RATE_PER_STREAM = 1 / STEP_S  # 12.5 deltas per second
+RATE_PER_STREAM = TOKENS_PER_SECOND  # deltas a second of one live stream
 
 
 def realistic_deltas(n: int, streams=("mic", "sys"), seed: int = 0) -> list[TextDelta]:
@@ -111,13 +112,14 @@ CHILD = r"""
 import sys, time
 from voxcap.captions.journal import Journal
 from voxcap.events import TextDelta
+from voxcap.framing import STEP_SECONDS as STEP_S
 root, sid, rate = sys.argv[1], sys.argv[2], float(sys.argv[3])
 j = Journal.create({}, kind="bench", root=root, session_id=sid)
 t0 = time.perf_counter()
 k = 0
 while True:
     for s in ("mic", "sys"):
-        d = TextDelta(s, " word" if k % 2 else "", (k,), k, k * 0.08, (k + 1) * 0.08, time.time())
+        d = TextDelta(s, " word" if k % 2 else "", (k,), k, k * STEP_S, (k + 1) * STEP_S, time.time())
         if j.append(d):
             sys.stdout.write(f"{s} {k}\n")
             sys.stdout.flush()

@@ -7,7 +7,7 @@ latency check sees the engine as a live stream would). Prints, per minute of aud
 p50/p95 (chunk handed to vLLM -> its token back), the rollovers, and the largest p95 against
 the first minute's.
 
-  python benchmarks/long_session.py --model DIR --dummy-weights [--minutes 30]
+  python -m benchmarks.long_session --model DIR --dummy-weights [--minutes 30]
       [--soft S --hard S --latency-bound MS] [--out long_session.json]
 
 Without --soft/--hard/--latency-bound the app's default policy (RolloverPolicy) is used.
@@ -23,10 +23,10 @@ import time
 from dataclasses import asdict, replace
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from voxcap.framing import SAMPLE_RATE
+from voxcap.framing import STEP_SECONDS as STEP_S
 
-from voxcap.framing import SAMPLE_RATE  # noqa: E402
-from voxcap.framing import STEP_SECONDS as STEP_S  # noqa: E402
+from .lib.percentiles import percentile
 
 
 def with_sentence_pauses(audio, every_s: float = 9.0, pause_s: float = 0.6):
@@ -110,8 +110,8 @@ def main() -> int:
         sel = lat[(pos >= m * 60) & (pos < (m + 1) * 60)]
         if sel.size:
             rows.append({"minute": m + 1, "steps": int(sel.size),
-                         "p50_ms": round(float(np.percentile(sel, 50)), 2),
-                         "p95_ms": round(float(np.percentile(sel, 95)), 2),
+                         "p50_ms": percentile(sel, 50, digits=2),
+                         "p95_ms": percentile(sel, 95, digits=2),
                          "rollovers": sum(1 for r in rolled if m * 60 <= r["at_audio_s"] < (m + 1) * 60)})
     first = rows[0]["p95_ms"] if rows else None
     worst = max(rows, key=lambda r: r["p95_ms"]) if rows else None

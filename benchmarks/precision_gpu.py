@@ -3,7 +3,7 @@
 estimate, step p50/p95 at 1 and 2 streams, the share of steps replayed as full CUDA graphs, and
 (with --paced) the caption lag of real-time streams.
 
-    python benchmarks/precision_gpu.py --model DIR --dummy-weights --precision fp8 \
+    python -m benchmarks.precision_gpu --model DIR --dummy-weights --precision fp8 \
         [--fa 2] [--marlin] [--app] [--seconds 10] [--paced 15] [--out result.json]
 
 --fa 2       vLLM 0.32's engine argument attention_config={"flash_attn_version": 2}: the kernel
@@ -38,11 +38,9 @@ import threading
 import time
 from pathlib import Path
 
-import numpy as np
+from voxcap.framing import SAMPLE_RATE, STEP_SAMPLES
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from voxcap.framing import SAMPLE_RATE, STEP_SAMPLES  # noqa: E402
+from .lib.percentiles import percentile
 
 # every FP8 kernel vLLM 0.32 tries before Marlin on CUDA (vllm/model_executor/kernels/linear)
 AHEAD_OF_MARLIN = ("FlashInferFP8ScaledMMLinearKernel,CutlassFP8ScaledMMLinearKernel,"
@@ -167,12 +165,9 @@ def paced(engine, streams: int, seconds: float, deltas: list) -> dict:
             k = ev.index + len(ev.token_ids) - 1  # the token describes the audio pushed in block k
             if 0 <= k < len(times):
                 lags.append((ev.produced_at - times[k]) * 1000)
-    return {"paced_streams": streams, "lag_p50_ms": _pct(lags, 50), "lag_p95_ms": _pct(lags, 95),
+    return {"paced_streams": streams, "lag_p50_ms": percentile(lags, 50, digits=1),
+            "lag_p95_ms": percentile(lags, 95, digits=1),
             "lag_samples": len(lags)}
-
-
-def _pct(values, q):
-    return round(float(np.percentile(values, q)), 1) if values else None
 
 
 def main() -> int:

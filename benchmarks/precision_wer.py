@@ -1,7 +1,7 @@
 """What each precision costs in accuracy: word error rate of a set of speech files, transcribed
 once per precision, against reference transcripts and against the bfloat16 transcript.
 
-    python benchmarks/precision_wer.py --model DIR [--audio DIR]
+    python -m benchmarks.precision_wer --model DIR [--audio DIR]
         [--precisions bfloat16,fp8,fp8_kv,mxfp4,mxfp4_kv]
         [--dummy-weights] [--eager] [--out wer.json]
 
@@ -26,9 +26,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from voxcap.framing import SAMPLE_RATE
 
-from voxcap.framing import SAMPLE_RATE  # noqa: E402
+from .lib.processes import run_module
 
 SENTENCES = (
     "the meeting starts at nine tomorrow morning in the small room",
@@ -101,8 +101,7 @@ def transcribe_all(spec: dict) -> dict:
 
 
 def run_child(spec: dict) -> dict:
-    r = subprocess.run([sys.executable, __file__, "--child", json.dumps(spec)],
-                       capture_output=True, text=True)
+    r = run_module("benchmarks.precision_wer", "--child", json.dumps(spec))
     lines = [ln for ln in r.stdout.splitlines() if ln.startswith("{")]
     if lines and "error" in json.loads(lines[-1]):
         return json.loads(lines[-1])

@@ -3,7 +3,7 @@ start, measured in one run: a cold start with empty caches against a start after
 preparation, each in a fresh process with its own cache folders (startup_profile.py).
 
 usage:
-  python benchmarks/prepare_effect.py --model DIR [--dummy-weights] [--out prepare.json]
+  python -m benchmarks.prepare_effect --model DIR [--dummy-weights] [--out prepare.json]
 The preparation runs with the app's default settings (an empty settings folder), as on a first
 run; the starts use the same settings (2 streams, FULL_DECODE_ONLY, 8192 tokens). Prints seconds
 to ready for: cold; the preparation itself; the start after it; and the ratio cold / after.
@@ -20,13 +20,14 @@ import tempfile
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+from .lib.processes import ROOT, module_command
 
 
 def startup(model: str, dummy: bool, run: str, cache_root: Path, out: Path) -> float:
-    cmd = [sys.executable, str(HERE / "startup_profile.py"), "--model", model, "--runs", run,
-           "--cache-root", str(cache_root), "--out", str(out)] + (["--dummy-weights"] if dummy else [])
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, timeout=1800)
+    cmd = module_command("benchmarks.startup_profile", "--model", model, "--runs", run,
+                         "--cache-root", str(cache_root), "--out", str(out),
+                         *(["--dummy-weights"] if dummy else []))
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, timeout=1800, cwd=ROOT)
     (res,) = json.loads(out.read_text())["runs"]
     if res.get("ready_s") is None:
         raise SystemExit(f"{run} start failed: {res}")

@@ -2,7 +2,7 @@
 engine, same tiny model (dummy weights), same vLLM settings (float32, eager, max_model_len
 4096), on this machine, one after the other so they never share the CPU.
 
-Usage: python benchmarks/remote_vs_local.py [--seconds 20] [--live-seconds 12] [--json]
+Usage: python -m benchmarks.remote_vs_local [--seconds 20] [--live-seconds 12] [--json]
 
 For each engine:
 * fast: all audio pushed at once, 1 and 2 streams: tokens/s = tokens / (first push -> last
@@ -24,10 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+from voxcap.framing import STEP_SAMPLES, STEP_SECONDS
 
-from voxcap.framing import STEP_SAMPLES, STEP_SECONDS  # noqa: E402
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 MAX_MODEL_LEN = 4096
@@ -83,13 +81,12 @@ def run(engine, seconds: float, live_seconds: float) -> dict:
 
 
 def main() -> int:
-    p = argparse.ArgumentParser()
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--seconds", type=float, default=20.0)
     p.add_argument("--live-seconds", type=float, default=12.0)
     p.add_argument("--json", action="store_true")
     args = p.parse_args()
-    from support.vllm_server import VllmServer
-
+    from tests.support.vllm_server import VllmServer
     from voxcap.engine.model.tiny import write_tiny_model
     from voxcap.engine.remote.engine import RemoteEngine
     from voxcap.engine.remote.settings import RemoteSettings

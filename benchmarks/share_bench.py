@@ -1,7 +1,7 @@
 """The caption server's figures: a text delta published -> the word shown in the browser, and
 what each extra viewer costs the app.
 
-    python benchmarks/share_bench.py [--words 120] [--viewers 0,10,20,40] [--json]
+    python -m benchmarks.share_bench [--words 120] [--viewers 0,10,20,40] [--json]
 
 A ShareServer on 127.0.0.1 is fed the controller's event types (one stream, one delta per
 80 ms step in real time, each word completed by the step after it, as the tiny model does); the
@@ -16,30 +16,21 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import psutil
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(ROOT))
+from tests.support.browser import caption_text, quit_chromium, start_chromium, wait_for
+from tests.support.caption_script import Script
+from voxcap.framing import STEP_SECONDS as STEP_S
+from voxcap.share.server import ShareServer
 
-from share.conftest import Script  # noqa: E402
-from support.browser import caption_text, quit_chromium, start_chromium, wait_for  # noqa: E402
+from .lib.percentiles import percentile
+from .lib.processes import ROOT
 
-from voxcap.share.server import ShareServer  # noqa: E402
-
-STEP_S = 0.08
 CLIENTS = ROOT / "tests" / "support" / "sse_clients.py"
-
-
-def percentile(values, q):
-    values = sorted(values)
-    return values[min(len(values) - 1, int(q * len(values)))] if values else float("nan")
 
 
 def run(driver, n_viewers: int, words: int) -> dict:
@@ -53,10 +44,8 @@ def run(driver, n_viewers: int, words: int) -> dict:
         clients = None
         last = f"w{words - 1}"
         if n_viewers:
-            env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
             clients = subprocess.Popen([sys.executable, str(CLIENTS), server.local_url("/events"),
-                                        str(n_viewers), last], stdout=subprocess.PIPE, env=env,
-                                       text=True)
+                                        str(n_viewers), last], stdout=subprocess.PIPE, text=True)
             wait_for(lambda: server.viewers == n_viewers + 1, what="the viewers")
         rss1, cpu1 = me.memory_info().rss, server.cpu_seconds()
         t0 = time.monotonic()
@@ -74,7 +63,8 @@ def run(driver, n_viewers: int, words: int) -> dict:
         cpu = server.cpu_seconds() - cpu1
         lat = [x for x in driver.execute_script("return window.voxcap.latency") if x >= 0]
         return {"viewers": n_viewers + 1, "updates": len(lat),
-                "p50_ms": round(percentile(lat, 0.5), 1), "p95_ms": round(percentile(lat, 0.95), 1),
+                "p50_ms": percentile(lat, 50, digits=1, method="higher", empty=float("nan")),
+                "p95_ms": percentile(lat, 95, digits=1, method="higher", empty=float("nan")),
                 "max_ms": round(max(lat), 1) if lat else None,
                 "server_cpu_ms_per_s": round(1000 * cpu / (2 * words * STEP_S), 2),
                 "connect_cpu_ms": round(1000 * (cpu1 - cpu0), 1),

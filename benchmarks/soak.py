@@ -1,6 +1,6 @@
 """Soak: live captioning of the virtual speaker for a long time, one line of figures a minute.
 
-Usage: python benchmarks/soak.py [--minutes 32] [--no-rollover] [--eager]
+Usage: python -m benchmarks.soak [--minutes 32] [--no-rollover] [--eager]
 
 Starts its own PulseAudio server (virtual speaker, as the tests do), loops espeak-ng speech
 into it, captures "system audio" with voxcap's capture layer, captions it through
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import tempfile
 import threading
 import time
@@ -24,18 +23,17 @@ from pathlib import Path
 import numpy as np
 import psutil
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from tests.support.pulse import PulseServer, speech_wav
+from voxcap.app.lag import CaptureClock
+from voxcap.captions.journal import Journal
+from voxcap.capture.capture import Capture
+from voxcap.engine.factory import bare_engine, build_engine
+from voxcap.engine.model.tiny import write_tiny_model
+from voxcap.engine.settings import InProcessSettings
+from voxcap.eventhub import EventHub
+from voxcap.events import AudioBlock, SessionRolled, TextDelta
 
-from support.pulse import PulseServer, speech_wav  # noqa: E402
-
-from voxcap.app.lag import CaptureClock  # noqa: E402
-from voxcap.captions.journal import Journal  # noqa: E402
-from voxcap.capture.capture import Capture  # noqa: E402
-from voxcap.engine.factory import bare_engine, build_engine  # noqa: E402
-from voxcap.engine.model.tiny import write_tiny_model  # noqa: E402
-from voxcap.engine.settings import InProcessSettings  # noqa: E402
-from voxcap.eventhub import EventHub  # noqa: E402
-from voxcap.events import AudioBlock, SessionRolled, TextDelta  # noqa: E402
+from .lib.percentiles import percentile
 
 TEXT = ("Good morning everyone, and welcome back to the lecture. Today we continue with the "
         "history of signal processing, from the first telephone lines to the digital filters "
@@ -54,7 +52,7 @@ def rss_mb(pids) -> float:
 
 
 def pct(values, q):
-    return float(np.percentile(values, q)) if values else float("nan")
+    return percentile(values, q, empty=float("nan"))
 
 
 def main() -> None:

@@ -10,7 +10,7 @@ the caches the cold start wrote. After "ready": time to the first token of a str
 "lean" is warm plus vLLM's switches for warm-ups a captioner does not need (LEAN_ARGS).
 
 usage:
-  python benchmarks/startup_profile.py --model DIR --dummy-weights [--graph-mode FULL_DECODE_ONLY]
+  python -m benchmarks.startup_profile --model DIR --dummy-weights [--graph-mode FULL_DECODE_ONLY]
       [--runs cold,warm[,lean]] [--cache-root DIR] [--max-streams N] [--kv-cache-gib G]
       [--enforce-eager] [--extra-args JSON] [--out startup.json] [--keep-logs DIR]
 Prints a table per run and writes all figures as JSON to --out. --cache-root keeps the compile
@@ -32,6 +32,8 @@ import subprocess  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
 from pathlib import Path  # noqa: E402
+
+from .lib.processes import ROOT, module_command  # noqa: E402
 
 T0_ENV = "VOXCAP_STARTUP_T0"  # wall-clock time the parent launched this child
 LOG_ENV = "VOXCAP_STARTUP_LOG"
@@ -80,7 +82,7 @@ def _logging_config(path: Path, log_file: str) -> Path:
             "console": {"class": "logging.StreamHandler", "formatter": "plain", "level": "WARNING",
                         "stream": "ext://sys.stderr"},
             "stages": {"()": "voxcap.engine.inprocess.progress.StageFileHandler", "level": "INFO"},
-            "all": {"()": "startup_profile_log.RecordFile", "level": "DEBUG", "path": log_file},
+            "all": {"()": "benchmarks.startup_profile_log.RecordFile", "level": "DEBUG", "path": log_file},
         },
         "loggers": {"vllm": {"handlers": ["console", "stages", "all"], "level": "DEBUG",
                              "propagate": False}},
@@ -254,13 +256,15 @@ def run_once(a, label: str, cache_root: Path, workdir: Path) -> dict:
         "TRITON_CACHE_DIR": str(cache_root / "triton"),
         LOG_ENV: str(log_file),
         "VLLM_LOGGING_LEVEL": "DEBUG",
-        # startup_profile_log (named in the logging config) lives beside this script
-        "PYTHONPATH": os.pathsep.join(p for p in (str(Path(__file__).resolve().parent),
-                                                  env.get("PYTHONPATH", "")) if p),
+        # every vLLM process imports benchmarks.startup_profile_log (named in the logging
+        # config), wherever it was started from
+        "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p),
     })
-    cmd = [sys.executable, __file__, "--child", *a.child_args, *(["--lean"] if label == "lean" else [])]
+    cmd = module_command("benchmarks.startup_profile", "--child", *a.child_args,
+                         *(["--lean"] if label == "lean" else []))
     env[T0_ENV] = repr(time.time())
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=a.timeout + 180)
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=a.timeout + 180,
+                          cwd=ROOT)
     res = None
     for line in proc.stdout.splitlines():
         if line.startswith("CHILD_RESULT "):

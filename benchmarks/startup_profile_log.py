@@ -1,4 +1,4 @@
-"""Logging handler + start-up timers for benchmarks/startup_profile.py (not part of voxcap).
+"""Logging handler + start-up timers for benchmarks.startup_profile (not part of voxcap).
 
 vLLM's logging config (VLLM_LOGGING_CONFIG_PATH) names ``RecordFile``, so every vLLM process
 imports this module when it configures logging: early, before vLLM builds its worker. Importing it

@@ -21,7 +21,7 @@ at a marker line: two vLLM starts instead of four (the tests); without it every 
 engine of its own (step-time comparisons).
 
 usage:
-  python benchmarks/step_growth.py --model DIR [--dummy-weights] [--graph-mode FULL_DECODE_ONLY]
+  python -m benchmarks.step_growth --model DIR [--dummy-weights] [--graph-mode FULL_DECODE_ONLY]
       [--duration 160] [--variants off,on] [--max-model-len 8192] [--kv-cache-gib G]
       [--enforce-eager] [--extra-args JSON] [--bucket 1000] [--share-engine] [--out step_growth.json]
 """
@@ -33,7 +33,6 @@ import asyncio
 import json
 import os
 import re
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -41,6 +40,9 @@ from pathlib import Path
 import numpy as np
 
 from voxcap.framing import STEP_SAMPLES
+
+from .lib.percentiles import percentile
+from .lib.processes import run_module
 
 FIX_ENV = "VOXCAP_VLLM_SESSION_FIX"
 CARRY_ENV = "VOXCAP_VLLM_TOKEN_CARRY"
@@ -170,8 +172,8 @@ def buckets(times: list[float], size: int) -> list[dict]:
         if g.size < max(10, size // 10):
             break
         out.append({"from_token": k + 1, "n": int(g.size), "mean_ms": round(float(g.mean()), 3),
-                    "p50_ms": round(float(np.percentile(g, 50)), 3),
-                    "p95_ms": round(float(np.percentile(g, 95)), 3)})
+                    "p50_ms": percentile(g, 50, digits=3),
+                    "p95_ms": percentile(g, 95, digits=3)})
     return out
 
 
@@ -214,8 +216,8 @@ def run_variants(a, variants: list[str]) -> list[dict]:
     env["PYTHONUNBUFFERED"] = "1"
     if a.trace_encoder:
         env["VLLM_LOGGING_LEVEL"] = "DEBUG"  # the worker then logs each audio item it encodes
-    cmd = [sys.executable, __file__, "--child", *a.child_args]
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=a.timeout * len(variants))
+    proc = run_module("benchmarks.step_growth", "--child", *a.child_args, env=env,
+                      timeout=a.timeout * len(variants))
     runs = None
     for line in proc.stdout.splitlines():
         if line.startswith("CHILD_RESULT "):

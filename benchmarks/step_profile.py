@@ -7,13 +7,13 @@ One engine (voxcap's LocalEngine, sized for --max-streams) is started; for each 
 every 0.1 s) gives the GPU's busy time per step; with --spy, py-spy records the engine-core
 process and the app (idle frames included, so waits show) for --spy-seconds from 2 s into the run.
 
-  python benchmarks/step_profile.py --model DIR --dummy-weights [--graph-mode FULL_DECODE_ONLY]
+  python -m benchmarks.step_profile --model DIR --dummy-weights [--graph-mode FULL_DECODE_ONLY]
       [--max-streams 4] [--streams 1,4] [--seconds 60] [--extra-args JSON] [--spy DIR]
       [--label NAME] [--out step_profile.json]
 
 Run one configuration per invocation (e.g. --extra-args '{"disable_log_stats": true}') and
 compare the JSON files. The py-spy files (collapsed stacks, "raw") summarise with
-``python benchmarks/step_profile.py --summarise FILE``.
+``python -m benchmarks.step_profile --summarise FILE``.
 """
 
 from __future__ import annotations
@@ -25,11 +25,13 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from voxcap.gpu import visible_gpu_index
+
+from .lib.gpu import GpuSampler
+from .lib.percentiles import percentile
 
 
 def summarise(path: str, top: int = 40) -> str:
@@ -55,35 +57,6 @@ def _frame(raw: str) -> str:
     """"func (path/file.py:123)" -> "func (file.py)"."""
     func, _, where = raw.partition(" (")
     return f"{func} ({where.rsplit('/', 1)[-1].split(':')[0].rstrip(')')})" if where else func
-
-
-class GpuSampler:
-    """NVML utilization and memory every ``interval`` s on a thread, until stopped."""
-
-    def __init__(self, interval: float = 0.1):
-        self.samples: list[float] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, args=(interval,), daemon=True)
-
-    def _run(self, interval: float) -> None:
-        from voxcap.gpu import read_gpu, visible_gpu_index
-
-        index = visible_gpu_index()
-        while not self._stop.wait(interval):
-            reading = read_gpu(index)
-            if reading is not None and reading.load_pct is not None:
-                self.samples.append(float(reading.load_pct))
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join(2)
-
-    def mean(self) -> float | None:
-        return sum(self.samples) / len(self.samples) if self.samples else None
 
 
 def spy(pids: dict[str, int], seconds: float, out_dir: Path, tag: str) -> list[subprocess.Popen]:
@@ -130,7 +103,7 @@ def run(a) -> dict:
             ids = [engine.open_stream() for _ in range(n)]
             audio = [speech_like(a.seconds, seed=i) for i in range(n)]
             procs: list[subprocess.Popen] = []
-            with GpuSampler() as gpu:
+            with GpuSampler([visible_gpu_index()]) as gpu:
                 t = time.perf_counter()
                 for sid, x in zip(ids, audio, strict=True):
                     for i in range(0, x.size, 8000):
@@ -151,8 +124,8 @@ def run(a) -> dict:
             steps = len(latencies) / n if n else 0  # engine steps ~ tokens of one stream
             row = {"streams": n, "tokens": tokens, "wall_s": round(wall, 2),
                    "tokens_per_s": round(tokens / wall, 1),
-                   "step_p50_ms": round(float(np.percentile(latencies, 50)), 2),
-                   "step_p95_ms": round(float(np.percentile(latencies, 95)), 2),
+                   "step_p50_ms": percentile(latencies, 50, digits=2),
+                   "step_p95_ms": percentile(latencies, 95, digits=2),
                    "step_mean_ms": round(float(np.mean(latencies)), 2),
                    # a stream's tokens come this often (wall / steps): the step time a pipelined
                    # feed (token carry) is judged by, equal to the mean step without it

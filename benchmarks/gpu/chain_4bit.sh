@@ -38,7 +38,7 @@ hog_off() { kill $hog; wait $hog 2>/dev/null; sleep 2; }
 want() { [[ " ${WANT:-t1 t2 t3 l1 l2 b} " == *" $1 "* ]]; }
 pg() {  # NAME LIMIT ARGS...: one engine through precision_gpu.py
   local name=$1 limit=$2; shift 2
-  step "$name" "$limit" python3 "$P/precision_gpu.py" --model "$M" --dummy-weights --label "$name" \
+  step "$name" "$limit" python3 -m benchmarks.precision_gpu --model "$M" --dummy-weights --label "$name" \
     --log "$R/$name.vllm.log" --out "$R/$name.json" --trace "$R/$name.trace.csv" "$@"
 }
 if want t1; then

@@ -9,12 +9,12 @@ export CUDA_VISIBLE_DEVICES=0 CUDA_DEVICE_ORDER=PCI_BUS_ID PATH=$PWD/.gpu/pyspy:
 export VLLM_CACHE_ROOT=$W/cc/vllm TORCHINDUCTOR_CACHE_DIR=$W/cc/inductor TRITON_CACHE_DIR=$W/cc/triton
 step() { local name=$1 limit=$2; shift 2; ( date +%s.%N; timeout "$limit" "$@"; echo "EXIT $?"; date +%s.%N ) > "$R/$name.log" 2>&1; }
 # 1. profile of the engine core and the app, one stream, carry on (compiles the 4-stream config)
-step spy 400 python3 "$P/step_profile.py" --model "$M" --dummy-weights --streams 1 --seconds 60 --spy "$R/spy" --spy-seconds 6 --label carry --out "$R/step_spy.json"
+step spy 400 python3 -m benchmarks.step_profile --model "$M" --dummy-weights --streams 1 --seconds 60 --spy "$R/spy" --spy-seconds 6 --label carry --out "$R/step_spy.json"
 # 2. the GIL switch interval (5 ms by default) in the app and, forked, the engine core
 for si in 0.0005 0.005; do
-  step "si$si" 200 python3 -c "import sys, runpy; sys.setswitchinterval($si); sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')" \
-    "$P/step_profile.py" --model "$M" --dummy-weights --seconds 30 --label "si$si" --out "$R/step_si$si.json"
+  step "si$si" 200 python3 -c "import sys, runpy; sys.setswitchinterval($si); runpy.run_module('benchmarks.step_profile', run_name='__main__', alter_sys=True)" \
+    --model "$M" --dummy-weights --seconds 30 --label "si$si" --out "$R/step_si$si.json"
 done
 # 3. 30 minutes of speech through build_engine (rollover, default policy), carry on
-step long 600 python3 "$P/long_session.py" --model "$M" --dummy-weights --minutes 30 --out "$R/long_carry.json"
+step long 600 python3 -m benchmarks.long_session --model "$M" --dummy-weights --minutes 30 --out "$R/long_carry.json"
 echo done > "$R/all.done"

@@ -12,7 +12,7 @@
 kernel() {
   IFS=: read -r prec fa m t <<< "$1"
   local name="k_${prec}${fa:+_fa$fa}${m:+_marlin}${t:+_turing}"
-  step "$name" "${KLIMIT:-300}" python3 "$P/precision_gpu.py" --model "$M" --dummy-weights --precision "$prec" \
+  step "$name" "${KLIMIT:-300}" python3 -m benchmarks.precision_gpu --model "$M" --dummy-weights --precision "$prec" \
     ${fa:+--fa $fa} ${m:+--marlin} ${t:+--turing} --seconds ${SECONDS_RUN:-6} --label "$name" \
     --log "$R/$name.vllm.log" --out "$R/$name.json"
 }
@@ -21,11 +21,11 @@ for cfg in ${KERNELS_A:-fp8_kv:2:: bfloat16:2:: fp8:2:m:}; do kernel "$cfg"; don
 for cfg in ${KERNELS_B-bfloat16:::t fp8::m:t fp8:2:: fp8_kv:2:m: fp8_kv::m:t}; do kernel "$cfg"; done
 if [ -z "${NO_WER:-}" ]; then
   python3 -m pip install -q --no-index --find-links .gpu/wer/wheels jiwer > "$R/jiwer.log" 2>&1
-  step wer 400 python3 "$P/precision_wer.py" --model "$M" --dummy-weights --audio .gpu/wer/audio \
+  step wer 400 python3 -m benchmarks.precision_wer --model "$M" --dummy-weights --audio .gpu/wer/audio \
     --precisions bfloat16,fp8 --out "$R/wer.json"
 fi
 if [ -n "${STARTUP:-}" ]; then  # the at-fork stdin guard on the GPU path: start-up as before, nothing left
-  step startup 400 python3 "$P/startup_profile.py" --model "$M" --dummy-weights --runs warm --cache-root "$W/cc" \
+  step startup 400 python3 -m benchmarks.startup_profile --model "$M" --dummy-weights --runs warm --cache-root "$W/cc" \
     --out "$R/startup.json"
   nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv > "$R/after_startup.log" 2>&1
   ps -eo pid,args | grep -c "[V]LLM::EngineCore" >> "$R/after_startup.log"

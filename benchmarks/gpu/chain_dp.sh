@@ -55,7 +55,7 @@ kill_check() {  # NAME FLAGS...: voxcap serve --gpus 2 up, then kill -9 of it al
 }
 capacity() {  # NAME SERVER...: one capacity.py run, gpu1 against the given configuration
   local name=$1; shift
-  step "$name" 1500 python3 "$P/capacity.py" --model "$M" --dummy-weights --no-eager \
+  step "$name" 1500 python3 -m benchmarks.capacity --model "$M" --dummy-weights --no-eager \
     --servers "" --server "gpu1=voxcap CUDA_VISIBLE_DEVICES=0" --server "$1" \
     --sessions "$NS" --seconds "$AUDIO_S" --repeats "$REPEATS" --max-streams "$MS" \
     --stop-p95-ms "${STOP_MS:-1000}" --out "$R/$name.json"

@@ -18,7 +18,7 @@ for leave in ${CARDS:-15.5 11.5 7.5}; do
   nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 250 > "$R/smi_t$leave.csv" & smi=$!
   step "transcribe$leave" 300 voxcap transcribe "$W/speech30.wav" --model "$M" --dummy-weights --no-journal -o "$R/t$leave.srt"
   kill $smi
-  step "app$leave" 300 python3 "$P/precision_gpu.py" --model "$M" --dummy-weights --app --seconds ${SECONDS_RUN:-10} --paced ${PACED:-15} \
+  step "app$leave" 300 python3 -m benchmarks.precision_gpu --model "$M" --dummy-weights --app --seconds ${SECONDS_RUN:-10} --paced ${PACED:-15} \
     --label "app$leave" --log "$R/app$leave.vllm.log" --out "$R/app$leave.json"
   kill $hog; wait $hog 2>/dev/null; sleep 2
 done
@@ -26,7 +26,7 @@ for cfg in ${KERNELS:-bfloat16:2: fp8:2: fp8_kv:2: fp8:2:m fp8_kv:2:m}; do
   IFS=: read -r prec fa m <<< "$cfg"
   [ "$prec" = skip ] && continue
   name="k_${prec}_fa${fa}${m:+_marlin}"
-  step "$name" 300 python3 "$P/precision_gpu.py" --model "$M" --dummy-weights --precision "$prec" --fa "$fa" \
+  step "$name" 300 python3 -m benchmarks.precision_gpu --model "$M" --dummy-weights --precision "$prec" --fa "$fa" \
     ${m:+--marlin} --seconds 10 --label "$name" --log "$R/$name.vllm.log" --out "$R/$name.json"
 done
 echo done > "$R/all.done"

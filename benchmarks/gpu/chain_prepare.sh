@@ -30,14 +30,14 @@ echo "EXIT $?" >> "$R/key.log"
 #    with the inspection cached
 step prepare 600 voxcap prepare --model "$M"
 # 4. the first real start after it (warm?), stage by stage
-step warm 400 python3 "$P/startup_profile.py" --model "$M" --dummy-weights --graph-mode FULL_DECODE_ONLY --runs warm --cache-root "$CR" --out "$R/startup_after_prepare.json"
+step warm 400 python3 -m benchmarks.startup_profile --model "$M" --dummy-weights --graph-mode FULL_DECODE_ONLY --runs warm --cache-root "$CR" --out "$R/startup_after_prepare.json"
 # 4b. step time with the token carry (voxcap's default now) and without: engine for 4 streams
-step stepcarry 420 python3 "$P/step_profile.py" --model "$M" --dummy-weights --seconds 30 --label carry --out "$R/step_carry.json"
-VOXCAP_VLLM_TOKEN_CARRY=0 step stepecho 300 python3 "$P/step_profile.py" --model "$M" --dummy-weights --seconds 30 --label echo --out "$R/step_echo.json"
+step stepcarry 420 python3 -m benchmarks.step_profile --model "$M" --dummy-weights --seconds 30 --label carry --out "$R/step_carry.json"
+VOXCAP_VLLM_TOKEN_CARRY=0 step stepecho 300 python3 -m benchmarks.step_profile --model "$M" --dummy-weights --seconds 30 --label echo --out "$R/step_echo.json"
 # 4c. the carry's tokens against the echo's on the real shape (bare vLLM loop, one stream)
-step growth 560 python3 "$P/step_growth.py" --model "$M" --dummy-weights --duration 40 --bucket 100 --variants on,carry --out "$R/growth_carry.json"
+step growth 560 python3 -m benchmarks.step_growth --model "$M" --dummy-weights --duration 40 --bucket 100 --variants on,carry --out "$R/growth_carry.json"
 # 5. graph-mode switches in one app process (the settings panel)
-step restart 900 python3 "$P/engine_restart.py" --model "$M" --dummy-weights --modes FULL_DECODE_ONLY,PIECEWISE,FULL_DECODE_ONLY --out "$R/restart.json"
+step restart 900 python3 -m benchmarks.engine_restart --model "$M" --dummy-weights --modes FULL_DECODE_ONLY,PIECEWISE,FULL_DECODE_ONLY --out "$R/restart.json"
 # 6. a cold start with nothing cached, same lease (the comparison)
-step cold 600 python3 "$P/startup_profile.py" --model "$M" --dummy-weights --graph-mode FULL_DECODE_ONLY --runs cold --cache-root "$W/cc-cold" --out "$R/startup_cold.json"
+step cold 600 python3 -m benchmarks.startup_profile --model "$M" --dummy-weights --graph-mode FULL_DECODE_ONLY --runs cold --cache-root "$W/cc-cold" --out "$R/startup_cold.json"
 echo done > "$R/all.done"

@@ -120,8 +120,9 @@ def prepare_desktop_run(prefix: str) -> tuple[Path, Path, Path, Path]:
     and the two speech files. Returns (temp dir, model dir, "Them" wav, "You" wav)."""
     import tempfile
 
-    from support.pulse import speech_wav
     from voxcap.engine.model.tiny import write_tiny_model
+
+    from .pulse import speech_wav
 
     tmp = Path(tempfile.mkdtemp(prefix=prefix))
     for name in ("CONFIG", "DATA", "CACHE"):

@@ -154,7 +154,9 @@ def _pct(values: list[float], q: float) -> float | None:
     return round(float(np.percentile(values, q)), 2) if values else None
 
 
-def _run_child(settings: InProcessSettings, counts: list[int], seconds: float) -> list[dict]:
+def bench_in_child(settings: InProcessSettings, counts: list[int], seconds: float) -> list[dict]:
+    """One engine of ``settings`` in a fresh process (its own CUDA context), a run of ``seconds``
+    per stream count in it: a row each, an error row for each when the child failed."""
     payload = json.dumps({"settings": dataclasses.asdict(settings), "counts": counts,
                           "seconds": seconds})
     proc = subprocess.run([sys.executable, "-m", "voxcap.commands.bench", "--one", payload],
@@ -203,7 +205,7 @@ def run(args) -> int:
         if not args.json:
             print(f"bench: {settings.graph_mode}: one engine for {max(counts)} stream(s), runs of "
                   f"{', '.join(map(str, counts))}...", file=sys.stderr, flush=True)
-        results.extend(_run_child(settings, counts, args.seconds))
+        results.extend(bench_in_child(settings, counts, args.seconds))
     for r in results:
         base = next((b for b in results if b.get("mode") == "PIECEWISE"
                      and b.get("streams") == r.get("streams") and "error" not in b), None)

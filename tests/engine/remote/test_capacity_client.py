@@ -1,4 +1,4 @@
-"""The capacity benchmark's own realtime client (benchmarks/capacity.py) against a real
+"""The capacity benchmark's realtime client (benchmarks/lib/realtime_client.py) against a real
 ``voxcap serve`` (vLLM's server, CPU build, the tiny model's weight files): two paced sessions
 of a few seconds. What it checks is that the client speaks vLLM's protocol and times what it
 says it times; no speed is asserted (the benchmark measures that)."""
@@ -6,30 +6,19 @@ says it times; no speed is asserted (the benchmark measures that)."""
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-import sys
-from pathlib import Path
 
 import pytest
-from support.framing import FIRST_STEP_SAMPLES, STEP_SAMPLES, expected_tokens
+from support.framing import FIRST_STEP_SAMPLES, SAMPLE_RATE, STEP_SAMPLES, expected_tokens
 from support.vllm_server import VllmServer
+
+from benchmarks.capacity import speech
+from benchmarks.lib.realtime_client import run_sessions
+from voxcap.framing import first_step_samples
 
 pytestmark = [pytest.mark.engine, pytest.mark.slow]
 
-ROOT = Path(__file__).resolve().parents[3]
 KEY = "capacity-test-key"
 SECONDS = 3.2
-
-
-def _capacity():
-    spec = importlib.util.spec_from_file_location("capacity", ROOT / "benchmarks" / "capacity.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("capacity", module)
-    spec.loader.exec_module(module)
-    return module
-
-
-capacity = _capacity()
 
 
 @pytest.fixture(scope="module")
@@ -40,15 +29,15 @@ def server(tiny_weights_dir, tmp_path_factory):
 
 
 def run(server, n, model=None, key=KEY, seconds=SECONDS):
-    audio = capacity.speech(seconds)
-    return audio, asyncio.run(capacity.run_sessions(
+    audio = speech(seconds)
+    return audio, asyncio.run(run_sessions(
         server.url + "/v1/realtime", model or server.served_name, key, audio, n, spread_s=0.5,
-        drain_s=30.0, first_step=capacity.first_step_samples(480)))
+        drain_s=30.0, first_step=first_step_samples(480)))
 
 
 def test_two_paced_sessions_each_step_timed_once(server):
     audio, results = run(server, 2)
-    assert len(audio) == int(SECONDS * 16000) // STEP_SAMPLES * STEP_SAMPLES
+    assert len(audio) == int(SECONDS * SAMPLE_RATE) // STEP_SAMPLES * STEP_SAMPLES
     timed = 1 + (len(audio) - FIRST_STEP_SAMPLES) // STEP_SAMPLES
     for r in results:
         assert r.error is None, r.error

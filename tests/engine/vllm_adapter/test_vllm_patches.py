@@ -152,7 +152,7 @@ def test_flag_off_applies_nothing(monkeypatch):
 
 @pytest.fixture(scope="module")
 def growth(tmp_path_factory):
-    """benchmarks/step_growth.py's four variants over the same 16 s of audio (one run for the
+    """benchmarks.step_growth's four variants over the same 16 s of audio (one run for the
     fix's and the carry's tests: the starts are most of the time): "off" (vLLM as installed) in
     a vLLM of its own; "on" (the session fix, the echo), "carry" and "blind" (the fix on,
     placeholders ahead, the request asking for the carry or not) as three requests in another
@@ -164,13 +164,13 @@ def growth(tmp_path_factory):
     out = tmp / "growth.json"
     env = dict(os.environ, OMP_NUM_THREADS="1", VLLM_CPU_OMP_THREADS_BIND="nobind")
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "step_growth.py"), "--model", str(model),
+        [sys.executable, "-m", "benchmarks.step_growth", "--model", str(model),
          "--dummy-weights", "--enforce-eager", "--duration", "16", "--bucket", "50", "--trace-encoder",
          # block hashes every 16 tokens instead of 128: the fix then lets items go every 16
          # steps, often enough to matter in 16 s of audio
          "--extra-args", '{"prefix_match_unit": 16}',
          "--variants", "on,off,carry,blind", "--share-engine", "--out", str(out)],
-        env=env, capture_output=True, text=True, timeout=1500)
+        env=env, capture_output=True, text=True, timeout=1500, cwd=ROOT)
     assert out.exists(), proc.stdout[-3000:] + proc.stderr[-3000:]
     res = json.loads(out.read_text())
     runs = {r["variant"]: r for r in res["runs"]}

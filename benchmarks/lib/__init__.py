@@ -1,0 +1,1 @@
+"""What the benchmarks share: the realtime client, percentiles, child processes, GPU sampling."""
