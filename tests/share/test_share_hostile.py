@@ -571,3 +571,35 @@ def test_forwarded_headers_are_not_believed(make_server, script):
     lines = [r.getMessage() for r in records.records if "from" in r.getMessage()]
     assert any("from 127.0.0.1" in line for line in lines), lines
     assert not any("203.0.113.66" in line for line in lines), lines
+
+
+# ------------------------------------------------------------ whatever answers on OBS's port ----
+def test_obs_impostor_asking_no_password_gets_no_captions(script):
+    """A password is set, and what answers on OBS's port asks for none (OBS always asks when
+    it has one): nothing is sent, the panel says why and what to do, no retry. Without a
+    password set, an OBS that asks for none gets the captions as before."""
+    from support.fake_obs import ObsImpostor
+
+    from voxcap.share.obs import ObsCaptions
+
+    with ObsImpostor(auth=False) as fake:
+        sender = ObsCaptions(fake.url, password="set-in-voxcap", interval_s=0.05).start()
+        try:
+            wait_for(lambda: sender.state == "refused", what="the impostor refused")
+            script(sender.post).say(5)
+            time.sleep(1.0)
+            assert fake.captions == [] and sender.sent == 0 and sender.attempts == 1
+            assert sender.problem == (
+                "What answers at this address asks for no password, but one is set (OBS asks "
+                "when it has one): in OBS tick Tools → WebSocket Server Settings → Enable "
+                "Authentication with this password, or check the address and port.")
+        finally:
+            sender.stop()
+        open_obs = ObsCaptions(fake.url, password="", interval_s=0.05).start()
+        try:
+            wait_for(lambda: open_obs.state == "sending", what="connected without a password")
+            s = script(open_obs.post)
+            s.say(3)
+            wait_for(lambda: fake.captions, what="a caption sent")
+        finally:
+            open_obs.stop()
