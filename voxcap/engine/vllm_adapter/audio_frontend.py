@@ -44,6 +44,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import time
 from dataclasses import asdict, dataclass
 
 from .pin import PINNED_VLLM, install_wrapper, pinned_attr
@@ -83,9 +84,11 @@ class Counts:
     per_session_items: int = 0
     graphs_captured: int = 0
     capture_failures: int = 0
+    batched_host_s: float = 0.0  # host time in the batched passes (kernels queued, not waited for)
     checked_items: int = 0  # VOXCAP_VLLM_FRONTEND_CHECK: batched items compared with vLLM's path
     differing_items: int = 0
     max_abs_diff: float = 0.0
+    checked_per_session_host_s: float = 0.0  # vLLM's path's host time for the same items
 
 
 COUNTS = Counts()
@@ -153,7 +156,8 @@ def _summary() -> str:
             f"{c.capture_failures} failed), {c.per_session_items} per session")
     if c.checked_items:
         text += (f"; checked {c.checked_items} against vLLM's path: {c.differing_items} differ "
-                 f"(max abs diff {c.max_abs_diff:g})")
+                 f"(max abs diff {c.max_abs_diff:g}), host time {c.batched_host_s:.3f} s batched "
+                 f"vs {c.checked_per_session_host_s:.3f} s per session")
     return text
 
 
@@ -184,7 +188,9 @@ def _embed(model, original, kwargs: dict):
             batch = audio  # the usual step: vLLM stacked the equal-length chunks already
         else:
             batch = torch.stack([items[i] for i in idx])
+        t0 = time.perf_counter()
         embeds = _run_batch(model, batch)
+        COUNTS.batched_host_s += time.perf_counter() - t0
         if _env_flag(CHECK_ENV, False):
             _check(model, original, kwargs, [items[i] for i in idx], embeds)
         for i, emb in zip(idx, embeds, strict=True):
@@ -281,7 +287,9 @@ def _native_conv():
 
 def _check(model, original, kwargs: dict, items, embeds) -> None:
     """Count the batched items whose embedding is not bitwise vLLM's per-session one."""
+    t0 = time.perf_counter()
     reference = original(model, **{**kwargs, "audio_arrays": list(items)})
+    COUNTS.checked_per_session_host_s += time.perf_counter() - t0
     for ref, got in zip(reference, embeds, strict=True):
         COUNTS.checked_items += 1
         if ref.shape != got.shape or not bool((ref == got).all()):
