@@ -77,6 +77,7 @@ def run(args) -> int:
     from ..engine.server.args import engine_args_for, server_command
     from ..engine.server.gpus import parallel_from_vllm_args, serve_plan
     from ..engine.vllm_adapter import platform as engine_platform
+    from ..engine.vllm_adapter.audio_frontend import FRONTEND_ENV
     from ..engine.vllm_adapter.env import cache_env
     from ..engine.vllm_adapter.patches import SESSION_FIX_ENV
 
@@ -112,6 +113,8 @@ def run(args) -> int:
         key, created = server_key.ensure_key(key_file)
     session_fix = os.environ.get(SESSION_FIX_ENV, "1")
     env = {"VLLM_API_KEY": key, SESSION_FIX_ENV: session_fix, "VLLM_NO_USAGE_STATS": "1",
+           # a step's chunks in one front-end pass (vllm_adapter/audio_frontend.py); =0: per session
+           FRONTEND_ENV: os.environ.get(FRONTEND_ENV, "1"),
            "DO_NOT_TRACK": "1", **cache_env()}
     fix_on = session_fix.strip().lower() in ("1", "true", "yes", "on")  # as vllm_patches reads it
     return _serve(args, command, env, key_file, created, served, settings, fix_on)

@@ -33,6 +33,7 @@ from ..stats import EngineStats
 from ..vllm_adapter import internals
 from ..vllm_adapter import patches as vllm_patches
 from ..vllm_adapter import platform as engine_platform
+from ..vllm_adapter.audio_frontend import FRONTEND_ENV
 from ..vllm_adapter.cpu_processes import CPU_AS_GPU_ENV
 from ..vllm_adapter.env import FIRST_JIT_NOTE, first_jit_compile, use_voxcap_caches
 from ..vllm_adapter.patches import SESSION_FIX_ENV, TOKEN_CARRY_ENV
@@ -167,6 +168,9 @@ class LocalEngine(EngineBase):
                # (vllm_adapter/patches.py; ~40 % of a 1-stream step on the H200 was that round trip).
                # VOXCAP_VLLM_TOKEN_CARRY=0: off, chunks wait for their token as in vLLM's server
                TOKEN_CARRY_ENV: os.environ.get(TOKEN_CARRY_ENV, "1"),
+               # a step's audio chunks share one mel spectrogram + conv pass, a CUDA graph on a
+               # GPU (vllm_adapter/audio_frontend.py). VOXCAP_VLLM_BATCHED_FRONTEND=0: per session
+               FRONTEND_ENV: os.environ.get(FRONTEND_ENV, "1"),
                # vLLM's CPU build: its worker inside the engine core and the fork above, as on
                # one GPU (vllm_adapter/cpu_processes.py: 42 s → 18.5 s to ready here). =0: as vLLM does
                CPU_AS_GPU_ENV: os.environ.get(CPU_AS_GPU_ENV, "1"),
