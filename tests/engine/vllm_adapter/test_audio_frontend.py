@@ -149,3 +149,53 @@ def test_real_model_width():
         want = vllm_embed(model, audio)
         got = audio_frontend.batched_frontend(model, audio)
     assert all(torch.equal(got[k], want[k]) for k in range(5))
+
+
+def worker_counts(engine) -> dict:
+    """The front end's counts in the session engine's worker (its engine core on the CPU build),
+    through vLLM's collective_rpc: a worker without the front end has no such method."""
+    import asyncio
+
+    (counts,) = asyncio.run_coroutine_threadsafe(
+        engine._engine.collective_rpc(audio_frontend.COUNTS_RPC), engine._loop).result(60)
+    return counts
+
+
+@pytest.mark.engine
+def test_the_session_engine_batches_its_streams_chunks(engine, engine_events, parity_audio,
+                                                        reference):
+    """Three streams at once, each at another point of other speech: steps carry several
+    sessions' chunks in one front-end pass, and each stream gets vLLM's own tokens (vLLM's
+    per-session path, support/reference_tokens.py) as if it had run alone."""
+    import threading
+
+    from support.engine_helpers import collect_streams
+
+    names = ["speech", "other", "speech_shift20"]
+    before = worker_counts(engine)
+    sids = [engine.open_stream(name) for name in names]
+    barrier = threading.Barrier(len(sids))
+
+    def feed(sid, audio):
+        barrier.wait()
+        for i in range(0, audio.size, 1280):
+            engine.push_audio(sid, audio[i:i + 1280])
+        engine.close_stream(sid)
+
+    threads = [threading.Thread(target=feed, args=(sid, parity_audio[name]))
+               for sid, name in zip(sids, names, strict=True)]
+    for t in threads:
+        t.start()
+    got = collect_streams(engine_events, sids, timeout=300)
+    for t in threads:
+        t.join()
+    after = worker_counts(engine)
+    for sid, name in zip(sids, names, strict=True):
+        assert [t for d in got[sid][0] for t in d.token_ids] == reference[name], name
+    batched = after["batched_items"] - before["batched_items"]
+    passes = after["batched_passes"] - before["batched_passes"]
+    assert after["per_session_items"] - before["per_session_items"] == 3  # the first chunks
+    # every chunk after each stream's first: the first (the prompt prefix's audio) and the
+    # flush give ~20 tokens each
+    assert batched >= 0.6 * sum(len(reference[n]) for n in names), batched
+    assert passes < 0.8 * batched, (passes, batched)  # most passes carried several sessions
