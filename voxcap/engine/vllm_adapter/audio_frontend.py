@@ -47,7 +47,7 @@ import os
 import time
 from dataclasses import asdict, dataclass
 
-from .pin import PINNED_VLLM, install_wrapper, pinned_attr
+from .pin import PINNED_VLLM, env_on, install_wrapper, installed, pinned_attr
 
 logger = logging.getLogger("vllm.voxcap_patches")
 
@@ -63,13 +63,13 @@ LOG_EVERY_STEPS = 1000
 _NATIVE_CONV_MAX_ELEMENTS = 20480
 
 
-def _env_flag(name: str, default: bool) -> bool:
-    value = os.environ.get(name, "").strip().lower()
-    return default if not value else value in ("1", "true", "yes", "on")
+def graphs_on() -> bool:
+    """CUDA graphs for the batched pass unless VOXCAP_VLLM_FRONTEND_GRAPHS says off."""
+    return os.environ.get(GRAPHS_ENV, "").strip().lower() not in ("0", "false", "no", "off")
 
 
 def enabled() -> bool:
-    return _env_flag(FRONTEND_ENV, False)
+    return env_on(FRONTEND_ENV)
 
 
 @dataclass
@@ -117,17 +117,13 @@ def apply() -> bool:
         setattr(WorkerBase, COUNTS_RPC, lambda _worker: frontend_counts())
         logger.info("voxcap batched audio front end applied (vLLM %s, pid %d): a step's "
                     "audio chunks share one mel spectrogram and conv pass%s", PINNED_VLLM, os.getpid(),
-                    "" if _env_flag(GRAPHS_ENV, True) else " (CUDA graphs off)")
+                    "" if graphs_on() else " (CUDA graphs off)")
     return True
 
 
 def applied() -> bool:
-    try:
-        from vllm.model_executor.models.voxtral_realtime import VoxtralRealtimeGeneration
-    except Exception:
-        logger.warning("vLLM's Voxtral Realtime model could not be imported", exc_info=True)
-        return False
-    return bool(getattr(VoxtralRealtimeGeneration.embed_multimodal, _FLAG, False))
+    return installed(logger, "vllm.model_executor.models.voxtral_realtime",
+                     "VoxtralRealtimeGeneration", "embed_multimodal", _FLAG)
 
 
 def frontend_counts() -> dict:
@@ -191,7 +187,7 @@ def _embed(model, original, kwargs: dict):
         t0 = time.perf_counter()
         embeds = _run_batch(model, batch)
         COUNTS.batched_host_s += time.perf_counter() - t0
-        if _env_flag(CHECK_ENV, False):
+        if env_on(CHECK_ENV):
             _check(model, original, kwargs, [items[i] for i in idx], embeds)
         for i, emb in zip(idx, embeds, strict=True):
             out[i] = emb
@@ -221,7 +217,7 @@ def _run_batch(model, batch):
 
     n = batch.shape[0]
     out = None
-    if batch.is_cuda and _env_flag(GRAPHS_ENV, True):
+    if batch.is_cuda and graphs_on():
         out = graphs.replay(model, batch, batched_frontend, COUNTS)
     if out is not None:
         COUNTS.graph_items += n
