@@ -13,7 +13,7 @@ to its token (EngineStats), each stream's first 3 steps left out. The CPU share 
 processes' user + system time (/proc/PID/stat) over the paced part of the 1-stream run ÷ its
 wall time.
 
-  python benchmarks/frontend_steps.py [--model DIR [--dummy-weights]] [--variants off,on]
+  python -m benchmarks.frontend_steps [--model DIR [--dummy-weights]] [--variants off,on]
       [--streams 1,2] [--seconds 30] [--max-streams 2] [--out frontend_steps.json]
 
 Without --model: the tiny model with random weights from seed 0, whose tokens follow the audio.
@@ -24,15 +24,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks.lib.percentiles import percentile
+from benchmarks.lib.processes import run_module
+from voxcap.framing import SAMPLE_RATE, STEP_SAMPLES
 
-BLOCK = 1280  # 80 ms at 16 kHz
 SKIP_STEPS = 3
 VARIANT_ENV = {
     "off": {"VOXCAP_VLLM_BATCHED_FRONTEND": "0"},
@@ -70,8 +70,6 @@ def worker_counts(engine) -> dict | None:
 
 def paced(engine, n: int, seconds: float) -> dict:
     """n streams fed in real time; their step times, tokens and the engine's CPU share."""
-    import numpy as np
-
     from voxcap.commands.bench import speech_like
 
     latencies: dict[str, list[float]] = {}
@@ -79,17 +77,17 @@ def paced(engine, n: int, seconds: float) -> dict:
     ids = [engine.open_stream(f"s{k}") for k in range(n)]
     audio = [speech_like(seconds, seed=20 + k) for k in range(n)]
     pids = engine.engine_pids()
-    blocks = audio[0].size // BLOCK
+    blocks = audio[0].size // STEP_SAMPLES
     t0 = time.perf_counter() + 0.2
     cpu = {}
     for k in range(blocks):
-        wait = t0 + k * BLOCK / 16000 - time.perf_counter()
+        wait = t0 + k * STEP_SAMPLES / SAMPLE_RATE - time.perf_counter()
         if wait > 0:
             time.sleep(wait)
         if k == 25:  # 2 s in: the streams' first steps are behind
             cpu["t"], cpu["s"] = time.perf_counter(), cpu_seconds(pids)
         for sid, x in zip(ids, audio, strict=True):
-            engine.push_audio(sid, x[k * BLOCK:(k + 1) * BLOCK])
+            engine.push_audio(sid, x[k * STEP_SAMPLES:(k + 1) * STEP_SAMPLES])
     share = (cpu_seconds(pids) - cpu["s"]) / (time.perf_counter() - cpu["t"])
     for sid in ids:
         engine.close_stream(sid)
@@ -98,9 +96,9 @@ def paced(engine, n: int, seconds: float) -> dict:
     engine.stats.latency_observer = None
     steps = [ms for sid in ids for ms in latencies.get(sid, [])[SKIP_STEPS:]]
     return {"streams": n, "stream_ids": ids, "steps": len(steps),
-            "step_p50_ms": round(float(np.percentile(steps, 50)), 2),
-            "step_p95_ms": round(float(np.percentile(steps, 95)), 2),
-            "step_mean_ms": round(float(np.mean(steps)), 2),
+            "step_p50_ms": percentile(steps, 50, digits=2),
+            "step_p95_ms": percentile(steps, 95, digits=2),
+            "step_mean_ms": round(sum(steps) / len(steps), 2),
             "engine_cpu_share": round(share, 3), "engine_pids": pids}
 
 
@@ -163,11 +161,11 @@ def main() -> int:
         results = []
         for variant in a.variants.split(","):
             path = Path(tmp) / f"{variant}.json"
-            cmd = [sys.executable, __file__, "--child", variant, "--child-out", str(path),
-                   "--model", a.model, "--streams", a.streams, "--seconds", str(a.seconds),
-                   "--max-streams", str(a.max_streams), "--logs", a.logs]
-            cmd += ["--dummy-weights"] if a.dummy_weights else []
-            proc = subprocess.run(cmd, text=True, capture_output=True)
+            args = ["--child", variant, "--child-out", str(path), "--model", a.model,
+                    "--streams", a.streams, "--seconds", str(a.seconds),
+                    "--max-streams", str(a.max_streams), "--logs", a.logs]
+            args += ["--dummy-weights"] if a.dummy_weights else []
+            proc = run_module("benchmarks.frontend_steps", *args)
             print(proc.stdout, end="", flush=True)
             if a.logs:
                 Path(a.logs).mkdir(parents=True, exist_ok=True)

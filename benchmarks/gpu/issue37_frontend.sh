@@ -27,13 +27,13 @@ python3 -c "from voxcap.engine.model.tiny import write_tiny_model as w; w('$W/ti
 nvidia-smi --query-gpu=name,driver_version,memory.used,memory.total --format=csv > "$OUT/gpu.csv" 2>&1
 
 say "(b) real shape, off vs on, 1 and 2 streams paced"
-timeout 420 python3 benchmarks/frontend_steps.py --model "$M" --dummy-weights --variants off,on \
+timeout 420 python3 -m benchmarks.frontend_steps --model "$M" --dummy-weights --variants off,on \
   --streams 1,2 --seconds "${SECONDS_B:-12}" --max-streams 2 --logs "$OUT/logs-b" \
   --out "$OUT/b_real_shape.json" > "$OUT/b_real_shape.txt" 2>&1
 say "(b) exit $?"
 
 say "(a) tiny seeded weights, off vs check, 1 and 4 streams"
-timeout 240 python3 benchmarks/frontend_steps.py --model "$W/tiny37" --variants off,check \
+timeout 240 python3 -m benchmarks.frontend_steps --model "$W/tiny37" --variants off,check \
   --streams 1,4 --seconds 6 --max-streams 4 --logs "$OUT/logs-a" \
   --out "$OUT/a_tokens.json" > "$OUT/a_tokens.txt" 2>&1
 say "(a) exit $?"

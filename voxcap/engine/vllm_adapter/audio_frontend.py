@@ -47,6 +47,7 @@ import os
 import time
 from dataclasses import asdict, dataclass
 
+from ...framing import SAMPLE_RATE
 from .pin import PINNED_VLLM, env_on, install_wrapper, installed, pinned_attr
 
 logger = logging.getLogger("vllm.voxcap_patches")
@@ -56,7 +57,7 @@ CHECK_ENV = "VOXCAP_VLLM_FRONTEND_CHECK"
 GRAPHS_ENV = "VOXCAP_VLLM_FRONTEND_GRAPHS"
 COUNTS_RPC = "voxcap_audio_frontend_counts"  # the worker method collective_rpc calls
 _FLAG = "_voxcap_batched_frontend"
-MAX_BATCHED_SAMPLES = 16_000  # 1 s: later chunks (2,160) go batched, a session's first (~3 s) not
+MAX_BATCHED_SAMPLES = SAMPLE_RATE  # 1 s: later chunks (2,160) go batched, a session's first (~3 s) not
 LOG_EVERY_STEPS = 1000
 # PyTorch runs a float32 CPU convolution of batch 1 with its native kernel up to this many input
 # elements (channels x frames), with oneDNN above (aten/src/ATen/native/Convolution.cpp, use_mkldnn)
