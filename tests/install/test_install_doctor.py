@@ -253,3 +253,18 @@ def test_install_doctor_selftest(tmp_path, pulse):
     assert r.stderr == "", r.stderr
     noise = (state / "vllm.log").read_text(errors="replace")
     assert "Triton not available" in noise or "NUMA binding" in noise, noise[-2000:]
+
+
+def test_install_doctor_says_how_many_streams_a_server_here_takes(fake_nvml):
+    """What `voxcap serve` fits on this GPU now, at the session length set (the default here):
+    not capped at 64 on an H200 (139 GiB free, the real model's shape), fewer on a 24 GB card."""
+    taken = {}
+    for total, free in ((int(139.8 * GIB), 139 * GIB), (24 * GIB, 23 * GIB)):
+        _, checks, _ = doctor(env=gpu_env(fake_nvml, total=total, free=free, reserved=0))
+        mem = checks["gpu_memory"]
+        d = mem["details"]
+        assert mem["verdict"] == "ok" and d["serve_max_model_len"] == 8192, mem
+        assert f"`voxcap serve` here: up to {d['serve_streams']} streams of 8192 tokens" in \
+            mem["summary"], mem
+        taken[total] = d["serve_streams"]
+    assert 64 < taken[int(139.8 * GIB)] and 1 < taken[24 * GIB] < 64, taken

@@ -66,8 +66,12 @@ class InProcessSettings:
         if self.max_model_len is not None and self.max_model_len < 128:
             raise ConfigError(f"max session length {self.max_model_len} tokens is too short.",
                               "use at least 128 tokens (10 s of audio); 8192 ≈ 10.9 min")
-        if not 1 <= self.max_streams <= 64:
-            raise ConfigError(f"max streams {self.max_streams} is out of range.", "use 1 to 64")
+        if self.max_streams < 1:
+            raise ConfigError(f"max streams {self.max_streams} is out of range.", "use 1 or more")
+        if self.max_streams > self.step_tokens:  # how many fit the GPU: the start gate says
+            raise ConfigError(f"max streams {self.max_streams} is more than the step token budget "
+                              f"({self.step_tokens} tokens; every stream needs one in each step).",
+                              f"use at most {self.step_tokens} streams")
         if self.capture_sizes is not None:
             sizes = tuple(sorted(set(int(s) for s in self.capture_sizes)))
             if not sizes or sizes[0] < 1:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from ...engine.settings import DEFAULT_STEP_TOKENS
 from ...engine.sizing import memory
 from ...engine.sizing.memory import Sizing
+from ...engine.sizing.streams import most_streams
 from ...engine.sizing.verdict import read_gpu_facts, verdict
 from ...errors import VoxcapError
 from .base import FAIL, OK, SKIP, Check, Context, _gib
@@ -48,9 +50,21 @@ def check_gpu_memory(ctx: Context, args) -> Check:
     if v.fits:
         fewer = ("; only one source at a time fits (Both needs two streams)"
                  if v.kind == "fewer_streams" else "")
-        return Check("gpu_memory", title, OK, f"{v.line}: the model {needs}{fewer}{each}", "",
-                     details)
+        return Check("gpu_memory", title, OK, f"{v.line}: the model {needs}{fewer}{each}"
+                     f"{_served(ctx, facts, details)}", "", details)
     return Check("gpu_memory", title, FAIL, v.line + each, v.fix, details)
+
+
+def _served(ctx: Context, facts, details: dict) -> str:
+    """How many streams `voxcap serve` would take on this GPU now, at the session length set."""
+    best = most_streams(ctx.model_info, _sizing(ctx), facts, DEFAULT_STEP_TOKENS)
+    if best is None:
+        return ""
+    length = memory.footprint(ctx.model_info, 1, ctx.max_model_len).plan.max_model_len
+    details.update(serve_streams=best.streams, serve_precision=best.precision.name,
+                   serve_max_model_len=length)
+    return (f"; `voxcap serve` here: up to {best.streams} streams of {length} tokens "
+            f"({best.label}; --max-streams, --max-model-len)")
 
 
 def _each_gpu(ctx: Context, details: dict) -> str:

@@ -78,17 +78,44 @@ def engine_args_for(settings, build: str, gpus: list | tuple = ()):
     exactly as the in-process engine would start (engine/inprocess/engine.py; raises its errors: a bad
     model folder, a KV budget too small, not enough free GPU memory). The engine sizes them for
     the GPU CUDA shows first; ``gpus`` (NVML readings, engine/server/gpus.py): every GPU of a
-    data-parallel server, each of which must have as much free (EngineError naming the GPU)."""
+    data-parallel server, each of which must have as much free (EngineError naming the GPU).
+    A server serves exactly the streams asked: where fewer fit, the start is refused with the
+    most that do (an engine of the app's takes fewer instead)."""
+    from ...errors import EngineError
     from ..inprocess.engine import LocalEngine
 
     engine = LocalEngine(settings)
     try:
-        args = engine.engine_args(build)
+        try:
+            args = engine.engine_args(build)
+        except EngineError as exc:
+            if build != "cuda" or engine.model_info is None:
+                raise
+            raise EngineError(exc.message, _streams_that_fit(engine, settings, exc.fix)) from None
         if build == "cuda":
+            if args["max_num_seqs"] < settings.max_streams:
+                raise EngineError(
+                    f"{settings.max_streams} streams do not fit this GPU now: "
+                    f"{engine.precision_choice.line}.", _streams_that_fit(engine, settings, ""))
             _check_each_gpu(engine.precision_choice, gpus)
         return args, engine.model_info
     finally:
         engine._cleanup()
+
+
+def _streams_that_fit(engine, settings, fix: str) -> str:
+    """``fix`` led by the most streams this GPU fits now at the session length asked."""
+    from ..sizing.memory import Sizing
+    from ..sizing.streams import most_streams
+    from ..sizing.verdict import read_gpu_facts
+
+    best = most_streams(engine.model_info, Sizing.of(engine.settings), read_gpu_facts(),
+                        settings.max_streams - 1)
+    length = engine.settings.max_model_len
+    if best is None:
+        return fix
+    return (f"serve --max-streams {best.streams} ({best.label}, sessions of {length} tokens), or "
+            "shorter sessions (--max-model-len) for more" + (f"; or {fix}" if fix else ""))
 
 
 def _check_each_gpu(choice, gpus) -> None:
