@@ -132,59 +132,74 @@ class ObsCaptions:
 
     async def _session(self, viewer, wake) -> None:
         from websockets.asyncio.client import connect
-        from websockets.exceptions import ConnectionClosed
 
         async with connect(self.url, open_timeout=5, max_size=2**20) as ws:
-            hello = json.loads(await asyncio.wait_for(ws.recv(), 5))
-            identify = {"rpcVersion": RPC_VERSION, "eventSubscriptions": 0}
-            auth = (hello.get("d") or {}).get("authentication")
-            if auth and not self.password:
-                raise PasswordRefused("OBS asks for a password and none is set")
-            if self.password and not auth:
-                raise PasswordRefused("What answers at this address asks for no password, but "
-                                      "one is set (OBS asks when it has one)", NOT_ASKED_FIX)
-            if auth:
-                identify["authentication"] = auth_string(self.password, auth["salt"],
-                                                         auth["challenge"])
-            await ws.send(json.dumps({"op": 1, "d": identify}))
-            try:
-                reply = json.loads(await asyncio.wait_for(ws.recv(), 5))
-            except ConnectionClosed as exc:
-                if exc.rcvd is not None and exc.rcvd.code == AUTH_FAILED:
-                    raise PasswordRefused("OBS refused the password") from None
-                raise
-            if reply.get("op") != 2:
-                raise ValueError("obs-websocket did not accept the identification")
+            version = await self._identify(ws)
             self._set("sending")
-            log.info("obs: connected to obs-websocket %s",
-                     (hello.get("d") or {}).get("obsWebSocketVersion", "?"))
+            log.info("obs: connected to obs-websocket %s", version)
             viewer.take()  # the session so far is not sent: captions are live
             n = 0
             while not self._stop.is_set():
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(wake.wait(), 1.0)
                 wake.clear()
-                text = None
-                for raw in viewer.take():
-                    msg = json.loads(raw)
-                    if msg["type"] == "line" and (msg["added"] or msg["new"]):
-                        text = msg["text"][-CAPTION_CHARS:].lstrip()
-                    elif msg["type"] == "snapshot" and msg["lines"]:  # a new session, or behind
-                        text = msg["lines"][-1]["text"][-CAPTION_CHARS:].lstrip()
+                text = latest_caption(viewer.take())
                 if text is None:
                     continue
                 n += 1
-                await ws.send(json.dumps({"op": 6, "d": {
-                    "requestType": "SendStreamCaption", "requestId": str(n),
-                    "requestData": {"captionText": text}}}))
-                while True:  # its answer (events are not subscribed: nothing else comes)
-                    answer = json.loads(await asyncio.wait_for(ws.recv(), 5))
-                    if answer.get("op") == 7:
-                        break
-                status = answer["d"]["requestStatus"]
-                if status.get("result"):
-                    self.sent += 1
-                    self._set("sending")
-                else:  # e.g. 501 "not streaming": shown, and tried again with the next words
-                    self._set("sending", f"OBS: {status.get('comment') or status.get('code')}")
+                await self._send_caption(ws, str(n), text)
                 await asyncio.sleep(self.interval_s)  # coalesce: the latest text goes next
+
+    async def _identify(self, ws) -> str:
+        """obs-websocket's handshake (its password, if it asks); the version it says it is."""
+        from websockets.exceptions import ConnectionClosed
+
+        hello = json.loads(await asyncio.wait_for(ws.recv(), 5))
+        identify = {"rpcVersion": RPC_VERSION, "eventSubscriptions": 0}
+        auth = (hello.get("d") or {}).get("authentication")
+        if auth and not self.password:
+            raise PasswordRefused("OBS asks for a password and none is set")
+        if self.password and not auth:
+            raise PasswordRefused("What answers at this address asks for no password, but "
+                                  "one is set (OBS asks when it has one)", NOT_ASKED_FIX)
+        if auth:
+            identify["authentication"] = auth_string(self.password, auth["salt"],
+                                                     auth["challenge"])
+        await ws.send(json.dumps({"op": 1, "d": identify}))
+        try:
+            reply = json.loads(await asyncio.wait_for(ws.recv(), 5))
+        except ConnectionClosed as exc:
+            if exc.rcvd is not None and exc.rcvd.code == AUTH_FAILED:
+                raise PasswordRefused("OBS refused the password") from None
+            raise
+        if reply.get("op") != 2:
+            raise ValueError("obs-websocket did not accept the identification")
+        return (hello.get("d") or {}).get("obsWebSocketVersion", "?")
+
+    async def _send_caption(self, ws, request_id: str, text: str) -> None:
+        await ws.send(json.dumps({"op": 6, "d": {
+            "requestType": "SendStreamCaption", "requestId": request_id,
+            "requestData": {"captionText": text}}}))
+        while True:  # its answer (events are not subscribed: nothing else comes)
+            answer = json.loads(await asyncio.wait_for(ws.recv(), 5))
+            if answer.get("op") == 7:
+                break
+        status = answer["d"]["requestStatus"]
+        if status.get("result"):
+            self.sent += 1
+            self._set("sending")
+        else:  # e.g. 501 "not streaming": shown, and tried again with the next words
+            self._set("sending", f"OBS: {status.get('comment') or status.get('code')}")
+
+
+def latest_caption(feed_messages) -> str | None:
+    """The newest caption text among the page feed's messages (a line that grew, or the last
+    line of a snapshot), cut to what OBS shows; None when none carries new words."""
+    text = None
+    for raw in feed_messages:
+        msg = json.loads(raw)
+        if msg["type"] == "line" and (msg["added"] or msg["new"]):
+            text = msg["text"][-CAPTION_CHARS:].lstrip()
+        elif msg["type"] == "snapshot" and msg["lines"]:  # a new session, or behind
+            text = msg["lines"][-1]["text"][-CAPTION_CHARS:].lstrip()
+    return text
