@@ -71,6 +71,7 @@ import logging
 import os
 import re
 import shlex
+import shutil
 import signal
 import socket
 import statistics
@@ -348,7 +349,11 @@ def run_one(server: Server, n: int, audio: np.ndarray, args, gpu: GpuSampler) ->
 def profile(server: Server, n: int, audio: np.ndarray, args, out_dir: Path) -> dict:
     """One run at N with py-spy recording every process of the server; top functions."""
     out_dir.mkdir(parents=True, exist_ok=True)
+    # beside this interpreter (a virtual environment), else on PATH (pip's scripts folder of a
+    # system interpreter, e.g. /usr/local/bin on the GPU kit)
     pyspy = Path(sys.executable).with_name("py-spy")
+    if not pyspy.exists():
+        pyspy = Path(shutil.which("py-spy") or pyspy)
     if not pyspy.exists():
         raise SystemExit(f"capacity: --profile needs py-spy ({sys.executable} -m pip install "
                          "py-spy)")
