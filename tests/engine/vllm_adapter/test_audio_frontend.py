@@ -10,72 +10,10 @@ engine test asks the session engine's worker what ran.
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
-import numpy as np
 import pytest
 
+from benchmarks.frontend_micro import FIRST, front_end, sessions, vllm_embed
 from voxcap.engine.vllm_adapter import audio_frontend
-
-STEADY = 2160  # samples of every realtime chunk after a session's first (tiny model's config)
-FIRST = 49_960  # a session's first chunk (the prompt prefix's audio)
-
-
-def front_end(dtype_name: str = "float32", d_model: int = 64, global_max: float | None = 1.5):
-    """vLLM's Voxtral Realtime model holding only what embed_multimodal uses: the mel filters,
-    the two causal convolutions (random weights, seed 0) and the pool size."""
-    import torch
-    from mistral_common.audio import mel_filter_bank
-    from torch import nn
-    from vllm.model_executor.models.voxtral import VoxtralEncoderModel
-    from vllm.model_executor.models.voxtral_realtime import VoxtralRealtimeGeneration
-    from vllm.model_executor.models.whisper_causal import WhisperCausalConv1d, WhisperCausalEncoder
-
-    dtype = getattr(torch, dtype_name)
-    torch.manual_seed(0)
-
-    def bare(cls):
-        obj = nn.Module.__new__(cls)
-        nn.Module.__init__(obj)
-        return obj
-
-    conv = bare(WhisperCausalEncoder)
-    conv.conv1 = WhisperCausalConv1d(128, d_model, kernel_size=3).to(dtype)
-    conv.conv2 = WhisperCausalConv1d(d_model, d_model, stride=2, kernel_size=3).to(dtype)
-    conv.total_stride = 2
-    enc = bare(VoxtralEncoderModel)
-    enc.config = SimpleNamespace(window_size=400, hop_length=160, global_log_mel_max=global_max)
-    enc.dtype = dtype
-    enc.whisper_encoder = conv
-    enc.register_buffer("mel_filters", torch.tensor(mel_filter_bank(
-        num_frequency_bins=201, num_mel_bins=128, min_frequency=0.0, max_frequency=8000.0,
-        sampling_rate=16000), dtype=torch.float32), persistent=False)
-    model = bare(VoxtralRealtimeGeneration)
-    model.whisper_encoder = enc
-    model.config = SimpleNamespace(audio_config=SimpleNamespace(block_pool_size=4))
-    return model
-
-
-def vllm_embed(model, audio):
-    """vLLM 0.32.0's own embed_multimodal (unwrapped if the plugin wrapped it here)."""
-    from vllm.model_executor.models.voxtral_realtime import VoxtralRealtimeGeneration
-
-    method = VoxtralRealtimeGeneration.embed_multimodal
-    return getattr(method, "__wrapped__", method)(model, audio_arrays=audio)
-
-
-def sessions(n: int, dtype_name: str, length: int = STEADY, seed: int = 1):
-    """Each session's next chunk: different voices and levels, as sessions at different points
-    of different speech (a silent one among them)."""
-    import torch
-
-    rng = np.random.default_rng(seed)
-    t = np.arange(length) / 16000
-    out = []
-    for k in range(n):
-        tone = np.sin(2 * np.pi * (110 + 37 * k) * t) * (0.05 + 0.1 * k % 0.8)
-        out.append(tone + rng.normal(0, 0.02 * (k % 3), length) if k % 5 != 4 else 0 * t)
-    return torch.tensor(np.stack(out), dtype=getattr(torch, dtype_name))
 
 
 @pytest.mark.parametrize("dtype_name", ["float32", "bfloat16"])
