@@ -12,6 +12,8 @@
 #  (c) whether graphs were captured and replayed: frontend_counts in each JSON (graphs_captured,
 #      graph_replays, capture_failures) and vLLM's log lines ("voxcap audio front end ...") in
 #      OUT/logs-*/<variant>.log
+#  (d) the front end alone (benchmarks/frontend_micro.py, no engine): a step's wall time for 1-128
+#      sessions at the real width in bfloat16, vLLM's per-session path vs batched vs CUDA graph
 # env: SECONDS_B (audio per stream in (b), default 15)
 OUT=$(mkdir -p "${1:?usage: issue37_frontend.sh OUT_DIR}" && cd "$1" && pwd)
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -25,6 +27,11 @@ rm -f "$OUT/done"
 python3 -c "from voxcap.engine.model.tiny import write_tiny_model as w; w('$W/tiny37', max_len=4096, weights_seed=0)" \
   > "$OUT/tiny.log" 2>&1
 nvidia-smi --query-gpu=name,driver_version,memory.used,memory.total --format=csv > "$OUT/gpu.csv" 2>&1
+
+say "(d) the front end alone, real width, bf16: vLLM per session vs batched vs CUDA graph"
+timeout 120 python3 -m benchmarks.frontend_micro --device cuda --dtype bfloat16 --widths 1280 \
+  --sessions 1,2,8,48,128 --repeats 100 --out "$OUT/d_micro.json" > "$OUT/d_micro.txt" 2>&1
+say "(d) exit $?"
 
 say "(b) real shape, off vs on, 1 and 2 streams paced"
 timeout 420 python3 -m benchmarks.frontend_steps --model "$M" --dummy-weights --variants off,on \
