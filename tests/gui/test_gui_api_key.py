@@ -70,14 +70,15 @@ def test_the_dialogs_show_the_key_and_settings_only_what_the_engine_uses(qtbot, 
     dlg = SettingsDialog(AppSettings(engine="remote", server_url="ws://gpu-box:8000"))
     qtbot.addWidget(dlg)
     dlg.show()
-    form = dlg._eng_form
-    assert form.isRowVisible(dlg.api_key) and form.isRowVisible(dlg.server_url)
-    assert dlg.api_key.status.text().startswith("no key")
-    for w in (dlg.graph_mode, dlg.precision, dlg.kv, dlg.max_len, dlg.max_len_note):
+    eng = dlg.engine_panel
+    form = eng.form
+    assert form.isRowVisible(eng.api_key) and form.isRowVisible(eng.server_url)
+    assert eng.api_key.status.text().startswith("no key")
+    for w in (eng.graph_mode, eng.precision, eng.kv, eng.max_len, eng.max_len_note):
         assert not form.isRowVisible(w), w  # the server's own: not set nor estimated here
-    dlg.engine.setCurrentIndex(dlg.engine.findData("local"))
-    assert form.isRowVisible(dlg.graph_mode) and form.isRowVisible(dlg.max_len_note)
-    assert not form.isRowVisible(dlg.api_key) and not form.isRowVisible(dlg.server_url)
+    eng.engine.setCurrentIndex(eng.engine.findData("local"))
+    assert form.isRowVisible(eng.graph_mode) and form.isRowVisible(eng.max_len_note)
+    assert not form.isRowVisible(eng.api_key) and not form.isRowVisible(eng.server_url)
 
 
 def test_the_cli_finds_the_key_as_the_app_does(tmp_path, monkeypatch):

@@ -36,8 +36,8 @@ def test_echo_setting_round_trip(qtbot, make_app, tmp_path, monkeypatch):
     app = make_app(AppSettings(model_dir="/tmp/fake-model"))
     app.window.act_settings.trigger()
     dlg = app.settings_control.dialog
-    assert dlg.echo.currentData() == "auto"
-    dlg.echo.setCurrentIndex(dlg.echo.findData("on"))
+    assert dlg.captions_panel.echo.currentData() == "auto"
+    dlg.captions_panel.echo.setCurrentIndex(dlg.captions_panel.echo.findData("on"))
     dlg.buttons.accepted.emit()
     assert app.settings.echo_cancel == "on"
     assert load_settings()[0].echo_cancel == "on"

@@ -88,9 +88,9 @@ def test_keyboard_only_first_run_settings_captioning_export_quit(qtbot, make_app
             buddy = label.buddy()
             assert buddy.focusPolicy() & Qt.FocusPolicy.TabFocus, (label.text(), buddy)
     key(Qt.Key.Key_M, ALT)
-    assert focus() is sd.model_dir
+    assert focus() is sd.engine_panel.model_dir
     key(Qt.Key.Key_D, ALT)
-    assert sd.delay.isAncestorOf(focus()) or focus() is sd.delay
+    assert sd.engine_panel.delay.isAncestorOf(focus()) or focus() is sd.engine_panel.delay
     key(Qt.Key.Key_A, CTRL)  # select the delay, type a new one
     type_text("960")
     key(Qt.Key.Key_A, ALT)  # &Apply

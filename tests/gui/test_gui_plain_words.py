@@ -31,8 +31,8 @@ TERMINAL_ONLY = ("commands", "cli.py", "launcher.py", "engine/server/args.py",
 
 
 def _texts(path: Path):
-    """(line, text) of each string literal of a module that is not a docstring nor a log call's
-    (f-strings with their holes as {})."""
+    """(line, text) of each string literal of a module that is not a docstring, a log call's
+    nor a setting's command-line help (f-strings with their holes as {})."""
     tree = ast.parse(path.read_text())
     skip: set[int] = set()
     for node in ast.walk(tree):
@@ -43,6 +43,8 @@ def _texts(path: Path):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                 and isinstance(node.func.value, ast.Name) and node.func.value.id == "log":
             skip.update(id(n) for n in ast.walk(node))
+        if isinstance(node, ast.keyword) and node.arg == "flag_help":  # the terminal's --help
+            skip.update(id(n) for n in ast.walk(node.value))
     for node in ast.walk(tree):
         if id(node) in skip:
             continue

@@ -67,26 +67,27 @@ def test_settings_panel_round_trip(qtbot, make_app, tmp_path, monkeypatch, tiny_
     app = make_app(AppSettings(model_dir="/tmp/fake-model"))
     qtbot.waitUntil(lambda: app.window.engine_status.state == "ready", timeout=10000)
     app.window.act_settings.trigger()
-    dlg = app.settings_dialog
+    dlg = app.settings_control.dialog
+    eng = dlg.engine_panel
     assert dlg is not None and dlg.isVisible()
-    qtbot.waitUntil(lambda: dlg.model_ok is False, timeout=5000)  # checked off the GUI thread
-    assert "does not exist" in dlg.model_check.text() and "Fix:" in dlg.model_check.text()
-    dlg.model_dir.setText(str(tiny_model_dir))
-    dlg.dummy.setChecked(True)
-    qtbot.waitUntil(lambda: dlg.model_ok is True, timeout=5000)
+    qtbot.waitUntil(lambda: eng.model_ok is False, timeout=5000)  # checked off the GUI thread
+    assert "does not exist" in eng.model_check.text() and "Fix:" in eng.model_check.text()
+    eng.model_dir.setText(str(tiny_model_dir))
+    eng.dummy.setChecked(True)
+    qtbot.waitUntil(lambda: eng.model_ok is True, timeout=5000)
     # the automatic GPU memory budget is the engine's own sizing for this model (engine/sizing/memory.py)
     from voxcap.engine.model.folder import inspect_model_dir
     from voxcap.engine.sizing import memory
 
     fp = memory.footprint(inspect_model_dir(tiny_model_dir, True), 2, None)
-    assert dlg.kv.value() == 0 and dlg.kv.specialValueText() == (
+    assert eng.kv.value() == 0 and eng.kv.specialValueText() == (
         f"Automatic (≈{memory.gib(fp.kv_cache_bytes)} KV cache for 2 streams, "
         f"≈{memory.gib(fp.total_bytes)} of GPU memory in all)")
-    dlg.graph_mode.setCurrentIndex(dlg.graph_mode.findData("FULL_AND_PIECEWISE"))
-    dlg.lines.setValue(3)
-    dlg.font_size.setValue(36)
-    dlg.opacity.setValue(40)
-    dlg.mask.setChecked(True)
+    eng.graph_mode.setCurrentIndex(eng.graph_mode.findData("FULL_AND_PIECEWISE"))
+    dlg.overlay_panel.lines.setValue(3)
+    dlg.overlay_panel.font_size.setValue(36)
+    dlg.overlay_panel.opacity.setValue(40)
+    dlg.captions_panel.mask.setChecked(True)
     dlg.buttons.accepted.emit()
     assert app.settings.graph_mode == "FULL_AND_PIECEWISE"
     assert app.overlay.settings.lines == 3 and app.overlay.height() == app.overlay.fitted_height(3)
@@ -105,7 +106,7 @@ def test_each_precision_says_what_it_would_take_on_this_gpu(monkeypatch, tiny_mo
     from voxcap.engine.sizing import verdict as verdict_module
     from voxcap.engine.sizing.memory import Sizing
     from voxcap.engine.sizing.precision import GpuFacts
-    from voxcap.gui.settings_dialog import choice_costs
+    from voxcap.app.model_check import choice_costs
 
     gib = 2**30
     monkeypatch.setattr(verdict_module, "read_gpu_facts", lambda: GpuFacts(8 * gib, int(7.5 * gib), (8, 9)))
@@ -125,20 +126,21 @@ def test_precision_is_a_setting_with_its_cost_said(qtbot, make_app, tmp_path, mo
     app = make_app(AppSettings(model_dir=str(tiny_model_dir), dummy_weights=True))
     qtbot.waitUntil(lambda: app.window.engine_status.state == "ready", timeout=10000)
     app.window.act_settings.trigger()
-    dlg = app.settings_dialog
-    qtbot.waitUntil(lambda: dlg.model_ok is True, timeout=5000)
-    assert dlg.precision.currentData() == "auto"
-    assert [dlg.precision.itemData(i) for i in range(dlg.precision.count())] == [
+    dlg = app.settings_control.dialog
+    eng = dlg.engine_panel
+    qtbot.waitUntil(lambda: eng.model_ok is True, timeout=5000)
+    assert eng.precision.currentData() == "auto"
+    assert [eng.precision.itemData(i) for i in range(eng.precision.count())] == [
         "auto", "bfloat16", "fp8", "fp8_kv", "mxfp4", "mxfp4_kv"]
-    assert "FP8 weights (12 GB cards)" in dlg.precision_note.text()
-    assert "4-bit weights (6-8 GB cards, RTX 30+) only where FP8 does not fit" in dlg.precision_note.text()
-    dlg.precision.setCurrentIndex(dlg.precision.findData("mxfp4"))
-    assert dlg.precision_note.text().startswith("4-bit weights: weights rounded to 4 bits (MXFP4)")
-    assert "accuracy may be lower" in dlg.precision_note.text()
-    dlg.precision.setCurrentIndex(dlg.precision.findData("fp8"))
-    assert "weights rounded to 8 bits" in dlg.precision_note.text()
-    assert "benchmarks/precision_wer.py" in dlg.precision_note.text()  # not measured: said so
-    assert dlg.precision_note.accessibleDescription() == "Precision note"  # its name: its text
+    assert "FP8 weights (12 GB cards)" in eng.precision_note.text()
+    assert "4-bit weights (6-8 GB cards, RTX 30+) only where FP8 does not fit" in eng.precision_note.text()
+    eng.precision.setCurrentIndex(eng.precision.findData("mxfp4"))
+    assert eng.precision_note.text().startswith("4-bit weights: weights rounded to 4 bits (MXFP4)")
+    assert "accuracy may be lower" in eng.precision_note.text()
+    eng.precision.setCurrentIndex(eng.precision.findData("fp8"))
+    assert "weights rounded to 8 bits" in eng.precision_note.text()
+    assert "benchmarks/precision_wer.py" in eng.precision_note.text()  # not measured: said so
+    assert eng.precision_note.accessibleDescription() == "Precision note"  # its name: its text
     dlg.buttons.accepted.emit()
     assert app.settings.precision == "fp8"
     assert load_settings()[0].precision == "fp8"

@@ -98,13 +98,13 @@ class ShareSettings:
 
     enabled: bool = False
     lan: bool = False
-    port: int = setting(SHARE_PORT, label="&Port", low=1024, high=65535)
+    port: int = setting(SHARE_PORT, label="Port", low=1024, high=65535)
     # one site whose pages may read the feed, e.g. "https://notes.example"
-    allow_origin: str = setting("", label="Allow &site", check=_origin)
+    allow_origin: str = setting("", label="Allow site", check=_origin)
     token: str = field(default="", repr=False)  # a secret: never in a repr, a log or a note
     local_token: bool = False  # the token on this computer's address (127.0.0.1) too
     obs: bool = False  # the stream's closed captions in OBS Studio (obs-websocket)
-    obs_url: str = setting(OBS_ADDRESS, label="OBS address", check=_websocket_address)
+    obs_url: str = setting(OBS_ADDRESS, label="OBS WebSocket", check=_websocket_address)
     # obs-websocket's (Tools → WebSocket Server Settings); a secret like the token
     obs_password: str = field(default="", repr=False)
 

@@ -13,6 +13,8 @@ import dataclasses
 import json
 import time
 
+from ..app.settings import AppSettings, load_settings
+from ..app.settings_schema import add_setting_flags
 from ..errors import ConfigError
 
 
@@ -23,7 +25,8 @@ def add_parser(sub) -> list[str]:
                                    "an engine with the app's settings and random weights on DIR, "
                                    "which compiles what the app's first start would (about a "
                                    "minute on a GPU). DIR needs params.json and tekken.json only.")
-    p.add_argument("--model", metavar="DIR", help="the model folder the app will use")
+    add_setting_flags(p, AppSettings, ["model_dir"],
+                      more_help={"model_dir": "; the one the app will use"})
     p.add_argument("--engine-settings", metavar="JSON",
                    help="the engine settings as JSON (default: the app's saved settings, with "
                         "--model as the model folder)")
@@ -33,7 +36,6 @@ def add_parser(sub) -> list[str]:
 
 
 def _settings(args):
-    from ..app.settings import load_settings
     from ..engine.settings import InProcessSettings
 
     if args.engine_settings:

@@ -15,7 +15,9 @@ events through ``bridge.EventBridge``. One widget per module:
 - ``engine_status``  EngineStatus: loading stages with progress, ready, error with its fix and
   Retry; each change painted and announced at once
 - ``meter``          MeterWidget: measured throughput figures; ``chart`` MiniChart: last minute
-- ``settings_dialog`` SettingsDialog; ``first_run`` FirstRunDialog; ``tray`` Tray
+- ``settings_dialog`` SettingsDialog: its parts one module each (``settings_engine``,
+  ``settings_captions``, ``settings_overlay``, ``share_panel``), their widgets made from the
+  settings' declarations (``settings_fields``); ``first_run`` FirstRunDialog; ``tray`` Tray
 - ``api_key_row``    ApiKeyRow: where the vLLM server's key comes from, and a way to give one
 - ``instance``       one running app per user: a second ``voxcap gui`` talks to the first
 - ``qt_probe``       Qt checks for front ends that run without Qt (doctor, the launcher)

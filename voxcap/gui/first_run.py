@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 from .. import gpu
 from ..app.download import MODEL_REPO, DownloadCancelled, ModelDownload, default_model_dir
 from ..app.engine_prep import EnginePreparation
+from ..app.model_check import check_model_dir
 from ..app.settings import ENGINE_STREAMS, AppSettings
 from ..engine.sizing.cards import needs
 from ..engine.sizing.memory import Sizing
@@ -35,7 +36,6 @@ from ..errors import VoxcapError
 from .a11y import announce, status_label
 from .api_key_row import ApiKeyRow
 from .plain_words import for_the_app
-from .settings_dialog import check_model_dir
 
 log = logging.getLogger(__name__)
 
@@ -246,7 +246,7 @@ class FirstRunDialog(QDialog):
         def work() -> None:
             reason, fix = check_model_dir(path, False)
             weights_only = bool(reason) and not check_model_dir(path, True)[0]
-            self._checked.emit(path, reason, fix, weights_only)
+            self._checked.emit(path, for_the_app(reason), for_the_app(fix), weights_only)
         threading.Thread(target=work, daemon=True).start()
 
     def _show_check(self, path: str, reason: str, fix: str, weights_only: bool = False) -> None:

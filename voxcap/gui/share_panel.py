@@ -15,17 +15,19 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
-    QSpinBox,
     QVBoxLayout,
     QWidget,
 )
 
 from ..app.settings import ShareSettings
-from ..netaddr import parse_origin
+from ..app.settings_schema import specs
+from ..netaddr import OBS_ADDRESS, parse_origin
 from ..share import ShareStatus, new_token
 from ..share.qr import qr_png
 from .a11y import status_label
+from .settings_fields import number_box, row_label
 
+SPECS = specs(ShareSettings)
 LOOPBACK_EXPOSURE = (
     "On this computer's address (127.0.0.1) the captions are readable by any program and any "
     "user logged in to this computer, the microphone's too when it is captioned; other web "
@@ -46,10 +48,7 @@ class SharePanel(QGroupBox):
         self.exposure = QLabel(LOOPBACK_EXPOSURE, self)
         self.exposure.setWordWrap(True)
         self.exposure.setAccessibleName("What sharing on this computer exposes")
-        self.port = QSpinBox(self)
-        self.port.setRange(1024, 65535)
-        self.port.setValue(settings.port)
-        self.port.setAccessibleName("Share port")
+        self.port = number_box(SPECS["port"], settings.port, self, name="Share port")
         self.origin = QLineEdit(settings.allow_origin, self)
         self.origin.setPlaceholderText("none: pages of other sites cannot read the captions")
         self.origin.setAccessibleName("Site allowed to read the captions")
@@ -92,14 +91,14 @@ class SharePanel(QGroupBox):
         form.addRow("", self.lan)
         form.addRow("", self.local_token)
         form.addRow("", self.exposure)
-        form.addRow("Port:", self.port)
-        form.addRow("Allow site:", self.origin)
+        form.addRow(row_label(SPECS["port"]), self.port)
+        form.addRow(row_label(SPECS["allow_origin"]), self.origin)
         form.addRow("", self.origin_problem)
         form.addRow("Address:", url_box)
         form.addRow("", self.viewers)
         form.addRow("", self.new_address)
         form.addRow("", self.obs)
-        form.addRow("OBS WebSocket:", self.obs_url)
+        form.addRow(row_label(SPECS["obs_url"]), self.obs_url)
         form.addRow("OBS password:", self.obs_password)
         form.addRow("", self.obs_status)
         lay = QHBoxLayout(self)
@@ -161,7 +160,7 @@ class SharePanel(QGroupBox):
                              port=self.port.value(), allow_origin=self._allowed_site(),
                              token=self.token, local_token=self.local_token.isChecked(),
                              obs=self.obs.isChecked(),
-                             obs_url=self.obs_url.text().strip() or "ws://127.0.0.1:4455",
+                             obs_url=self.obs_url.text().strip() or OBS_ADDRESS,
                              obs_password=self.obs_password.text())
 
     def show_status(self, status: ShareStatus) -> None:

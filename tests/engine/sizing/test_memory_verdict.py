@@ -92,7 +92,8 @@ from voxcap.engine.sizing.memory import Sizing
 from voxcap.engine.sizing.verdict import read_gpu_facts, verdict
 from voxcap.errors import VoxcapError
 from voxcap.gui.first_run import FirstRunDialog
-from voxcap.gui.settings_dialog import kv_note
+from voxcap.app.model_check import kv_note
+from voxcap.gui.plain_words import for_the_app
 
 model, precision = sys.argv[1], sys.argv[2]
 app = QApplication([])
@@ -111,7 +112,7 @@ args = build_parser()[0].parse_args(["doctor", "--json", "--model", model, "--du
                                      "--precision", precision])
 doc = {c.id: c for c in run_checks(args)}["gpu_memory"]
 out["doctor"] = {"verdict": doc.verdict, "summary": doc.summary, "fix": doc.fix}
-out["settings"] = kv_note(model, True, Sizing(precision, 2))[1]
+out["settings"] = for_the_app(kv_note(model, True, Sizing(precision, 2))[1])  # as Settings shows it
 out["first_run"] = FirstRunDialog(settings=AppSettings(precision=precision)).gpu_label.text()
 print(json.dumps(out))
 """

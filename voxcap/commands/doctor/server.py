@@ -23,13 +23,13 @@ def check_server(ctx: Context, args) -> Check:
     import urllib.error
     import urllib.request
 
-    from ...engine.remote.settings import default_api_key_path, display_url, load_api_key, models_url
+    from ...app.remote_key import api_key
+    from ...engine.remote.settings import display_url, models_url
     from ...errors import VoxcapError
 
     try:
         url = models_url(ctx.server_url)
-        key_path = default_api_key_path()
-        key = load_api_key(key_path) if key_path.exists() else None
+        key = api_key(ctx.server_url)  # as the app finds it
     except VoxcapError as exc:
         return Check("server", title, FAIL, exc.message, exc.fix)
     details = {"url": display_url(url)}

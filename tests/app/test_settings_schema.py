@@ -1,0 +1,120 @@
+"""Each setting is declared once (app/settings.py, app/settings_schema.py) and everything else
+derives from it: validation and its notes, the engine key, the words a restart is explained
+with, the command-line flags of every command, and a run's overrides. The facts that are
+settings (engines, echo modes, the share port, the OBS address) have one definition each."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import pytest
+
+from voxcap.app.settings import AppSettings, RunOverrides, describe_change, load_settings
+from voxcap.app.settings_schema import engine_fields, flag_dest, specs
+from voxcap.commands import build_parser
+
+PKG = Path(__file__).resolve().parents[2] / "voxcap"
+SPECS = specs(AppSettings)
+
+
+def _places(match) -> list[str]:
+    """file:line of every AST node of voxcap's sources for which ``match(node)`` holds."""
+    found = []
+    for path in sorted(PKG.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if match(node):
+                found.append(f"{path.relative_to(PKG)}:{node.lineno}")
+    return found
+
+
+def _constants(node) -> tuple | None:
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)) and all(
+            isinstance(e, ast.Constant) for e in node.elts):
+        return tuple(e.value for e in node.elts)
+    return None
+
+
+def _files(places: list[str]) -> list[str]:
+    return [p.partition(":")[0] for p in places]
+
+
+def test_each_fact_that_is_a_setting_has_one_definition():
+    assert _files(_places(lambda n: isinstance(n, ast.Constant) and n.value == 8765)) == [
+        "netaddr.py"]  # the share port
+    assert _files(_places(lambda n: isinstance(n, ast.Constant) and isinstance(n.value, str)
+                          and "4455" in n.value and "\n" not in n.value)) == ["netaddr.py"]  # OBS
+    assert _files(_places(lambda n: _constants(n) == ("auto", "on", "off"))) == [
+        "capture/sources.py"]  # the echo modes: capture's, the setting's choices name them
+    assert _places(lambda n: _constants(n) in (("local", "remote"), ("remote", "local"))) == []
+    assert SPECS["engine"].values == ("local", "remote")  # the engines: the setting's choices
+
+
+def test_no_command_declares_a_settings_flag_of_its_own():
+    flags = {s.flag for s in SPECS.values() if s.flag}
+    own = _places(lambda n: isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                  and n.func.attr == "add_argument" and n.args
+                  and isinstance(n.args[0], ast.Constant) and n.args[0].value in flags)
+    assert own == []
+
+
+def test_a_flag_says_the_same_in_every_command():
+    parser, _ = build_parser()
+    commands = parser._subparsers._group_actions[0].choices  # noqa: SLF001 - argparse has no API
+    seen: dict[str, set[str]] = {}
+    for command in commands.values():
+        for action in command._actions:  # noqa: SLF001
+            for flag in action.option_strings:
+                name = next((n for n, s in SPECS.items() if s.flag == flag), None)
+                if name is not None:
+                    seen.setdefault(flag, set()).add(action.choices and tuple(action.choices))
+                    assert action.dest == flag_dest(SPECS[name])
+                    assert action.help.startswith(SPECS[name].flag_help), (flag, action.help)
+    assert {"--precision", "--graph-mode", "--model", "--eager", "--source"} <= set(seen)
+    assert all(len(choices) == 1 for choices in seen.values()), seen
+
+
+def test_a_bad_value_falls_back_with_what_it_must_be(tmp_path):
+    path = tmp_path / "settings.json"
+    path.write_text(json.dumps({"delay_ms": 500, "kv_cache_gib": 0, "echo_cancel": "loud",
+                                "max_model_len": 64, "overlay": {"font_size": 300}}))
+    settings, problem = load_settings(path)
+    assert settings == AppSettings()
+    for note in ("delay_ms = 500 (must be a multiple of 80 from 80 to 2400)",
+                 "kv_cache_gib = 0 (must be 0.1 to 256, or null for automatic)",
+                 'echo_cancel = "loud" (must be one of auto, on, off)',
+                 "max_model_len = 64 (must be 128 to 131072, or null for automatic)",
+                 "overlay.font_size = 300 (must be 6 to 200)"):
+        assert note in problem, problem
+
+
+def test_the_engine_key_and_the_restart_words_come_from_the_declarations():
+    changed = {"engine": "remote", "model_dir": "/m", "dummy_weights": True,
+               "server_url": "ws://gpu:8000", "server_model": "voxtral", "graph_mode": "NONE",
+               "delay_ms": 960, "kv_cache_gib": 2.0, "max_model_len": 4096,
+               "enforce_eager": True, "precision": "fp8"}
+    # in the order of the key's saved start times (app/start_times.py)
+    assert engine_fields(AppSettings) == tuple(changed)
+    old = AppSettings()
+    for name, value in changed.items():
+        new = old.copy()
+        setattr(new, name, value)
+        assert new.engine_key() != old.engine_key(), name
+        assert describe_change(old, new) == f"{SPECS[name].name_in_messages} {value}"
+    new = old.copy()
+    new.overlay.font_size = 40
+    new.echo_cancel = "off"
+    assert new.engine_key() == old.engine_key()  # not an engine setting: no restart
+
+
+@pytest.mark.parametrize(("argv", "values"), [
+    (["gui"], {}),
+    (["gui", "--model", "/m", "--eager", "--start", "--precision", "fp8"],
+     {"model_dir": "/m", "engine": "local", "enforce_eager": True, "start_captioning": True,
+      "precision": "fp8"}),
+    (["doctor", "--server", "ws://gpu:8000"], {"server_url": "ws://gpu:8000", "engine": "remote"}),
+])
+def test_a_runs_overrides_are_the_settings_flags_given(argv, values):
+    args = build_parser()[0].parse_args(argv)
+    assert RunOverrides.from_args(AppSettings(), args).values == values

@@ -1,0 +1,97 @@
+"""The Settings dialog offers exactly what a setting may be (its declaration in app/settings.py):
+every range and every list of choices, so that a saved value at either end of its range survives
+opening Settings and pressing OK."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from PySide6.QtWidgets import QDoubleSpinBox
+
+from voxcap.app.settings import (
+    AppSettings,
+    OverlaySettings,
+    ShareSettings,
+    load_settings,
+    save_settings,
+)
+from voxcap.app.settings_schema import specs
+
+# the dialog's widget (attribute path) for each setting that has a range, and the factor
+# between the stored value and the one shown (opacity: a fraction stored, percent shown)
+RANGED = {
+    "engine_panel.delay": (AppSettings, "delay_ms", 1),
+    "engine_panel.kv": (AppSettings, "kv_cache_gib", 1),
+    "engine_panel.max_len": (AppSettings, "max_model_len", 1),
+    "overlay_panel.lines": (OverlaySettings, "lines", 1),
+    "overlay_panel.font_size": (OverlaySettings, "font_size", 1),
+    "overlay_panel.opacity": (OverlaySettings, "background_opacity", 100),
+    "share.port": (ShareSettings, "port", 1),
+}
+CHOICES = {"engine_panel.engine": "engine", "engine_panel.graph_mode": "graph_mode",
+           "engine_panel.precision": "precision", "captions_panel.echo": "echo_cancel"}
+
+
+def _widget(dlg, path: str):
+    for name in path.split("."):
+        dlg = getattr(dlg, name)
+    return dlg
+
+
+def _group(settings: AppSettings, cls):
+    return {AppSettings: settings, OverlaySettings: settings.overlay, ShareSettings: settings.share}[cls]
+
+
+def _typed(cls, name: str, value):
+    annotation = str(next(f.type for f in dataclasses.fields(cls) if f.name == name))
+    return int(value) if annotation.startswith("int") else float(value)
+
+
+def _open_settings(qtbot, settings):
+    from voxcap.gui.settings_dialog import SettingsDialog
+
+    dlg = SettingsDialog(settings)
+    qtbot.addWidget(dlg)
+    dlg.show()
+    return dlg
+
+
+def test_every_ranged_setting_has_its_widget():
+    declared = {(cls, name) for cls in (AppSettings, OverlaySettings, ShareSettings)
+                for name, spec in specs(cls).items() if spec.low is not None}
+    assert declared == {(cls, name) for cls, name, _factor in RANGED.values()}
+
+
+def test_the_dialog_offers_each_setting_s_range_and_choices(qtbot):
+    dlg = _open_settings(qtbot, AppSettings(model_dir="/tmp/fake-model"))
+    for path, (cls, name, factor) in RANGED.items():
+        spec, widget = specs(cls)[name], _widget(dlg, path)
+        # None ("Automatic") is shown as the value just below the range
+        smallest = 10 ** -widget.decimals() if isinstance(widget, QDoubleSpinBox) else 1
+        low = widget.minimum() + (smallest if spec.automatic else 0)
+        if spec.automatic:
+            assert widget.specialValueText(), path
+        assert (low, widget.maximum()) == pytest.approx(
+            (spec.low * factor, spec.high * factor), abs=0.05), path
+    for attr, name in CHOICES.items():
+        combo = _widget(dlg, attr)
+        offered = [(combo.itemData(i), combo.itemText(i)) for i in range(combo.count())]
+        assert offered == list(specs(AppSettings)[name].choices), attr
+
+
+@pytest.mark.parametrize("end", ["low", "high"])
+def test_a_saved_value_at_either_end_survives_settings_and_ok(qtbot, tmp_path, end):
+    settings = AppSettings(model_dir="/tmp/fake-model")
+    for cls, name, _factor in RANGED.values():
+        setattr(_group(settings, cls), name, _typed(cls, name, getattr(specs(cls)[name], end)))
+    save_settings(settings, tmp_path / "settings.json")
+    dlg = _open_settings(qtbot, load_settings(tmp_path / "settings.json")[0])
+    with qtbot.waitSignal(dlg.applied) as applied:
+        dlg.buttons.accepted.emit()
+    save_settings(applied.args[0], tmp_path / "settings.json")
+    saved, problem = load_settings(tmp_path / "settings.json")
+    assert problem is None
+    for cls, name, _factor in RANGED.values():
+        assert getattr(_group(saved, cls), name) == pytest.approx(
+            getattr(_group(settings, cls), name)), name

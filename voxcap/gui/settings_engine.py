@@ -1,0 +1,209 @@
+"""Settings → Engine: this computer's vLLM (model folder, checked as it is typed, graph mode,
+precision and what it costs on this GPU, delay, memory, session length) or a vLLM server
+(address, model, key); only the rows of the engine chosen are shown."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from PySide6.QtCore import QTimer, Signal
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+)
+
+from ..app.model_check import check_model_dir, choice_costs, kv_note
+from ..app.settings import ENGINE_STREAMS, AppSettings
+from ..app.settings_schema import specs
+from ..engine.sizing.memory import Sizing
+from ..engine.sizing.precision import BY_NAME as PRECISION_BY_NAME
+from .a11y import announce, status_label
+from .api_key_row import ApiKeyRow
+from .plain_words import for_the_app
+from .settings_fields import check_box, choice_box, number_box, number_of, row_label, wrap
+
+SPECS = specs(AppSettings)
+AUTO_PRECISION = ("Automatic: bfloat16 where it fits, FP8 weights (12 GB cards) or FP8 weights + "
+                  "FP8 KV cache where it does not, 4-bit weights (6-8 GB cards, RTX 30+) only "
+                  "where FP8 does not fit the streams; 4-bit accuracy may be lower (not yet "
+                  "measured).")
+
+
+class EnginePanel(QGroupBox):
+    # path, reason, fix, KV note, precision on this GPU (from the check thread)
+    _validated = Signal(str, str, str, str, str)
+
+    def __init__(self, s: AppSettings, parent=None) -> None:
+        super().__init__("Engine (changes restart it; captions shown stay)", parent)
+        self.engine = choice_box(SPECS["engine"], s.engine, self, "Engine")
+        self.model_dir = QLineEdit(s.model_dir, self)
+        self.model_dir.setAccessibleName("Model directory")
+        self.browse = QPushButton("Bro&wse…", self)
+        self.browse.setAccessibleName("Browse for the model directory")
+        self.model_check = status_label(QLabel("", self), "Model folder check")
+        self.model_check.setWordWrap(True)
+        self.model_check.setMinimumHeight(int(self.fontMetrics().lineSpacing() * 3.2))
+        self.dummy = check_box(SPECS["dummy_weights"], s.dummy_weights, self)
+        self.server_url = QLineEdit(s.server_url, self)
+        self.server_url.setPlaceholderText("ws://gpu-box:8000")
+        self.server_url.setAccessibleName("vLLM server address")
+        self.server_model = QLineEdit(s.server_model, self)
+        self.server_model.setPlaceholderText("(the server's only model)")
+        self.server_model.setAccessibleName("Model name on the server")
+        self.api_key = ApiKeyRow(s.server_url, self)  # where the key comes from, and a new one
+        self.server_url.textChanged.connect(lambda t: self.api_key.refresh(t.strip()))
+        self.graph_mode = choice_box(SPECS["graph_mode"], s.graph_mode, self, "CUDA graph mode")
+        self.precision = choice_box(SPECS["precision"], s.precision, self, "Precision")
+        self.precision_note = status_label(QLabel("", self), "Precision note")
+        self.precision_note.setWordWrap(True)
+        self._precision_here = ""
+        self.delay = number_box(SPECS["delay_ms"], s.delay_ms, self, suffix=" ms",
+                                name="Transcription delay in milliseconds")
+        self.delay.setToolTip("Less delay: captions sooner; more: more accurate. Steps of 80 ms.")
+        self.kv = number_box(SPECS["kv_cache_gib"], s.kv_cache_gib, self, suffix=" GiB",
+                             decimals=1, step=0.5, name="GPU memory budget for the KV cache")
+        self.max_len = number_box(SPECS["max_model_len"], s.max_model_len, self, suffix=" tokens",
+                                  step=1024, name="Maximum engine session length in tokens")
+        self.max_len_note = QLabel("", self)
+        self.eager = check_box(SPECS["enforce_eager"], s.enforce_eager, self)
+        self.form = self._layout()
+        self.browse.clicked.connect(self._browse)
+        self.engine.currentIndexChanged.connect(self._engine_kind)
+        self.max_len.valueChanged.connect(self._len_note)
+        self.precision.currentIndexChanged.connect(self._precision_changed)
+        self._check_timer = QTimer(self, singleShot=True, interval=300)
+        self._check_timer.timeout.connect(self._check_model)
+        self.model_dir.textChanged.connect(lambda _t: self._check_timer.start())
+        self.dummy.toggled.connect(lambda _on: self._check_timer.start())
+        self._validated.connect(self._show_check)
+        self.model_ok = None
+        self._len_note()
+        self._engine_kind()
+        self._check_model()
+
+    def _layout(self) -> QFormLayout:
+        model_row = QHBoxLayout()
+        model_row.addWidget(self.model_dir, 1)
+        model_row.addWidget(self.browse)
+        self._model_row = wrap(model_row)
+        form = QFormLayout(self)
+        for name, field in (("engine", self.engine), ("model_dir", self._model_row)):
+            form.addRow(row_label(SPECS[name]), field)
+        form.addRow("", self.model_check)
+        form.addRow("", self.dummy)
+        form.addRow(row_label(SPECS["server_url"]), self.server_url)
+        form.addRow(row_label(SPECS["server_model"]), self.server_model)
+        form.addRow("API &key:", self.api_key)
+        form.addRow(row_label(SPECS["graph_mode"]), self.graph_mode)
+        form.addRow(row_label(SPECS["precision"]), self.precision)
+        form.addRow("", self.precision_note)
+        for name, field in (("delay_ms", self.delay), ("kv_cache_gib", self.kv),
+                            ("max_model_len", self.max_len)):
+            form.addRow(row_label(SPECS[name]), field)
+        form.addRow("", self.max_len_note)
+        form.addRow("", self.eager)
+        return form
+
+    def _engine_kind(self) -> None:
+        local = self.engine.currentData() == "local"
+        for w in (self.model_dir, self.browse, self.dummy, self.graph_mode, self.kv, self.max_len,
+                  self.eager, self.precision):
+            w.setEnabled(local)
+        self.model_check.setVisible(local)
+        self.precision_note.setVisible(local)
+        for w in (self.server_url, self.server_model):
+            w.setEnabled(not local)
+        # only what applies to the engine chosen (a server's graph mode, precision, memory and
+        # session length are its own: not set, nor estimated, here)
+        for w in (self._model_row, self.model_check, self.dummy, self.graph_mode, self.precision,
+                  self.precision_note, self.kv, self.max_len, self.max_len_note, self.eager):
+            self.form.setRowVisible(w, local)
+        for w in (self.server_url, self.server_model, self.api_key):
+            self.form.setRowVisible(w, not local)
+
+    def _len_note(self) -> None:
+        length = self._max_model_len()
+        if length is None:
+            self.max_len_note.setText("≈ 10.9 min of audio per engine session (less if the model "
+                                      "allows less); longer captioning rolls over to a new session "
+                                      "without losing words")
+            return
+        self.max_len_note.setText(f"≈ {length / 12.5 / 60:.1f} min of audio per engine session; "
+                                  "longer captioning rolls over to a new session without losing "
+                                  "words")
+
+    def _precision_changed(self) -> None:
+        self._show_precision_note()
+        self._check_timer.start()  # what it fits here, sized again for this choice
+
+    def _show_precision_note(self) -> None:
+        key = self.precision.currentData()
+        text = AUTO_PRECISION if key == "auto" else \
+            f"{PRECISION_BY_NAME[key].label}: {PRECISION_BY_NAME[key].accuracy}."
+        if self._precision_here:
+            text += f"\nOn this GPU now: {self._precision_here}"
+        self.precision_note.setText(text)
+
+    def _browse(self) -> None:
+        d = QFileDialog.getExistingDirectory(self, "Voxtral Realtime model folder",
+                                             self.model_dir.text() or str(Path.home()))
+        if d:
+            self.model_dir.setText(d)
+
+    def _max_model_len(self) -> int | None:
+        return number_of(self.max_len, SPECS["max_model_len"])
+
+    def _check_model(self) -> None:
+        path, dummy = self.model_dir.text().strip(), self.dummy.isChecked()
+        if not path:
+            self._show_check("", "No model folder set.", "choose the folder holding params.json, "
+                                                         "tekken.json and consolidated.safetensors")
+            return
+        self.model_check.setText("Checking…")
+        sizing = Sizing(self.precision.currentData(), ENGINE_STREAMS, self._max_model_len(),
+                        number_of(self.kv, SPECS["kv_cache_gib"]))
+
+        def work() -> None:  # tekken.json is megabytes of JSON: not on the GUI thread
+            reason, fix = check_model_dir(path, dummy)
+            kv, here = ("", "") if reason else kv_note(path, dummy, sizing)
+            costs = "" if reason else choice_costs(path, dummy, sizing)
+            self._validated.emit(path, for_the_app(reason), for_the_app(fix), kv,
+                                 "\n".join(for_the_app(t) for t in (here, costs) if t))
+        threading.Thread(target=work, daemon=True, name="voxcap-model-check").start()
+
+    def _show_check(self, path: str, reason: str, fix: str, kv: str = "", here: str = "") -> None:
+        if path and path != self.model_dir.text().strip():
+            return  # an older check
+        self.model_ok = not reason
+        self._precision_here = here
+        self._show_precision_note()
+        self.kv.setSpecialValueText(f"Automatic ({kv})" if kv else SPECS["kv_cache_gib"].automatic)
+        if reason:
+            self.model_check.setText(f"✗ {reason}" + (f"\nFix: {fix}" if fix else ""))
+            self.model_check.setStyleSheet("color: #c62828;")
+        else:
+            self.model_check.setText("✓ Voxtral Realtime model found")
+            self.model_check.setStyleSheet("color: #2e7d32;")
+        if self.isVisible():
+            announce(self.model_check, self.model_check.text().replace("✗ ", "Problem: ")
+                     .replace("✓ ", ""))
+
+    def result_into(self, s: AppSettings) -> None:
+        """The panel's values into ``s``."""
+        s.engine = self.engine.currentData()
+        s.model_dir = self.model_dir.text().strip()
+        s.dummy_weights = self.dummy.isChecked()
+        s.server_url = self.server_url.text().strip()
+        s.server_model = self.server_model.text().strip()
+        s.graph_mode = self.graph_mode.currentData()
+        s.precision = self.precision.currentData()
+        s.delay_ms = number_of(self.delay, SPECS["delay_ms"])
+        s.kv_cache_gib = number_of(self.kv, SPECS["kv_cache_gib"])
+        s.max_model_len = self._max_model_len()
+        s.enforce_eager = self.eager.isChecked()

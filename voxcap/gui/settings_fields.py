@@ -1,0 +1,97 @@
+"""The Settings dialog's widgets made from the settings' declarations (``app.settings_schema``):
+a spin box has the setting's range (and "Automatic" just below it where None is allowed), a
+list its choices in their words, a check box its label. Nothing about a setting's values is
+written here again, so the dialog cannot offer less or more than the settings file keeps."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QLabel,
+    QSpinBox,
+    QWidget,
+)
+
+from ..app.settings_schema import Spec
+
+
+def number_box(spec: Spec, value, parent, *, scale: int = 1, suffix: str = "", decimals: int = 0,
+               step: float | None = None, name: str = ""):
+    """A spin box over the setting's range shown ``scale`` times (opacity: percent); with
+    ``spec.automatic``, None is the value just below the range, shown as those words."""
+    box = QDoubleSpinBox(parent) if decimals else QSpinBox(parent)
+    if decimals:
+        box.setDecimals(decimals)
+    shown = (lambda v: round(v, decimals)) if decimals else round  # the box's own numbers
+    below = 10 ** -decimals if decimals else 1  # the smallest step the box can show
+    box.setRange(shown(spec.low * scale - (below if spec.automatic else 0)),
+                 shown(spec.high * scale))
+    box.setSingleStep(step or spec.step or 1)
+    if spec.automatic:
+        box.setSpecialValueText(spec.automatic)
+    box.setSuffix(suffix)
+    box.setValue(box.minimum() if value is None else shown(value * scale))
+    box.setAccessibleName(name)
+    return box
+
+
+def number_of(box, spec: Spec, *, scale: int = 1):
+    """The setting's value of a box made by ``number_box`` (None: "Automatic")."""
+    value = box.value()
+    if spec.automatic and value < spec.low * scale:
+        return None
+    value = value / scale if scale != 1 else value
+    if spec.step:
+        value = value // spec.step * spec.step
+    return value
+
+
+def choice_box(spec: Spec, value, parent, name: str = "") -> QComboBox:
+    """A list of the setting's choices in their words, the current one selected."""
+    box = QComboBox(parent)
+    for key, text in spec.choices:
+        box.addItem(text, key)
+    box.setCurrentIndex(max(0, box.findData(value)))
+    box.setAccessibleName(name)
+    return box
+
+
+def check_box(spec: Spec, value: bool, parent) -> QCheckBox:
+    box = QCheckBox(spec.label, parent)
+    box.setChecked(value)
+    return box
+
+
+def row_label(spec: Spec) -> str:
+    """The label of the setting's row in a form (with its mnemonic)."""
+    return spec.label + ":"
+
+
+def wrap(layout) -> QWidget:
+    """A row's layout as one widget (a field and its button)."""
+    w = QWidget()
+    layout.setContentsMargins(0, 0, 0, 0)
+    w.setLayout(layout)
+    return w
+
+
+def point_buddies_at_fields(form: QFormLayout) -> None:
+    """A row whose field is a container (a line edit and its button): its label's mnemonic
+    goes to the first control in it, not to the container."""
+    for row in range(form.rowCount()):
+        label_item = form.itemAt(row, QFormLayout.ItemRole.LabelRole)
+        field_item = form.itemAt(row, QFormLayout.ItemRole.FieldRole)
+        label = label_item.widget() if label_item else None
+        field = field_item.widget() if field_item else None
+        if not isinstance(label, QLabel) or field is None:
+            continue
+        if field.focusPolicy() & Qt.FocusPolicy.TabFocus:
+            continue
+        controls = [w for w in field.findChildren(QWidget)
+                    if w.focusPolicy() & Qt.FocusPolicy.TabFocus]
+        if controls:
+            label.setBuddy(controls[0])
