@@ -5,6 +5,7 @@ opening Settings and pressing OK."""
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import pytest
 from PySide6.QtWidgets import QDoubleSpinBox
@@ -17,6 +18,7 @@ from voxcap.app.settings import (
     save_settings,
 )
 from voxcap.app.settings_schema import specs
+from voxcap.gui.plain_words import for_the_app
 
 # the dialog's widget (attribute path) for each setting that has a range, and the factor
 # between the stored value and the one shown (opacity: a fraction stored, percent shown)
@@ -95,3 +97,17 @@ def test_a_saved_value_at_either_end_survives_settings_and_ok(qtbot, tmp_path, e
     for cls, name, _factor in RANGED.values():
         assert getattr(_group(saved, cls), name) == pytest.approx(
             getattr(_group(settings, cls), name)), name
+
+
+def test_a_flag_in_a_message_names_the_row_settings_shows(qtbot):
+    """The core's fixes name flags (``--kv-cache-gib``); the app says the row of Settings →
+    Engine that the dialog shows, whatever its label is."""
+    dlg = _open_settings(qtbot, AppSettings())
+    panel = dlg.engine_panel
+    for attr, name in (("server_model", "server_model"), ("precision", "precision"),
+                       ("max_len", "max_model_len"), ("kv", "kv_cache_gib"),
+                       ("graph_mode", "graph_mode")):
+        label = panel.form.labelForField(getattr(panel, attr)).text()
+        row = re.sub(r" \(.*\)", "", label.replace("&", "").rstrip(":"))
+        flag = specs(AppSettings)[name].flag
+        assert for_the_app(f"too long (lower {flag})") == f"too long (lower Settings → Engine → {row})"

@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import re
 
+from ..app.settings import AppSettings
+from ..app.settings_schema import specs
+
+SPECS = specs(AppSettings)
 ENGINE = "Settings → Engine"
 SERVER = f"{ENGINE}: “A vLLM server”, and its address in Server"
 _RULES = (  # (pattern, words); the first ones are whole phrasings, then single flags
@@ -28,18 +32,29 @@ _RULES = (  # (pattern, words); the first ones are whole phrasings, then single 
     (r"e\.g\. --server (ws://\S+)", rf"e.g. \1 in {ENGINE} → Server"),
     (r"(?:in|and the port in) --server", f"in {ENGINE} → Server"),
     (r"--engine remote", f"{ENGINE}: “A vLLM server”"),
-    (r"--server-model( NAME| \S+)?", f"{ENGINE} → Server model"),
-    (r"--precision( \w+)?", f"{ENGINE} → Precision"),
-    (r"\(--max-model-len\)", f"({ENGINE} → Max session length)"),
-    (r"--max-model-len", f"{ENGINE} → Max session length"),
-    (r"--kv-cache-gib( [\d.]+)?", f"{ENGINE} → GPU memory budget"),
-    (r"--graph-mode( \w+)?", f"{ENGINE} → Graph mode"),
     (r"--dummy-weights", f"“Random weights” in {ENGINE}"),
+)
+_SOURCE_RULES = (
     (r"\(--source mic\)", "(the microphone in the Source list)"),
     (r"pass its name as --source", "choose it in the Source list"),
     (r"use --source \S+", "choose one in the Source list"),
 )
-_COMPILED = tuple((re.compile(p), w) for p, w in _RULES)
+
+
+def _row_rules() -> tuple:
+    """An engine setting's flag, with or without its value, as its row in Settings → Engine
+    (its label there, without the mnemonic and the words in brackets)."""
+    rules = []
+    for name in ("server_model", "precision", "max_model_len", "kv_cache_gib", "graph_mode"):
+        spec = SPECS[name]
+        value = ("|".join(map(re.escape, spec.values)) if spec.choices
+                 else r"[\d.]+" if spec.low is not None else r"\S+") + f"|{spec.metavar}"
+        row = re.sub(r" \(.*\)", "", spec.label.replace("&", ""))
+        rules.append((rf"{re.escape(spec.flag)}(?: (?:{value})(?![\w-]))?", f"{ENGINE} → {row}"))
+    return tuple(rules)
+
+
+_COMPILED = tuple((re.compile(p), w) for p, w in _RULES + _row_rules() + _SOURCE_RULES)
 FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]+")  # a command-line flag in a text
 
 
