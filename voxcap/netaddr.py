@@ -5,6 +5,7 @@ ports and addresses used unless a setting names others.
     lan_address()                        # "192.168.1.20" (the default route's), or 127.0.0.1
     parse_origin("https://Notes.example")  # "https://notes.example"; ValueError(one line)
     url_host("fe80::1")                  # "[fe80::1]": a host as it goes into a URL
+    is_loopback_host("127.0.0.1")        # True: this computer only (not "127.evil.example")
 """
 
 from __future__ import annotations
@@ -33,6 +34,21 @@ def lan_address() -> str:
         s.connect(("10.254.254.254", 9))
         return s.getsockname()[0]
     return "127.0.0.1"
+
+
+def is_loopback_host(host: str) -> bool:
+    """Whether ``host`` (a URL's host name, brackets allowed) can only be this computer: the
+    name ``localhost``, or an address ``ipaddress`` calls loopback (127.0.0.0/8, ::1, and
+    ::ffff:127.x.y.z). Any other name, "127.evil.example" included, could point anywhere."""
+    host = host.strip().lower()
+    if host == "localhost":
+        return True
+    try:
+        ip = ipaddress.ip_address(host.removeprefix("[").removesuffix("]").split("%")[0])
+    except ValueError:
+        return False
+    mapped = getattr(ip, "ipv4_mapped", None)
+    return ip.is_loopback or (mapped is not None and mapped.is_loopback)
 
 
 def url_host(host: str) -> str:

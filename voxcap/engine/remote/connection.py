@@ -26,7 +26,15 @@ from dataclasses import dataclass
 from ... import __version__, logs
 from ...errors import ConfigError
 from . import protocol
-from .settings import RemoteSettings, display_url, find_api_key, models_url
+from .settings import (
+    RemoteSettings,
+    display_url,
+    find_api_key,
+    is_local_server_key,
+    is_loopback,
+    models_url,
+    port_held_by_another_user,
+)
 
 log = logging.getLogger(__name__)
 KEY_FIX = ("give the key the server was started with: `voxcap serve` printed its file; copy it to "
@@ -129,6 +137,19 @@ ws_logger = logging.getLogger(f"{__name__}.websocket")
 ws_logger.addFilter(_RedactHeaders())
 
 
+def key_for(url: str, api_key: str | None) -> str | None:
+    """``api_key`` to send to ``url``; Retry instead of sending this computer's ``voxcap serve``
+    key (found, not given) to a loopback port another user's program holds. Checked at every
+    connection: the port may change hands while the app waits or reconnects."""
+    if api_key and is_loopback(url) and is_local_server_key(api_key) and \
+            port_held_by_another_user(url):
+        raise Retry("another user's port", f"Another user's program listens at {display_url(url)}: this "
+                    "computer's server key is not sent to it.",
+                    "stop that program, or start voxcap serve on another port (--port) and "
+                    "point voxcap there")
+    return api_key
+
+
 # ------------------------------------------------------------------ websocket ----
 async def connect(url: str, api_key: str | None, timeout: float, *, keepalive: bool = True,
                   compression: str | None = "deflate"):
@@ -137,6 +158,7 @@ async def connect(url: str, api_key: str | None, timeout: float, *, keepalive: b
     ``compression``: what the client offers (websockets' default, permessage-deflate)."""
     from websockets.asyncio.client import connect as ws_connect
 
+    api_key = key_for(url, api_key)
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else None
     ping = 20 if keepalive else None
     try:
@@ -195,7 +217,7 @@ async def probe_models(s: RemoteSettings, url: str) -> Served:
     def fetch():
         req = urllib.request.Request(models_url(s.server_url),
                                      headers={"User-Agent": f"voxcap/{__version__}"})
-        if s.api_key:
+        if key_for(s.server_url, s.api_key):
             req.add_unredirected_header("Authorization", f"Bearer {s.api_key}")
         try:
             with urllib.request.urlopen(req, timeout=timeout) as r:
