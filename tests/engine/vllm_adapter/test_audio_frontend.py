@@ -44,8 +44,7 @@ def test_a_step_with_first_chunks_and_odd_lengths_keeps_its_order():
     before = audio_frontend.frontend_counts()
     with torch.inference_mode():
         want = vllm_embed(model, items)
-        got = audio_frontend.embed_batched(
-            model, lambda m, **kw: vllm_embed(m, kw["audio_arrays"]), {"audio_arrays": items})
+        got = _through_wrapper(model, items)
     after = audio_frontend.frontend_counts()
     assert [g.shape for g in got] == [w.shape for w in want]
     assert all(torch.equal(g, w) for g, w in zip(got, want, strict=True))
@@ -62,8 +61,7 @@ def test_without_a_global_mel_maximum_vllms_path_runs():
     audio = sessions(3, "float32")
     before = audio_frontend.frontend_counts()["per_session_items"]
     with torch.inference_mode():
-        got = audio_frontend.embed_batched(
-            model, lambda m, **kw: vllm_embed(m, kw["audio_arrays"]), {"audio_arrays": audio})
+        got = _through_wrapper(model, audio)
         want = vllm_embed(model, audio)
     assert all(torch.equal(g, w) for g, w in zip(got, want, strict=True))
     assert audio_frontend.frontend_counts()["per_session_items"] - before == 3
@@ -137,3 +135,40 @@ def test_the_session_engine_batches_its_streams_chunks(engine, engine_events, pa
     # flush give ~20 tokens each
     assert batched >= 0.6 * sum(len(reference[n]) for n in names), batched
     assert passes < 0.8 * batched, (passes, batched)  # most passes carried several sessions
+
+
+def _through_wrapper(model, items):
+    return audio_frontend.embed_batched(
+        model, lambda m, **kw: vllm_embed(m, kw["audio_arrays"]), {"audio_arrays": items})
+
+
+def test_a_failing_batched_pass_hands_the_step_to_vllm(monkeypatch, caplog):
+    import logging
+
+    import torch
+
+    def broken(model, audio):
+        raise RuntimeError("no kernel for this")
+
+    model = front_end()
+    audio = sessions(3, "float32")
+    monkeypatch.setattr(audio_frontend, "batched_frontend", broken)
+    monkeypatch.setattr(audio_frontend, "_said", set())
+    before = audio_frontend.frontend_counts()["failures"]
+    with torch.inference_mode(), caplog.at_level(logging.WARNING, logger="vllm.voxcap_patches"):
+        got = _through_wrapper(model, audio)
+        want = vllm_embed(model, audio)
+    assert all(torch.equal(g, w) for g, w in zip(got, want, strict=True))
+    assert audio_frontend.frontend_counts()["failures"] == before + 1
+    assert any("front end failed" in r.getMessage() for r in caplog.records)
+
+
+def test_vllms_own_error_is_raised_as_it_was():
+    """Chunks too short for a token: vLLM's assertion, not a failure of the batched pass."""
+    import torch
+
+    model = front_end()
+    before = audio_frontend.frontend_counts()["failures"]
+    with pytest.raises(AssertionError, match="empty after truncation"):
+        _through_wrapper(model, [torch.randn(300), torch.randn(300)])
+    assert audio_frontend.frontend_counts()["failures"] == before

@@ -19,8 +19,9 @@ and on CUDA replays that pass as a CUDA graph per batch size (audio_frontend_gra
 
 What stays on vLLM's per-session path (the items go to the original method, in their order):
 a session's first chunk (the prompt prefix's audio, ~3 s: one per session), any item longer
-than 1 s, items not 1-D, and everything when the model has no ``global_log_mel_max`` (then the
-spectrogram's clamp is per item's maximum, which one batched call would share).
+than 1 s or shorter than 80 ms, items not 1-D, and everything when the model has no
+``global_log_mel_max`` (then the spectrogram's clamp is per item's maximum, which one batched
+call would share).
 
 Same tensors: on vLLM's CPU build the batched pass is bitwise equal to the per-session one in
 float32 and bfloat16 (tests/engine/vllm_adapter/test_audio_frontend.py). One detail makes it so:
@@ -47,7 +48,7 @@ import os
 import time
 from dataclasses import asdict, dataclass
 
-from ...framing import SAMPLE_RATE
+from ...framing import SAMPLE_RATE, STEP_SAMPLES
 from .pin import PINNED_VLLM, env_on, install_wrapper, installed, pinned_attr
 
 logger = logging.getLogger("vllm.voxcap_patches")
@@ -58,7 +59,9 @@ GRAPHS_ENV = "VOXCAP_VLLM_FRONTEND_GRAPHS"
 COUNTS_RPC = "voxcap_audio_frontend_counts"  # the worker method collective_rpc calls
 _FLAG = "_voxcap_batched_frontend"
 MAX_BATCHED_SAMPLES = SAMPLE_RATE  # 1 s: later chunks (2,160) go batched, a session's first (~3 s) not
+MIN_BATCHED_SAMPLES = STEP_SAMPLES  # shorter chunks have no token of their own: vLLM's path
 LOG_EVERY_STEPS = 1000
+MAX_FAILURES = 3
 # PyTorch runs a float32 CPU convolution of batch 1 with its native kernel up to this many input
 # elements (channels x frames), with oneDNN above (aten/src/ATen/native/Convolution.cpp, use_mkldnn)
 _NATIVE_CONV_MAX_ELEMENTS = 20480
@@ -83,6 +86,7 @@ class Counts:
     graph_items: int = 0  # of batched_items, replayed from a CUDA graph
     graph_replays: int = 0
     per_session_items: int = 0
+    failures: int = 0  # steps the batched path raised in (vLLM's path took them)
     graphs_captured: int = 0
     capture_failures: int = 0
     batched_host_s: float = 0.0  # host time in the batched passes (kernels queued, not waited for)
@@ -96,10 +100,10 @@ COUNTS = Counts()
 _said: set[str] = set()
 
 
-def say_once(key: str, message: str, *args) -> None:
+def say_once(key: str, message: str, *args, level: int = logging.INFO, **kwargs) -> None:
     if key not in _said:
         _said.add(key)
-        logger.info(message, *args)
+        logger.log(level, message, *args, **kwargs)
 
 
 def apply() -> bool:
@@ -136,10 +140,15 @@ def embed_batched(model, original, kwargs: dict):
     COUNTS.steps += 1
     try:
         result = _embed(model, original, kwargs)
+    except _VllmRaised as raised:  # vLLM's own path raised: as it would have without us
+        raise raised.__cause__ from None
     except Exception:  # never take the engine down for an optimisation
+        COUNTS.failures += 1
         say_once("failed", "voxcap batched audio front end failed; vLLM's per-session path "
-                 "takes this and later steps", exc_info=True)
-        _said.add("off")
+                 "takes the step (and every step after %d failures)", MAX_FAILURES,
+                 level=logging.WARNING, exc_info=True)
+        if COUNTS.failures >= MAX_FAILURES:
+            _said.add("off")
         result = original(model, **kwargs)
     if COUNTS.steps % LOG_EVERY_STEPS == 0:
         logger.info("voxcap audio front end so far: %s", _summary())
@@ -158,17 +167,28 @@ def _summary() -> str:
     return text
 
 
+class _VllmRaised(Exception):
+    """vLLM's own method raised (its __cause__): not a failure of the batched path."""
+
+
+def _vllm(original, model, kwargs: dict):
+    try:
+        return original(model, **kwargs)
+    except Exception as exc:
+        raise _VllmRaised from exc
+
+
 def _embed(model, original, kwargs: dict):
     import torch
 
     audio = kwargs.get("audio_arrays")
     if audio is None or "off" in _said:
-        return original(model, **kwargs)
+        return _vllm(original, model, kwargs)
     items = list(audio.unbind(0)) if isinstance(audio, torch.Tensor) else list(audio)
     groups = _batchable(model, items)
     if not groups:
         COUNTS.per_session_items += len(items)
-        return original(model, **kwargs)
+        return _vllm(original, model, kwargs)
     out: list = [None] * len(items)
     grouped = {i for idx in groups.values() for i in idx}
     rest = [i for i in range(len(items)) if i not in grouped]
@@ -177,8 +197,8 @@ def _embed(model, original, kwargs: dict):
                  "per-session path (a session's first chunk, or other lengths)",
                  len(rest), sorted({items[i].shape[0] for i in rest}))
         COUNTS.per_session_items += len(rest)
-        for i, emb in zip(rest, original(model, **{**kwargs, "audio_arrays":
-                                                   [items[i] for i in rest]}), strict=True):
+        for i, emb in zip(rest, _vllm(original, model, {**kwargs, "audio_arrays":
+                                                        [items[i] for i in rest]}), strict=True):
             out[i] = emb
     for idx in groups.values():
         if len(idx) == len(items) and isinstance(audio, torch.Tensor) and audio.dim() == 2:
@@ -205,7 +225,7 @@ def _batchable(model, items) -> dict[int, list[int]]:
         return {}
     groups: dict[int, list[int]] = {}
     for i, item in enumerate(items):
-        if item.dim() == 1 and 0 < item.shape[0] <= MAX_BATCHED_SAMPLES \
+        if item.dim() == 1 and MIN_BATCHED_SAMPLES <= item.shape[0] <= MAX_BATCHED_SAMPLES \
                 and item.is_floating_point():
             groups.setdefault(int(item.shape[0]), []).append(i)
     return groups
@@ -228,7 +248,8 @@ def _run_batch(model, batch):
     else:
         out = batched_frontend(model, batch)
         say_once("eager", "voxcap audio front end: %d chunk(s) of %d samples in one eager pass "
-                 "(%s)", n, batch.shape[1], "CUDA graphs off" if batch.is_cuda else batch.device)
+                 "(%s)", n, batch.shape[1],
+                 "no CUDA graph for it" if batch.is_cuda else f"no CUDA graphs on {batch.device}")
     COUNTS.batched_items += n
     COUNTS.batched_passes += 1
     return out.unbind(0)
