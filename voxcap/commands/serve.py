@@ -46,9 +46,10 @@ def add_parser(sub) -> list[str]:
     s.add_argument("--gpus", type=int, default=1, metavar="N",
                    help="serve from N GPUs of this box behind the one address: one vLLM engine "
                         "each, each sized as one GPU (vLLM's data parallel; default 1)")
-    s.add_argument("--api-servers", type=int, default=1, metavar="N",
+    s.add_argument("--api-servers", type=int, default=None, metavar="N",
                    help="vLLM API server processes sharing the port, for the sessions' websocket "
-                        "and audio work (default 1; more runs `vllm serve`: GPU build only)")
+                        "and audio work (default: one per 24 streams served, up to the cores "
+                        "left after the engines; more than 1 runs `vllm serve`: GPU build only)")
     s.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (default 127.0.0.1: this computer only; 0.0.0.0 for "
                         "every network interface)")
@@ -74,6 +75,7 @@ def add_parser(sub) -> list[str]:
 def run(args) -> int:
     from ..engine.remote.settings import api_key_from_env
     from ..engine.server import key as server_key
+    from ..engine.server.api_servers import api_servers_for
     from ..engine.server.args import engine_args_for, server_command
     from ..engine.server.gpus import parallel_from_vllm_args, serve_plan
     from ..engine.vllm_adapter import platform as engine_platform
@@ -96,6 +98,8 @@ def run(args) -> int:
         raise ConfigError(f"--vllm-args cannot be read: {exc}.",
                           "quote it as one string, e.g. --vllm-args=\"--enable-log-requests\"") from None
     extra, args.gpus, args.api_servers = parallel_from_vllm_args(extra, args.gpus, args.api_servers)
+    if args.api_servers is None:
+        args.api_servers = api_servers_for(args.max_streams * args.gpus, args.gpus, build)
     gpus = serve_plan(args.gpus, args.api_servers, build)  # refused here, before vLLM starts
     engine_args, info = engine_args_for(settings, build, gpus)
     served = args.served_model_name or info.path.name
@@ -174,7 +178,8 @@ def _print_ready(args, served, settings, key_file, created, session_fix) -> None
                 if key_file else f"the API key is the one in ${args.api_key_env}")
     streams = (f"{settings.max_streams * args.gpus} streams ({settings.max_streams} on each of "
                f"{args.gpus} GPUs)" if args.gpus > 1 else f"{settings.max_streams} streams")
-    print(f"\nReady: {url} — model {served}, up to {streams}, session fix "
+    api = f", {args.api_servers} API server processes" if args.api_servers > 1 else ""
+    print(f"\nReady: {url} — model {served}, up to {streams}{api}, session fix "
           f"{'on' if session_fix else 'off'}; {key_line}.", flush=True)
     copy = (f"copy {key_file} there as ~/.config/voxcap/remote-api-key (chmod 600)" if key_file
             else f"put the key from ${args.api_key_env} in ~/.config/voxcap/remote-api-key there "
