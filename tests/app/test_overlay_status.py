@@ -1,0 +1,58 @@
+"""The overlay's status band: what it says for each of the controller's states, and lateness
+marked until captions are live again (the overlay itself: tests/gui/test_gui_overlay_status.py)."""
+
+from __future__ import annotations
+
+from voxcap.app.overlay_status import LATE_S, OverlayStatusTracker
+from voxcap.events import (
+    Captioning,
+    CaptioningState,
+    EngineFailed,
+    EngineProgress,
+    EngineReady,
+    EngineRestarting,
+)
+
+READY = EngineReady("FULL_DECODE_ONLY", "FULL_DECODE_ONLY", (1,), 1.0, "cpu", 480, 4096, 2)
+
+
+def _feed(tracker, *events):
+    for ev in events:
+        tracker.on_event(ev)
+    return tracker.status
+
+
+def test_every_state_is_said_and_old_rows_are_marked():
+    t = OverlayStatusTracker()
+    assert _feed(t, EngineProgress("loading weights")).text == "Engine starting — loading weights"
+    s = _feed(t, CaptioningState(Captioning.WAITING))
+    assert s.text == "Waiting for the engine — loading weights — audio is kept"
+    s = _feed(t, READY, CaptioningState(Captioning.ON))
+    assert (s.text, s.rows_current) == ("", True)  # live: nothing over the captions
+    s = _feed(t, EngineRestarting("graph mode"), CaptioningState(Captioning.RESTARTING),
+              EngineProgress("capturing graphs"))
+    assert s.text.startswith("Engine restarting — capturing graphs") and not s.rows_current
+    s = _feed(t, READY, CaptioningState(Captioning.ON), CaptioningState(Captioning.PAUSED))
+    assert s.text.startswith("Paused") and not s.rows_current
+    s = _feed(t, CaptioningState(Captioning.STOPPING), CaptioningState(Captioning.OFF))
+    assert s.text == "Stopped — not captioning" and not s.rows_current
+    s = _feed(t, EngineFailed("the GPU fell off the bus", "restart the computer"))
+    assert s.text == "Engine error: the GPU fell off the bus — restart the computer"
+    assert s.error and not s.rows_current
+    s = _feed(t, EngineProgress("importing"), CaptioningState(Captioning.STARTING))
+    assert s.text == "Starting captioning — importing" and not s.error
+
+
+def test_late_captions_are_marked_until_live_again():
+    t = OverlayStatusTracker()
+    _feed(t, READY, CaptioningState(Captioning.ON))
+    assert t.on_lateness(1.0) is None
+    s = t.on_lateness(25.2)
+    assert s.text == "Catching up — 25 s behind" and s.rows_current
+    assert t.on_lateness(4.0).text == "Catching up — 4 s behind"  # not yet live: no flapping
+    assert t.on_lateness(None) is None  # unknown: as it was
+    assert t.on_lateness(LATE_S - 3).text == ""  # live again
+    t.on_lateness(30)
+    s = _feed(t, CaptioningState(Captioning.PAUSED))
+    assert "behind" not in s.text  # a pause ends lateness
+    assert t.on_lateness(30) is None  # not captioning: not late

@@ -1,0 +1,123 @@
+"""What the caption overlay says about captioning now, decided from the controller's events.
+
+The overlay is the one screen a deaf or hard-of-hearing reader watches: it must tell silence from
+a stalled engine and old speech from new. So besides the caption rows it has a status band that
+says, in plain words, anything that is not "live captions": starting (and the engine's stage),
+waiting for the engine, restarting, paused, stopped, an engine error with its fix, and captions
+arriving late ("Catching up — 25 s behind") until they are live again. ``rows_current`` False
+means the rows on screen are not being added to (the GUI dims them).
+
+No Qt here: the GUI hands over the events and, once a second, how late the captions are.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..events import (
+    Captioning,
+    CaptioningState,
+    EngineFailed,
+    EngineProgress,
+    EngineReady,
+    EngineRestarting,
+    EngineStopped,
+)
+
+LATE_S = 5.0  # captions later than this are marked late...
+LIVE_S = 3.0  # ...until they are back under this (no flapping around one value)
+
+
+@dataclass(frozen=True)
+class OverlayStatus:
+    text: str = ""  # "": live captions, nothing to say
+    rows_current: bool = True  # False: the rows shown are from before (a pause, a stop, a restart)
+    error: bool = False  # an engine error: screen readers are told at once
+    topic: str = ""  # what it is about: screen readers hear a new topic, not every new figure
+
+
+class OverlayStatusTracker:
+    def __init__(self) -> None:
+        self.captioning = Captioning.OFF
+        self.stage = ""  # the engine's start-up stage while it starts
+        self.engine_ready = False
+        self.restarting = False
+        self.failure: EngineFailed | None = None
+        self.late_s: float | None = None  # set while captions are late
+        self.had_session = False  # after a session, "off" is said as "stopped"
+        self.status = self._decide()
+
+    def on_event(self, ev) -> OverlayStatus | None:
+        """The new status if ``ev`` changed it, else None."""
+        if isinstance(ev, CaptioningState):
+            if ev.state.active:
+                self.had_session = True
+            if ev.state != Captioning.ON:
+                self.late_s = None
+            self.captioning = ev.state
+        elif isinstance(ev, EngineProgress):
+            self.stage, self.failure = ev.stage, None
+            self.engine_ready = False
+        elif isinstance(ev, EngineReady):
+            self.stage, self.failure = "", None
+            self.engine_ready, self.restarting = True, False
+        elif isinstance(ev, EngineRestarting):
+            self.restarting, self.engine_ready, self.failure, self.stage = True, False, None, ""
+        elif isinstance(ev, EngineFailed):
+            self.failure, self.restarting, self.engine_ready = ev, False, False
+        elif isinstance(ev, EngineStopped):
+            self.engine_ready, self.restarting, self.stage = False, False, ""
+        else:
+            return None
+        return self._changed()
+
+    def on_lateness(self, late_s: float | None) -> OverlayStatus | None:
+        """How far behind the audio the newest captions are (None: unknown, e.g. silence with
+        nothing waiting); the new status if that changed what is said."""
+        if self.captioning != Captioning.ON or late_s is None:
+            return None
+        late = late_s >= LATE_S or (self.late_s is not None and late_s >= LIVE_S)
+        self.late_s = late_s if late else None
+        return self._changed()
+
+    def _changed(self) -> OverlayStatus | None:
+        new = self._decide()
+        if new == self.status:
+            return None
+        self.status = new
+        return new
+
+    def _stage(self) -> str:
+        return f" — {self.stage}" if self.stage else ""
+
+    def _decide(self) -> OverlayStatus:
+        c = self.captioning
+        if self.failure is not None:
+            fix = f" — {self.failure.fix}" if self.failure.fix else ""
+            return OverlayStatus(f"Engine error: {self.failure.message}{fix}", rows_current=False,
+                                 error=True, topic="error")
+        if c == Captioning.PAUSED:
+            return OverlayStatus("Paused — nothing is being captioned", rows_current=False,
+                                 topic="paused")
+        if self.restarting or c == Captioning.RESTARTING:
+            return OverlayStatus(f"Engine restarting{self._stage()} — audio is kept, captions "
+                                 "follow", rows_current=False, topic="restarting")
+        if c == Captioning.STARTING:
+            return OverlayStatus(f"Starting captioning{self._stage()}", topic="starting")
+        if c == Captioning.WAITING:
+            return OverlayStatus(f"Waiting for the engine{self._stage()} — audio is kept",
+                                 topic="waiting")
+        if c == Captioning.STOPPING:
+            return OverlayStatus("Stopping — the last words follow", topic="stopping")
+        if c == Captioning.ON:
+            if self.late_s is not None:
+                return OverlayStatus(f"Catching up — {self.late_s:.0f} s behind", topic="late")
+            return OverlayStatus()
+        # not captioning
+        if not self.engine_ready and self.stage:
+            engine = f"Engine starting{self._stage()}"
+            return OverlayStatus(("Stopped. " if self.had_session else "") + engine,
+                                 rows_current=not self.had_session, topic="engine starting")
+        if self.had_session:
+            return OverlayStatus("Stopped — not captioning", rows_current=False, topic="stopped")
+        return OverlayStatus("Not captioning", topic="off")
