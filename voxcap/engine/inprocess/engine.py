@@ -2,7 +2,8 @@
 
 The rest of the app sees a plain thread-safe interface (open a stream, push audio, close or
 abort it, shut down) and a stream of plain events (``voxcap.events``). The streaming sequence
-is the one vLLM's own /v1/realtime server uses (see shared/design/engine-facts.md).
+is the one vLLM's own /v1/realtime server uses: one ``generate`` per stream, fed a prompt as
+each chunk of its audio arrives.
 """
 
 from __future__ import annotations
@@ -93,6 +94,11 @@ class LocalEngine(EngineBase):
         self.model_info = inspect_model_dir(self.settings.model_dir, self.settings.dummy_weights)
         self.settings = self.settings.for_model(self.model_info.max_model_len)
 
+    @property
+    def on_cuda(self) -> bool:
+        """False with vLLM's CPU build: graph modes and the GPU memory share change nothing."""
+        return engine_platform.installed_build()[0] != "cpu"
+
     def engine_pids(self) -> list[int]:
         """PIDs of vLLM's engine-core processes (their workers are their children)."""
         manager = getattr(getattr(getattr(self._engine, "engine_core", None), "resources", None),
@@ -154,13 +160,13 @@ class LocalEngine(EngineBase):
                # fork: the engine core starts with torch and vLLM already imported (a spawned one
                # imports them again: 26 s of a 67 s start on the H200). Safe because the app never
                # touches CUDA itself (NVML only: platform.py); a fork refused anyway is retried
-               # with spawn below. VOXCAP_VLLM_START=spawn forces the old way.
+               # with spawn below. VOXCAP_VLLM_START=spawn always spawns.
                "VLLM_WORKER_MULTIPROC_METHOD": start_method(),
                # its sitecustomize ties each spawned child to its parent before vLLM's imports
                "PYTHONPATH": os.pathsep.join(
                    [str(EARLY_HOOK_DIR)] + ([os.environ["PYTHONPATH"]]
                                             if os.environ.get("PYTHONPATH") else [])),
-               # vLLM 0.32's per-step cost grows with a realtime session (issue #58324); the fix
+               # vLLM 0.32's per-step cost grows with a realtime session (vLLM issue #58324); the fix
                # (vllm_adapter/patches.py) keeps it flat: on the H200 +5.7 ms per 1,000 tokens without,
                # none with, identical tokens (docs/gpu-results.md). VOXCAP_VLLM_SESSION_FIX=0: off
                SESSION_FIX_ENV: os.environ.get(SESSION_FIX_ENV, "1"),
@@ -433,40 +439,54 @@ class LocalEngine(EngineBase):
         try:
             async for out in engine.generate(prompt=inputs(), sampling_params=params,
                                              request_id=st.request_id):
-                if not out.outputs:
-                    continue
-                o = out.outputs[0]
-                ids = tuple(o.token_ids)
-                feed.output(ids)
-                if not st.prompt_len and out.prompt_token_ids:
-                    st.prompt_len = len(out.prompt_token_ids)
-                if ids:
-                    self.stats.token_back(st.stream_id, len(ids))
-                    self._emit_delta(st, o.text or "", ids)
-                if out.finished:
+                if self._take_output(st, out, feed):
                     break
-            if st.aborted:
-                reason = "aborted"
-            elif (self._prompt_len + st.tokens >= self._model_config.max_model_len
-                  and not st.close_requested):
-                reason, message = "max_length", "the session reached max_model_len"
+            reason, message = self._how_it_ended(st)
         except asyncio.CancelledError:
             reason = "aborted"
         except Exception as exc:  # noqa: BLE001
-            if st.aborted:
-                reason = "aborted"
-            else:
-                log.exception("stream %s failed", st.stream_id)
-                reason = "error"
-                message, fix = self._explain(exc)
-                if engine.errored:
-                    self._fail(message, fix)
+            reason, message = self._failed(st, exc, engine)
         finally:
             self.stats.finish(st.stream_id)
             self._emit(StreamFinished(st.stream_id, reason, st.tokens,
                                       st.samples_in / SAMPLE_RATE, message))
             st.done.set()
             self._streams.pop(st.stream_id, None)  # bounded over hours of sessions
+
+    def _take_output(self, st: _Stream, out, feed: TokenFeed) -> bool:
+        """One of vLLM's outputs for the stream: its new tokens fed back and emitted; whether
+        it was the last."""
+        if not out.outputs:
+            return False
+        o = out.outputs[0]
+        ids = tuple(o.token_ids)
+        feed.output(ids)
+        if not st.prompt_len and out.prompt_token_ids:
+            st.prompt_len = len(out.prompt_token_ids)
+        if ids:
+            self.stats.token_back(st.stream_id, len(ids))
+            self._emit_delta(st, o.text or "", ids)
+        return out.finished
+
+    def _how_it_ended(self, st: _Stream) -> tuple[str, str]:
+        """Why a stream whose output ended without an error ended, and what to say of it."""
+        if st.aborted:
+            return "aborted", ""
+        if (self._prompt_len + st.tokens >= self._model_config.max_model_len
+                and not st.close_requested):
+            return "max_length", "the session reached max_model_len"
+        return "flushed", ""
+
+    def _failed(self, st: _Stream, exc: Exception, engine) -> tuple[str, str]:
+        """A stream's error: logged and explained (the whole engine failed if vLLM says so);
+        an aborted stream's error is only its abort."""
+        if st.aborted:
+            return "aborted", ""
+        log.exception("stream %s failed", st.stream_id)
+        message, fix = self._explain(exc)
+        if engine.errored:
+            self._fail(message, fix)
+        return "error", message
 
     def _emit_delta(self, st: _Stream, text: str, ids: tuple[int, ...]) -> None:
         step_s = self._step_samples / SAMPLE_RATE
