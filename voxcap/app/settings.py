@@ -189,6 +189,8 @@ class AppSettings:
                   "unless the output is headphones)")
     mask_profanity: bool = setting(
         False, label="Mask &profanity in captions and exports (the journal keeps the words)")
+    announce_captions: bool = setting(
+        True, label="Anno&unce finished caption lines to screen readers (speaker first)")
     start_minimized: bool = setting(False, label="Start mi&nimized", flag="--minimized",
                                     flag_help="start minimized")
     start_captioning: bool = setting(False, label="Start captioning on laun&ch", flag="--start",

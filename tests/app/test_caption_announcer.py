@@ -1,0 +1,49 @@
+"""Caption lines for screen readers: once per line, when finished, speaker first; a pause
+mid-line tells what was said so far and the rest comes once, later."""
+
+from __future__ import annotations
+
+from voxcap.app.caption_announcer import CaptionAnnouncer
+from voxcap.captions.assembly import CaptionAssembler
+from voxcap.events import StreamFinished, TextDelta
+
+
+def _delta(sid, text, t):
+    return TextDelta(stream_id=sid, text=text, token_ids=(), index=0, produced_at=0.0,
+                     audio_start_s=t, audio_end_s=t + 0.08)
+
+
+def _words(asm, ann, sid, words, t0, now):
+    said = []
+    for i, w in enumerate(words):
+        said += ann.feed(asm.feed(_delta(sid, w, t0 + 0.3 * i)), now)
+    return said
+
+
+def test_each_line_once_speaker_first_not_per_word():
+    asm = CaptionAssembler(width=40)
+    asm.set_label("a", "Them")
+    asm.set_label("b", "You")
+    ann = CaptionAnnouncer()
+    said = _words(asm, ann, "a", [" hello", " there", " how", " are", " you", " doing",
+                                  " this", " fine", " morning", " my", " friend", " of", " old"],
+                  0.0, 0.0)
+    said += _words(asm, ann, "b", [" fine", " thanks"], 0.0, 0.5)
+    said += ann.feed(asm.finish("a"), 1.0) + ann.feed(asm.finish("b"), 1.0)
+    assert said[0].startswith("Them: hello there how are you")
+    assert said[-2:] == [said[-2], "You: fine thanks"] and said[-2].startswith("Them: ")
+    assert " ".join(s.split(": ", 1)[1] for s in said if s.startswith("Them")) == \
+        "hello there how are you doing this fine morning my friend of old"
+    assert len(said) == 3  # two lines of Them (40 columns), one of You: not one per word
+
+
+def test_a_pause_mid_line_tells_it_then_only_the_rest():
+    asm = CaptionAssembler(width=80)
+    asm.set_label("a", "Them")
+    ann = CaptionAnnouncer(idle_s=2.0)
+    _words(asm, ann, "a", [" wait", " for", " it"], 0.0, 10.0)
+    assert ann.idle(11.0) == []
+    assert ann.idle(12.5) == ["Them: wait for"]  # "it" may still grow: held as words are
+    assert ann.idle(20.0) == []  # told once
+    _words(asm, ann, "a", [" now"], 1.0, 21.0)
+    assert ann.feed(asm.on_event(StreamFinished("a", "end", 0, 1.0)), 22.0) == ["Them: it now"]
