@@ -103,10 +103,10 @@ def test_settings_panel_round_trip(qtbot, make_app, tmp_path, monkeypatch, tiny_
 def test_each_precision_says_what_it_would_take_on_this_gpu(monkeypatch, tiny_model_dir):
     """Where the card has room for more than one choice, Settings says what each would take
     (memory, streams) before the person picks; with one choice or no GPU it says nothing more."""
+    from voxcap.app.model_check import choice_costs
     from voxcap.engine.sizing import verdict as verdict_module
     from voxcap.engine.sizing.memory import Sizing
     from voxcap.engine.sizing.precision import GpuFacts
-    from voxcap.app.model_check import choice_costs
 
     gib = 2**30
     monkeypatch.setattr(verdict_module, "read_gpu_facts", lambda: GpuFacts(8 * gib, int(7.5 * gib), (8, 9)))
