@@ -39,13 +39,18 @@ say "py-spy: $(command -v py-spy || echo missing)"
 nvidia-smi --query-gpu=name,driver_version,memory.used,memory.total --format=csv > "$OUT/gpu.csv" 2>&1
 python3 -m voxcap.cli doctor --json > "$OUT/doctor.json" 2> "$OUT/doctor.err"
 
-gpu_idle() {  # until the previous part's server has left the GPU (at most 60 s)
-  for _ in $(seq 60); do
+gpu_idle() {  # until the previous part's server has left the GPU; after 60 s its processes go
+  for i in $(seq 75); do
     used=$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -i 0 2>/dev/null)
     [ "${used:-0}" -lt 2048 ] && return
+    if [ "$i" = 60 ]; then
+      left=$(nvidia-smi --query-compute-apps=pid --format=csv,noheader -i 0 2>/dev/null | xargs)
+      say "GPU still holds ${used} MiB after 60 s: killing what holds it ($left)"
+      [ -n "$left" ] && kill -9 $left 2>/dev/null
+    fi
     sleep 1
   done
-  say "GPU still holds ${used} MiB after 60 s"
+  say "GPU still holds ${used} MiB"
 }
 
 # part NAME LIMIT_S "SERVER SPEC" [capacity.py options...]
@@ -56,7 +61,8 @@ part() {
   fi
   gpu_idle
   say "$name start (limit $limit s)"
-  timeout -k 20 "$limit" python3 -m benchmarks.capacity --model "$M" --dummy-weights ${GRAPHS:---no-eager} \
+  # SIGINT at the limit: capacity.py then stops its servers (its finally), SIGKILL 30 s later
+  timeout -s INT -k 30 "$limit" python3 -m benchmarks.capacity --model "$M" --dummy-weights ${GRAPHS:---no-eager} \
     --sessions "$SESSIONS" --seconds "$SECONDS_EACH" --repeats 1 --drain 15 --stop-p95-ms 1000 \
     --max-streams "$LARGEST" --start-timeout 240 --servers "" --server "$spec" "$@" \
     --out "$OUT/$name.json" > "$OUT/$name.txt" 2>&1
