@@ -1,6 +1,6 @@
-"""voxcap's comments and docstrings say why, not history: no issue or session numbers of this
-project (git keeps those), and no pointers to notes outside the repository. An upstream bug
-(``vLLM issue #N``) is a reason, and stays."""
+"""The comments and docstrings of voxcap and its tests say why, not history: no issue or session
+numbers of this project (git keeps those), and no pointers to notes outside the repository. An
+upstream bug (``vLLM issue #N``) is a reason, and stays."""
 
 from __future__ import annotations
 
@@ -10,12 +10,14 @@ from pathlib import Path
 import voxcap
 
 PACKAGE = Path(voxcap.__file__).parent
-GENERATED = PACKAGE / "gui" / "wayland_protocols"
+TESTS = Path(__file__).resolve().parent
+GENERATED = (PACKAGE / "gui" / "wayland_protocols", TESTS / "support" / "wayland_protocols")
 
 RULES = [
     (re.compile(r"(?<!vLLM )\bissues?[ #]+\d+", re.IGNORECASE),
      "a project issue number: say the reason; the history is in git"),
-    (re.compile(r"\b(session|stop) \d+\b|\bci\d+\b|the old way", re.IGNORECASE),
+    (re.compile(r"\b(in|since|from|until|before|after) (session|stop) \d+\b|\bci\d+\b|the old way",
+                re.IGNORECASE),
      "history: say what the code does and why"),
     (re.compile(r"shared/design|\.\./shared|\b(engine|audio|gui)-facts\.md|\bproduct\.md"),
      "a note outside the repository: write the fact here (or in docs/)"),
@@ -24,8 +26,8 @@ RULES = [
 
 def findings() -> list[str]:
     found = []
-    for path in sorted(PACKAGE.rglob("*.py")):
-        if GENERATED in path.parents:
+    for path in sorted([*PACKAGE.rglob("*.py"), *TESTS.rglob("*.py")]):
+        if path == Path(__file__).resolve() or any(g in path.parents for g in GENERATED):
             continue
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             for pattern, fix in RULES:
@@ -47,4 +49,4 @@ def test_the_rules_catch_what_they_name():
     assert caught("forces the old way") and caught("ran in session 30")
     assert caught("(issue #21: a 12 GB card)") and caught("see engine-facts.md")
     assert not caught("the fix for vLLM issue #58324") and not caught("(vLLM PR #51167)")
-    assert not caught("a session is one stretch of a stream")
+    assert not caught("a session is one stretch of a stream") and not caught("# session 2 token 0")

@@ -1,4 +1,4 @@
-"""The installer tries each package index once before it builds anything (issue 34, item 9): one
+"""The installer tries each package index once before it builds anything: one
 that does not answer stops it at once with one line naming the index and the setting that
 avoids it, not minutes of pip's silent retries. The indexes here are on loopback only: a small
 HTTP server that answers, and a closed port on 127.0.0.1 that refuses."""

@@ -1,4 +1,4 @@
-"""Issue 34's walk, redone from a fresh home as a test: a newcomer without an NVIDIA GPU installs
+"""The first walk, from a fresh home: a newcomer without an NVIDIA GPU installs
 voxcap, makes the tiny model with its weights, points the app (started from its .desktop file,
 under Xvfb, driven over AT-SPI from another process) at ``voxcap serve``'s loopback address
 before that server is up, starts the server, captions speech played into the sound server,

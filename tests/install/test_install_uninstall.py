@@ -1,4 +1,4 @@
-"""installer/uninstall.sh after a real install into a temporary HOME (issue 34, item 8): it says
+"""installer/uninstall.sh after a real install into a temporary HOME: it says
 what it will remove, with sizes, before it removes anything, and each step as it goes; settings
 and API keys, transcripts and logs stay unless --purge; what voxcap's runs left in the temporary
 folder goes (vLLM's rendezvous files among them), nothing else there; a folder that is not

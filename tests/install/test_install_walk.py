@@ -1,4 +1,4 @@
-"""The first hour as a newcomer without an NVIDIA GPU walks it on this machine (issue 24): the
+"""The first hour as a newcomer without an NVIDIA GPU walks it on this machine: the
 install into a fresh HOME, the applications menu's command (the .desktop file's Exec line, run
 as it is) in a real X window, the welcome dialog, the self-check, Start captioning, quit,
 uninstall. Driven as a keyboard or screen-reader user drives it: over AT-SPI, from another

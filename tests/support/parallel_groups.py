@@ -53,7 +53,7 @@ def group_of(nodeid: str) -> str:
 
 
 # Seconds each slow group took in a parallel run (a clean clone's junit XML, this 2-core machine,
-# ci16 and ci17). The longest start first, so the last group to finish is a short one (seen by test
+# two runs). The longest start first, so the last group to finish is a short one (seen by test
 # count: gui_real_engine's 2 tests, 160 s, ran last while the other worker idled). Any other
 # group: 1 s per test.
 SECONDS = {

@@ -2,7 +2,7 @@
 
 It runs in the foreground as our own child process (so we know its pid and can kill it), with
 its own config, socket and runtime directory under a temp dir; nothing depends on HOME or
-XDG_RUNTIME_DIR. Devices (see ``shared/design/audio-facts.md``):
+XDG_RUNTIME_DIR. Devices:
 
 - ``vspeaker``: a virtual speaker (null sink, 48 kHz stereo); its ``vspeaker.monitor`` is "system audio"
   and the default source.

@@ -33,7 +33,7 @@ CHUNK = 1280
 
 def _model_with_delay(model: str, delay_ms: int | None, tmp: Path) -> str:
     """The model folder, or a copy of it (links but tekken.json) with another delay: the only
-    way vLLM takes one (engine-facts.md)."""
+    way vLLM takes one (tekken.json's audio.transcription_delay_ms, read at start)."""
     if delay_ms is None:
         return model
     src = Path(model)

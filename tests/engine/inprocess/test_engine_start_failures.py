@@ -1,5 +1,5 @@
 """A start-up failure inside vLLM reaches the user as one line and its fix, never as vLLM's
-tracebacks; those go to voxcap.log (issue 21: a 12 GB card printed two full tracebacks)."""
+tracebacks; those go to voxcap.log (vLLM prints two full tracebacks for one failure)."""
 
 from __future__ import annotations
 

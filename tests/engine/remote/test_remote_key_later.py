@@ -1,6 +1,6 @@
 """The remote engine started without a key (none given, none found) takes the one made while it
 waits for its server: the app pointed at this computer's address before ``voxcap serve`` first
-ran there, which writes its key as it starts (issue 34's walk: HTTP 401 once the server was up).
+ran there, which writes its key as it starts (without it: HTTP 401 once the server is up).
 A key given is kept; a server elsewhere does not get this computer's server key."""
 
 from __future__ import annotations

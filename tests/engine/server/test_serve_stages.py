@@ -1,4 +1,4 @@
-"""``voxcap serve`` prints vLLM's start-up stages while its server starts (issue 34), from vLLM's
+"""``voxcap serve`` prints vLLM's start-up stages while its server starts, from vLLM's
 own log records as the app shows them: the records of a stand-in process configured by the very
 logging config the server gets (vLLM's messages for each stage), and the real CPU server with the
 tiny model's weight files."""

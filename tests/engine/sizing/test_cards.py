@@ -1,4 +1,4 @@
-"""One statement of the graphics card voxcap needs (issue 34, item 4): README's card table and its
+"""One statement of the graphics card voxcap needs: README's card table and its
 "You need" line, the installer's closing text and the first-run dialog all say what
 engine/sizing/cards.py says, and the line follows the table's rows."""
 

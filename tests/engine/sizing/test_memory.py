@@ -139,7 +139,7 @@ def test_running_engine_lays_out_the_kv_cache_as_voxcap_sized_it(engine):
     (8, 4, "not_free", "has 4.00 GiB free now; 4-bit weights + FP8 KV cache for one stream "
                        "needs ≈4.96 GiB free to start"),
     (6, 6, "fewer_streams", "4-bit weights + FP8 KV cache: fits this 6 GB card"),  # one stream
-    (6, 5.0, "fewer_streams", "4-bit weights + FP8 KV cache: fits this 6 GB card"),  # issue 29
+    (6, 5.0, "fewer_streams", "4-bit weights + FP8 KV cache: fits this 6 GB card"),  # desktop on it
     (4, 4, "too_small", "this 4 GB card is too small"),
 ])
 def test_gpu_verdict_for_the_real_model(total_gib, free_gib, kind, words):

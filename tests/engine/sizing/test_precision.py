@@ -43,7 +43,7 @@ def test_automatic_choice_on_the_cards_people_own(total, free, name, streams, wo
 @pytest.mark.parametrize(("total", "free", "streams", "name"), [
     (8, 7.5, 1, "fp8_kv"),  # `voxcap transcribe` (one stream) on the 8 GB card: FP8 fits it
     (8, 6.3, 1, "mxfp4"),  # during a call, one stream: 4-bit weights, the KV cache kept
-    (6, 5.0, 1, "mxfp4_kv"),  # a 6 GB card with the desktop on it (issue 29's target)
+    (6, 5.0, 1, "mxfp4_kv"),  # a 6 GB card with the desktop on it
 ])
 def test_automatic_choice_for_one_stream(total, free, streams, name):
     c = auto(total, free, streams=streams)
@@ -164,7 +164,7 @@ def test_fp8_footprints_against_what_the_h200_measured():
     (1, 4917, 4940),  # 5.0 GiB free (forced past the old gate), cold start
 ])
 def test_4bit_footprints_and_gate_against_what_the_h200_measured(streams, used_mib, peak_mib):
-    """4-bit weights + FP8 KV on the H200, real shape, random weights (issue 29): the estimate
+    """4-bit weights + FP8 KV on the H200, real shape, random weights: the estimate
     is within 7 % of NVML's running figure, and the gate (estimate + start margin) covers the
     start-up's NVML peak."""
     p = BY_NAME["mxfp4_kv"]

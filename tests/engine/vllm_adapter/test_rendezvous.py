@@ -1,6 +1,6 @@
 """vLLM's rendezvous files (``vllm_dist_<random>``, left in the temporary folder by every run that
 is killed, and by many that are not) go to voxcap's own folder in voxcap's vLLM processes, where
-installer/uninstall.sh finds them (issue 34, item 8); a vLLM that is not voxcap's keeps vLLM's
+installer/uninstall.sh finds them; a vLLM that is not voxcap's keeps vLLM's
 place. Real vLLM imports, in a child process each."""
 
 from __future__ import annotations
