@@ -29,11 +29,15 @@ def check_rules(cues, end_ms=None, opts=OPTS):
 def test_continuous_speech_is_cut_into_readable_cues():
     words = [f"word{i}" for i in range(200)]  # 200 steps of non-stop speech: 16 s
     cues = build_cues(words_from_deltas(deltas_from_pieces(speech(words))), end_s=16.0)
-    # ~100 characters a second make more cues than seconds: each still stays up 1 s, so the
-    # last ones run past the end of the audio rather than flash
+    # ~100 characters a second make more cues than seconds: they share the audio's time
+    # evenly (none flashes), each at most 3 s behind its words, none past the audio's end
     assert len(cues) > 16
-    check_rules(cues, 1000 * len(cues))
-    assert all(c.end_ms - c.start_ms >= 1000 for c in cues)
+    check_rules(cues, 16000)
+    assert min(c.end_ms - c.start_ms for c in cues[:-1]) >= 600
+    assert cues[-1].end_ms == 16000  # its words were said in the audio's last 240 ms
+    for c in cues:
+        spoken_ms = words.index(c.lines[0].split()[0]) * 80
+        assert spoken_ms <= c.start_ms <= spoken_ms + 3000
     assert " ".join(" ".join(c.lines) for c in cues).split() == words
 
 

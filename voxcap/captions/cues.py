@@ -7,14 +7,15 @@
   ``max_duration_s`` long; a pause of ``pause_s`` or the end of a sentence (once the cue
   holds half a line) starts a new cue. Times are integer milliseconds, and the list obeys:
   ``0 <= start < end``, starts strictly increasing, ``end <= next start`` (no overlaps,
-  also across streams), and ``end <= end_s`` (the audio's length) unless more text than
-  one cue a second is crowded at the very end (then the last cues run past it: a cue is
-  never shorter than ``min_duration_s``).
+  also across streams), and ``end <= end_s`` (the audio's length): the audio's clock rules.
   Timing follows broadcast subtitle practice (BBC, Netflix guidelines): a cue stays up at
   least ``min_duration_s`` and long enough to read its text at ``max_chars_per_s``; for that
-  the following cues are delayed, by at most ``max_delay_s`` behind the speech (beyond that a
-  cue keeps only its minimum duration). When the silence after a cue allows, it stays up long
-  enough to read at the gentler ``chars_per_s``. (Merging short cues was tried: cues are only
+  the following cues are delayed, by at most ``max_delay_s`` behind the speech. Text faster
+  than that can be shown (more than a cue a second for long: two people at once, or a model
+  that emits more than anyone says) does not push the cues ever later: a cue never starts
+  more than ``max_delay_s`` after its words, and the one before it gives way, below its
+  minimum if it must. When the silence after a cue allows, it stays up long enough to read
+  at the gentler ``chars_per_s``. (Merging short cues was tried: cues are only
   split at pauses, sentence ends, full lines and the maximum duration, so merging would show
   text before a pause or join sentences; a short delay reads better.) Only at the very end of
   the audio (text flushed with no duration) is a cue moved back into the silence before it.
@@ -155,39 +156,39 @@ def _time(cues: list[Cue], limit_ms: int, o: CueOptions) -> None:
     min_ms = round(o.min_duration_s * 1000)
     max_ms = round(o.max_duration_s * 1000)
     delay_ms = round(o.max_delay_s * 1000)
-    prev_end = 0
-    for i, c in enumerate(cues):  # forward: readable, later cues wait for it
-        spoken = c.start_ms
-        start = max(spoken, prev_end)
-        if i and start - spoken > delay_ms:  # too far behind the speech: the last cue gives way
-            prev = cues[i - 1]
-            prev.end_ms = max(prev.start_ms + min_ms, spoken + delay_ms)
-            start = max(spoken, prev.end_ms)
+    spoken = [c.start_ms for c in cues]  # when each cue's first word was said
+    prev = None
+    for i, c in enumerate(cues):  # forward: readable, later cues wait for it (a while)
+        # a wait only while the audio left has room for the cues left, a second each: text
+        # faster than that shares the time as it was spoken
+        late_ms = max(0, min(delay_ms, limit_ms - spoken[i] - (len(cues) - i) * min_ms))
+        start = min(max(spoken[i], prev.end_ms if prev else 0), spoken[i] + late_ms)
+        if prev is not None:  # too far behind the speech: the cue before gives way
+            start = max(start, prev.start_ms + MIN_CUE_MS)
+            prev.end_ms = min(prev.end_ms, start)
         chars = sum(display_width(t) for t in c.lines)
         hard = _reading_ms(chars, o.max_chars_per_s, o)
         soft = _reading_ms(chars, o.chars_per_s, o)
-        next_spoken = cues[i + 1].start_ms if i + 1 < len(cues) else limit_ms
+        next_spoken = spoken[i + 1] if i + 1 < len(cues) else limit_ms
         end = max(c.end_ms, start + hard, min(start + soft, next_spoken))
         c.start_ms, c.end_ms = start, min(end, start + max(max_ms, hard))
-        prev_end = c.end_ms
+        prev = c
     latest = limit_ms
-    for c in reversed(cues):  # backward: into the silence before the end of the audio
-        if c.end_ms <= latest:
+    for i in range(len(cues) - 1, -1, -1):  # backward: nothing past the end of the audio
+        c = cues[i]
+        if c.end_ms <= latest and c.start_ms + MIN_CUE_MS <= latest:
             break
-        c.end_ms = latest
-        c.start_ms = min(c.start_ms, c.end_ms - min_ms)
+        c.end_ms = min(c.end_ms, latest)
+        free = cues[i - 1].end_ms if i else 0  # before its words only into the silence there
+        c.start_ms = min(c.start_ms, max(min(spoken[i], free), c.end_ms - min_ms),
+                         c.end_ms - MIN_CUE_MS)
         latest = c.start_ms
-    prev_end = 0
-    for c in cues:  # ... but never shorter than the minimum: crowded cues run past the end
-        c.start_ms = max(c.start_ms, prev_end)
-        c.end_ms = max(c.end_ms, c.start_ms + min_ms)
-        prev_end = c.end_ms
     for prev, c in itertools.pairwise(cues):  # strictly increasing starts, no overlaps
         c.start_ms = max(c.start_ms, prev.start_ms + MIN_CUE_MS)
-        c.end_ms = max(c.end_ms, c.start_ms + MIN_CUE_MS)
         prev.end_ms = min(prev.end_ms, c.start_ms)
-    if cues and cues[0].end_ms <= cues[0].start_ms:
-        cues[0].end_ms = cues[0].start_ms + MIN_CUE_MS
+    for c in cues:
+        c.start_ms = max(0, c.start_ms)
+        c.end_ms = max(c.end_ms, c.start_ms + MIN_CUE_MS)
 
 
 def build_paragraphs(words: Iterable[Word], labels: dict[str, str] | None = None,

@@ -3,6 +3,7 @@
     export(source, "talk.srt")                 # format from the extension
     export(session, "talk.txt", timestamps=True, masker=make_masker(True))
     text = render(source, ".vtt")              # the file's content, without writing it
+    default_name(session)                      # "captions 2026-12-03 09-14.srt"
 
 ``source``: a ``sessions.Session`` (labels and audio length come from it), or any iterable
 of deltas (``TextDelta`` or ``DeltaRecord``); then give ``labels`` (stream id -> label) and
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -50,6 +52,13 @@ class ExportResult:
     fmt: str
     items: int  # cues, paragraphs or words written
     words: int
+
+
+def default_name(session, suffix: str = ".srt") -> str:
+    """The file name an export suggests: when the session started, in local time, as people
+    find it again ("captions 2026-12-03 09-14.srt"), not its id."""
+    created = session.info.created if session.info.created else time.time()
+    return f"captions {time.strftime('%Y-%m-%d %H-%M', time.localtime(created))}{suffix}"
 
 
 def check_export_path(path: str | Path) -> Path:

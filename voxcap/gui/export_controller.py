@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from PySide6.QtWidgets import QFileDialog
 
-from ..captions.export import check_export_path, export
+from ..captions.export import check_export_path, default_name, export
 from ..captions.sessions import SessionStore
 from ..errors import VoxcapError
 from ..events import Captioning, CaptioningState
@@ -60,7 +60,7 @@ class ExportController:
             self.window.show_notice("Nothing to export yet: start captioning first.")
             return None
         if path is None:
-            path = self._ask_path(session.session_id)
+            path = self._ask_path(default_name(session))
             if not path:
                 return None
         try:
@@ -73,9 +73,9 @@ class ExportController:
         self.window.show_notice(f"Exported to {out}")
         return str(out)
 
-    def _ask_path(self, session_id: str) -> str:
+    def _ask_path(self, name: str) -> str:
         path, chosen = QFileDialog.getSaveFileName(
-            self.window, "Export captions", f"{session_id}.srt", ";;".join(EXPORT_FILTERS))
+            self.window, "Export captions", name, ";;".join(EXPORT_FILTERS))
         if path and "." not in path.rsplit("/", 1)[-1]:
             path += EXPORT_FILTERS.get(chosen, ".srt")
         return path
