@@ -1,6 +1,7 @@
 """The journal on real files: round trip, damage, unwritable and full data directories,
 and a real process killed with SIGKILL mid-session."""
 
+import dataclasses
 import json
 import os
 import signal
@@ -62,7 +63,10 @@ def test_store_lists_newest_first_and_finds_sessions(tmp_path):
     infos = store.list()
     assert [i.session_id for i in infos] == [
         "20240102-100000-cccc", "20240102-090000-bbbb", "20240101-090000-aaaa"]
-    assert infos[0].interrupted and not infos[1].interrupted
+    assert not infos[1].interrupted and infos[1].state == "finished"
+    # not closed: in progress while the process writing it lives (this one), else interrupted
+    assert infos[0].state == "in progress" and not infos[0].interrupted
+    assert dataclasses.replace(infos[0], pid=None).interrupted
     assert store.find("last") == j.dir
     assert store.find("20240101").name == "20240101-090000-aaaa"
     assert store.find(str(j.dir / JOURNAL_NAME)) == j.dir

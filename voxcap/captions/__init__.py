@@ -10,7 +10,9 @@ One job per module:
 - ``masking``   ``Masker`` / ``make_masker``: profanity masking for display and exports.
 - ``records``   the journal's JSON Lines record format.
 - ``journal``   ``Journal``: a session directory written as deltas arrive (crash-safe).
-- ``sessions``  ``SessionStore``: list and open previous sessions, damage-tolerant reading.
+- ``sessions``  ``SessionStore``: list and open previous sessions, damage-tolerant reading;
+                what a list shows of each (``SessionInfo.summary``: date, time, length, state).
+- ``search``    ``search_sessions``: a word or phrase across the day's (or all) sessions.
 
 Typical use (``voxcap live``, the GUI)::
 

@@ -7,11 +7,13 @@
                                 # SessionRolled -> a rollover record;
                                 # usable directly as an EventHub callback
     journal.update_settings(resolved_graph_mode="FULL_DECODE_ONLY")
+    journal.paused(); journal.resumed()   # a pause record each; session.json keeps the time
     journal.close()             # fsync, session.json gets its end time
     journal.session()           # what was journalled, as a sessions.Session (for export)
 
 A session is a directory ``<data dir>/sessions/<session id>/`` (mode 0700) holding
-``session.json`` (id, kind, times, settings, streams; rewritten atomically) and
+``session.json`` (id, kind, times, paused time, the writing process, settings, streams;
+rewritten atomically) and
 ``journal.jsonl`` (see ``records``).
 
 Durability: each record is handed to the kernel with one unbuffered ``os.write`` before
@@ -50,6 +52,7 @@ from .records import (
     delta_line,
     end_line,
     gap_line,
+    pause_line,
     rollover_line,
     stream_line,
 )
@@ -121,7 +124,8 @@ class Journal:
         sid = session_id or new_session_id(now)
         meta = {"format": FORMAT_VERSION, "session": sid, "kind": kind, "title": title,
                 "created": _iso(now), "created_unix": round(now, 3), "ended": None,
-                "ended_unix": None, "app_version": __version__,
+                "ended_unix": None, "paused_s": 0.0, "paused_since": None,
+                "pid": os.getpid(), "app_version": __version__,
                 "settings": dict(settings or {}), "streams": {}}
         journal = cls(sid, paths.sessions_root(root) / sid, meta, on_status=on_status, **options)
         with journal._lock:
@@ -171,11 +175,31 @@ class Journal:
             self.meta["settings"].update(settings)
         self._write(b"", meta=True)
 
+    def paused(self) -> None:
+        """Captioning paused: nothing is captured until ``resumed`` (the session goes on)."""
+        now = time.time()
+        with self._lock:
+            self.meta["paused_since"] = round(now, 3)
+        self._write(pause_line(self.session_id, False, now), meta=True)
+
+    def resumed(self) -> None:
+        now = time.time()
+        with self._lock:
+            self._end_pause_locked(now)
+        self._write(pause_line(self.session_id, True, now), meta=True)
+
+    def _end_pause_locked(self, now: float) -> None:
+        since = self.meta.get("paused_since")
+        if since is not None:
+            self.meta["paused_s"] = round(self.meta.get("paused_s", 0.0) + now - since, 3)
+            self.meta["paused_since"] = None
+
     def close(self) -> None:
         if self._closed:
             return
         now = time.time()
         with self._lock:
+            self._end_pause_locked(now)
             self.meta.update(ended=_iso(now), ended_unix=round(now, 3))
         self._write(b"", meta=True)
         self._stop.set()

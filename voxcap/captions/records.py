@@ -8,6 +8,8 @@ writer (``journal``) and the reader (``sessions``).
     {"type":"gap","session":S,"dropped":N,"wall":T}   # records lost while the disk failed
     {"type":"rollover","session":S,"stream":ID,"engine_session":N,"at":61.28,
      "reason":"pause","lost":0.0,"wall":T}   # the stream continued in a fresh engine session
+    {"type":"pause","session":S,"wall":T}    # captioning paused: nothing captured until
+    {"type":"resume","session":S,"wall":T}   # it resumed (same session, new streams)
 
 ``start``/``end`` are seconds of the stream's audio, ``wall`` is Unix time. Readers ignore
 unknown types and unknown keys (forward compatible).
@@ -75,8 +77,20 @@ class RolloverRecord:
     wall: float
 
 
+@dataclass(frozen=True)
+class PauseRecord:
+    """Captioning paused (``resumed`` False) or resumed at ``wall``."""
+
+    session_id: str
+    resumed: bool
+    wall: float
+
+
 def _line(obj: dict) -> bytes:
     return (json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+
+
+DELTA_PREFIX = b'{"type":"delta",'  # how delta_line's records start
 
 
 def delta_line(session_id: str, d) -> bytes:
@@ -108,7 +122,13 @@ def rollover_line(session_id: str, ev) -> bytes:
                   "reason": ev.reason, "lost": round(ev.lost_s, 3), "wall": round(ev.wall, 3)})
 
 
-def parse_record(obj) -> DeltaRecord | StreamRecord | EndRecord | GapRecord | RolloverRecord | None:
+def pause_line(session_id: str, resumed: bool, wall: float) -> bytes:
+    return _line({"type": "resume" if resumed else "pause", "session": session_id,
+                  "wall": round(wall, 3)})
+
+
+def parse_record(obj) -> (DeltaRecord | StreamRecord | EndRecord | GapRecord | RolloverRecord
+                          | PauseRecord | None):
     """A decoded JSON value -> record; None for an unknown type; ValueError if malformed."""
     if not isinstance(obj, dict):
         raise ValueError("not a JSON object")  # noqa: TRY004
@@ -140,6 +160,8 @@ def parse_record(obj) -> DeltaRecord | StreamRecord | EndRecord | GapRecord | Ro
                                   int(obj["engine_session"]), float(obj["at"]),
                                   str(obj.get("reason") or ""), float(obj.get("lost") or 0.0),
                                   float(obj.get("wall", 0.0)))
+        if kind in ("pause", "resume"):
+            return PauseRecord(str(obj.get("session", "")), kind == "resume", float(obj["wall"]))
     except (KeyError, TypeError) as exc:
         raise ValueError(f"missing or invalid field {exc}") from None
     return None

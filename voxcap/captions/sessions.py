@@ -33,11 +33,13 @@ from pathlib import Path
 from .. import paths
 from ..errors import VoxcapError
 from .records import (
+    DELTA_PREFIX,
     JOURNAL_NAME,
     SESSION_NAME,
     DeltaRecord,
     EndRecord,
     GapRecord,
+    PauseRecord,
     RolloverRecord,
     StreamRecord,
     parse_record,
@@ -59,10 +61,13 @@ class JournalContents:
     warnings: list[str] = field(default_factory=list)
     dropped: int = 0  # records the writer reported lost (gap records)
     rollovers: list[RolloverRecord] = field(default_factory=list)
+    pauses: list[PauseRecord] = field(default_factory=list)
 
 
-def read_journal_lines(path: Path | None, extra: Iterable[bytes] = ()) -> JournalContents:
-    """Parse a journal file (and extra raw lines after it), skipping damage with warnings."""
+def read_journal_lines(path: Path | None, extra: Iterable[bytes] = (), *,
+                       deltas: bool = True) -> JournalContents:
+    """Parse a journal file (and extra raw lines after it), skipping damage with warnings.
+    ``deltas``: False leaves the deltas out before decoding them (a search reads them its way)."""
     out = JournalContents()
     data = b""
     if path is not None:
@@ -75,7 +80,8 @@ def read_journal_lines(path: Path | None, extra: Iterable[bytes] = ()) -> Journa
     cut_off = lines.pop()  # after the last newline: empty, or a record cut off by a crash
     name = Path(path).name if path is not None else "journal"
     for n, raw in enumerate(lines, 1):
-        _parse_into(out, raw, f"{name} line {n}")
+        if deltas or not raw.startswith(DELTA_PREFIX):
+            _parse_into(out, raw, f"{name} line {n}")
     if cut_off.strip():
         out.warnings.append(f"{name} line {len(lines) + 1}: last record cut off "
                             f"({len(cut_off)} bytes, probably a crash); ignored")
@@ -103,6 +109,8 @@ def _parse_into(out: JournalContents, raw: bytes, where: str) -> None:
         if rec.lost_s > 0:
             out.warnings.append(f"{where}: {rec.lost_s:.2f} s of stream {rec.stream_id} audio was "
                                 "dropped by the engine at a session switch")
+    elif isinstance(rec, PauseRecord):
+        out.pauses.append(rec)
     elif isinstance(rec, GapRecord):
         out.dropped += rec.dropped
         out.warnings.append(f"{where}: {rec.dropped} records were lost while the disk failed")
@@ -119,14 +127,75 @@ class SessionInfo:
     settings: dict
     streams: dict  # stream id -> {"label", "source", ...}
     journal_bytes: int
+    last_write: float = 0.0  # Unix time the journal was last written (its mtime)
+    paused_s: float = 0.0  # time spent paused, pauses that ended
+    paused_since: float | None = None  # Unix time of a pause still on (or cut off by a crash)
+    pid: int | None = None  # the process that wrote it
 
     @property
     def interrupted(self) -> bool:
-        return self.ended is None
+        return self.ended is None and not self.running
+
+    @property
+    def running(self) -> bool:
+        """Not closed, and the process that writes it is alive (this one, or another voxcap)."""
+        return self.ended is None and self.pid is not None and paths.pid_alive(self.pid)
+
+    @property
+    def state(self) -> str:
+        """In words, for a list: "finished", "paused" or "in progress" (still being written),
+        or "interrupted" (the app was killed or crashed before it closed the session)."""
+        if self.ended is not None:
+            return "finished"
+        if self.running:
+            return "paused" if self.paused_since is not None else "in progress"
+        return "interrupted"
+
+    @property
+    def length_s(self) -> float:
+        """How long it captioned: from its start to its end (an interrupted one: its journal's
+        last write; one still running: now), less the time it was paused."""
+        if self.ended is not None:
+            end = self.ended
+        elif self.running:
+            end = time.time()
+        else:
+            end = max(self.last_write, self.created)
+        paused = self.paused_s
+        if self.paused_since is not None:
+            paused += max(0.0, end - self.paused_since)
+        return max(0.0, end - self.created - paused)
 
     @property
     def labels(self) -> dict[str, str]:
         return {sid: (s.get("label") or sid) for sid, s in self.streams.items()}
+
+    def summary(self) -> SessionSummary:
+        """What a list of sessions shows of it, each part in full."""
+        when = time.localtime(self.created) if self.created else None
+        names = ", ".join(dict.fromkeys(
+            s.get("label") or Path(s.get("source") or sid).name
+            for sid, s in self.streams.items() if isinstance(s, dict)))
+        return SessionSummary(time.strftime("%Y-%m-%d", when) if when else "?",
+                              time.strftime("%H:%M", when) if when else "?",
+                              length_words(self.length_s), self.state, names, self.title)
+
+
+@dataclass(frozen=True)
+class SessionSummary:
+    date: str  # "2026-12-03" (local time)
+    time: str  # "09:14", when it started
+    length: str  # "<1 min", "14 min", "1 h 05 min": the time it captioned, pauses left out
+    state: str  # "finished", "in progress", "paused" or "interrupted"
+    speakers: str  # "Them, You"
+    title: str
+
+
+def length_words(seconds: float) -> str:
+    minutes = int(seconds // 60)
+    if minutes < 1:
+        return "<1 min"
+    return f"{minutes} min" if minutes < 60 else f"{minutes // 60} h {minutes % 60:02d} min"
 
 
 def _info(directory: Path, meta: dict | None) -> SessionInfo:
@@ -145,7 +214,14 @@ def _info(directory: Path, meta: dict | None) -> SessionInfo:
         ended=meta.get("ended_unix") if isinstance(meta.get("ended_unix"), (int, float)) else None,
         settings=meta.get("settings") if isinstance(meta.get("settings"), dict) else {},
         streams=meta.get("streams") if isinstance(meta.get("streams"), dict) else {},
-        journal_bytes=size)
+        journal_bytes=size, last_write=mtime, paused_s=_number(meta.get("paused_s")) or 0.0,
+        paused_since=_number(meta.get("paused_since")),
+        pid=meta["pid"] if isinstance(meta.get("pid"), int) else None)
+
+
+def _number(value) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
 
 
 def _read_meta(directory: Path) -> tuple[dict | None, str | None]:
@@ -172,6 +248,7 @@ class Session:
     rollovers: list[RolloverRecord] = field(default_factory=list)  # engine-session switches
     stream_lengths: dict[str, float] = field(default_factory=dict)  # from end records
     stream_walls: dict[str, float] = field(default_factory=dict)  # when each stream opened
+    pauses: list[PauseRecord] = field(default_factory=list)  # pause and resume, in order
 
     @classmethod
     def from_contents(cls, directory: Path, meta: dict | None, contents: JournalContents,
@@ -190,7 +267,7 @@ class Session:
         return cls(info, contents.records, labels, sources, max(ends) if ends else None,
                    list(warnings) + contents.warnings, contents.rollovers,
                    {sid: e.audio_seconds for sid, e in contents.ends.items()},
-                   {sid: s.wall for sid, s in contents.streams.items()})
+                   {sid: s.wall for sid, s in contents.streams.items()}, contents.pauses)
 
     @property
     def session_id(self) -> str:
@@ -206,6 +283,24 @@ class Session:
     def words(self) -> list[Word]:
         return words_from_deltas(self.records)
 
+    def speaker_offsets(self, last_end: dict[str, float]) -> tuple[dict, dict]:
+        """For ``timeline``: (stream id -> (its speaker's first stream id, the offset of its
+        audio on that speaker's timeline), label -> the speaker's audio in all); ``last_end``:
+        each stream's last audio time seen (for streams without an end record)."""
+        order = list(dict.fromkeys([*sorted(self.stream_walls, key=self.stream_walls.get),
+                                    *last_end]))
+        first_of: dict[str, str] = {}  # label -> its first stream id
+        shift: dict[str, tuple[str, float]] = {}
+        done_s: dict[str, float] = {}  # label -> audio of its streams so far
+        for sid in order:
+            label = self.labels.get(sid) or sid
+            first = first_of.setdefault(label, sid)
+            offset = done_s.get(label, 0.0)
+            shift[sid] = (first, offset)
+            length = self.stream_lengths.get(sid, last_end.get(sid, 0.0))
+            done_s[label] = offset + max(length, last_end.get(sid, 0.0))
+        return shift, done_s
+
     def timeline(self) -> tuple[list[DeltaRecord], dict[str, str], float | None]:
         """(records, labels, end_s) with every speaker's streams joined into one.
 
@@ -215,21 +310,11 @@ class Session:
         shifted by the audio of the same speaker's earlier streams, and its records carry the
         first stream's id, so cues and paragraphs see one continuous stream per speaker.
         """
-        order = list(dict.fromkeys([*sorted(self.stream_walls, key=self.stream_walls.get),
-                                    *(r.stream_id for r in self.records)]))
         last_end: dict[str, float] = {}
         for r in self.records:
             last_end[r.stream_id] = max(last_end.get(r.stream_id, 0.0), r.audio_end_s)
-        first_of: dict[str, str] = {}  # label -> its first stream id
-        shift: dict[str, tuple[str, float]] = {}  # stream id -> (speaker's stream id, offset)
-        done_s: dict[str, float] = {}  # label -> audio of its streams so far
-        for sid in order:
-            label = self.labels.get(sid) or sid
-            first = first_of.setdefault(label, sid)
-            offset = done_s.get(label, 0.0)
-            shift[sid] = (first, offset)
-            length = self.stream_lengths.get(sid, last_end.get(sid, 0.0))
-            done_s[label] = offset + max(length, last_end.get(sid, 0.0))
+        shift, done_s = self.speaker_offsets(last_end)
+        first_of = {self.labels.get(sid) or sid: first for sid, (first, _) in shift.items()}
         records = [r if shift[r.stream_id] == (r.stream_id, 0.0) else dataclasses.replace(
             r, stream_id=shift[r.stream_id][0], audio_start_s=r.audio_start_s + shift[r.stream_id][1],
             audio_end_s=r.audio_end_s + shift[r.stream_id][1]) for r in self.records]
@@ -240,11 +325,11 @@ class Session:
         return records, labels, end_s
 
 
-def read_session_dir(directory: str | Path) -> Session:
+def read_session_dir(directory: str | Path, *, deltas: bool = True) -> Session:
     d = Path(directory)
     meta, warning = _read_meta(d)
     journal = d / JOURNAL_NAME
-    contents = read_journal_lines(journal if journal.exists() else None)
+    contents = read_journal_lines(journal if journal.exists() else None, deltas=deltas)
     return Session.from_contents(d, meta, contents, [warning] if warning else [])
 
 
@@ -298,18 +383,7 @@ class SessionStore:
 
 def describe(info: SessionInfo, now: float | None = None) -> str:
     """One line for a session list."""
-    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.created)) if info.created else "?"
-    if info.ended is None:
-        state = "interrupted"
-    else:
-        minutes = max(0.0, info.ended - info.created) / 60
-        state = f"{minutes:.0f} min" if minutes >= 1 else "<1 min"
-    names = ", ".join(dict.fromkeys(s.get("label") or Path(s.get("source") or sid).name
-                                    for sid, s in info.streams.items() if isinstance(s, dict)))
+    row = info.summary()
     size = f"{info.journal_bytes / 1024:.0f} KiB"
-    parts = [info.session_id, when, info.kind, state, size]
-    if names:
-        parts.append(names)
-    if info.title:
-        parts.append(info.title)
-    return "  ".join(parts)
+    parts = [info.session_id, f"{row.date} {row.time}", info.kind, row.length, row.state, size]
+    return "  ".join([*parts, *(p for p in (row.speakers, row.title) if p)])
