@@ -275,12 +275,19 @@ class Captioning(StrEnum):
     WAITING = "waiting"  # for the engine; the audio meanwhile is held
     ON = "on"
     RESTARTING = "restarting"  # engine restart: audio is held, streams reopen after
+    PAUSED = "paused"  # nothing captured; the session, its journal and captions kept to resume
     STOPPING = "stopping"  # flushing the last words
     CLOSED = "closed"  # the controller shut down: the app leaves
 
     @property
     def active(self) -> bool:
-        """Started and not yet stopping: Stop, or a switch of source, acts on it."""
+        """A session is open and not yet stopping (paused too): Stop, or a switch of source,
+        acts on it."""
+        return self.capturing or self is Captioning.PAUSED
+
+    @property
+    def capturing(self) -> bool:
+        """Audio is being captured for the session (not paused): Pause acts on it."""
         return self in (Captioning.STARTING, Captioning.WAITING, Captioning.ON,
                         Captioning.RESTARTING)
 

@@ -7,6 +7,8 @@ ends on it (``voxcap.commands.terminal_frontend``); a file is one more source (`
     ctl.start_engine(settings.engine_settings())
     ctl.start_captioning("both")               # "system", "mic", "both" or a device name
     ctl.apply_engine_settings(new_settings, "graph mode FULL_AND_PIECEWISE")  # restart if needed
+    ctl.pause_captioning()                     # flush, stop capturing; the session stays open
+    ctl.resume_captioning()                    # capture again into the same session
     ctl.stop_captioning()                      # flush; ctl.abort() gives up on the flush
     ctl.shutdown().wait()                      # flushes, closes the journal, stops the engine
 
@@ -32,7 +34,13 @@ What it promises:
   words as long as the engine keeps producing; after ``flush_timeout_s`` without any progress
   (or on ``abort()``) the streams are aborted, and that is reported.
 - A source that ends (a file) closes its stream; when every source has ended, captioning
-  stops as if asked to (flush, journal closed, ``CaptioningState("off")``).
+  stops as if asked to (flush, journal closed, ``CaptioningState(OFF)``).
+- Pause keeps the session: the captures stop (nothing is captured while paused), the open
+  streams are flushed (their last words arrive), the journal gets a ``pause`` record and
+  ``CaptioningState(PAUSED)`` is published; the engine stays up. Resume opens the captures
+  and new streams (same labels) in the same session, journals ``resume`` and goes on as a
+  start does ("waiting" while the engine is not ready). Stop while paused ends the session.
+  A file cannot be paused (its reader would start again from the beginning).
 - ``clock`` (``CaptureClock``) knows when each stream sample was captured: the GUI measures
   caption lag with it.
 """
@@ -48,9 +56,11 @@ from collections import deque
 from collections.abc import Callable
 
 from ..captions.journal import Journal, engine_session_settings
+from ..engine.settings import changes_that_apply
 from ..errors import EngineError, VoxcapError
 from ..events import (
     AppProblem,
+    Captioning,
     CaptioningState,
     CaptureLoss,
     EngineFailed,
@@ -58,6 +68,7 @@ from ..events import (
     EngineReady,
     EngineRestarting,
     EngineStopped,
+    SessionRolled,
     SourceEnded,
     StreamFinished,
     StreamGap,
@@ -72,7 +83,9 @@ FLUSH_TIMEOUT_S = 30.0  # without any progress from the engine
 HOLD_S = 120.0
 QUIT_ENGINE_WAIT_S = 3.0  # an app quitting at once waits this long for the engine's shutdown
 _LIFECYCLE = (EngineProgress, EngineReady, EngineFailed, EngineStopped)
-ACTIVE = ("starting", "waiting", "on", "restarting")
+_JOURNALLED = (TextDelta, StreamFinished, SessionRolled)
+CAPTURING = tuple(c for c in Captioning if c.capturing)  # audio is being captured
+ACTIVE = tuple(c for c in Captioning if c.active)  # a session is open (paused too)
 
 
 def default_engine_factory(verbose: bool = False):
@@ -98,8 +111,9 @@ class SessionController:
         self.clock = CaptureClock()
         self.engine = None
         self.engine_settings = None
-        self.state = "off"
+        self.state = Captioning.OFF
         self.session_id = ""
+        self.rollovers = 0  # engine-session switches in this captioning session (the meter's count)
         self._generation = 0
         self._lock = threading.RLock()  # routes, held audio, drops
         self._routes: dict[str, str | None] = {}  # label -> stream id (None: hold the audio)
@@ -108,6 +122,7 @@ class SessionController:
         self._held_warned: set[str] = set()
         self._drops: dict[tuple, float] = {}
         self._sources: list[tuple] = []  # (spec, description)
+        self._source = ""  # what start_captioning was asked for
         self._captures: dict[str, object] = {}
         self._streams: dict[str, str] = {}  # open stream id -> label
         self._journal: Journal | None = None
@@ -134,7 +149,8 @@ class SessionController:
 
     def apply_engine_settings(self, settings, reason: str = "settings changed") -> None:
         """The restart policy: start an engine if none runs (or the last one failed), restart
-        it if ``settings`` differ from its own, else nothing."""
+        it if ``settings`` differ from its own in what can change it (not a graph mode on a
+        machine without CUDA: ``engine.settings.changes_that_apply``), else nothing."""
         self._submit(self._do_apply_engine_settings, settings, reason)
 
     def start_captioning(self, source: str) -> None:
@@ -142,6 +158,16 @@ class SessionController:
 
     def stop_captioning(self) -> None:
         self._submit(self._do_stop_captioning)
+
+    def pause_captioning(self) -> None:
+        self._submit(self._do_pause)
+
+    def resume_captioning(self) -> None:
+        self._submit(self._do_resume)
+
+    def toggle_pause(self) -> None:
+        """Pause while capturing, resume while paused, nothing otherwise (one key for both)."""
+        self._submit(lambda: self._do_resume() if self.state == Captioning.PAUSED else self._do_pause())
 
     def abort(self) -> None:
         """Give up on the words still being flushed (a second Ctrl-C): the streams are aborted
@@ -153,7 +179,7 @@ class SessionController:
 
     def shutdown(self, engine_wait_s: float = 30.0) -> threading.Event:
         """Stop everything (flush, journal, engine) in the background; the returned event is
-        set once done, and ``CaptioningState("closed")`` is published. The engine's own
+        set once done, and ``CaptioningState(CLOSED)`` is published. The engine's own
         shutdown is waited for ``engine_wait_s`` at most (an app that quits at once, its
         engine's processes dying with it, passes ``QUIT_ENGINE_WAIT_S``)."""
         self._closing.set()
@@ -209,7 +235,7 @@ class SessionController:
                 self._emit(AppProblem(f"Internal error: {exc!r}", "please report it (Help > "
                                       "Copy diagnostics, or the log file)", "app"))
 
-    def _set_state(self, state: str, message: str = "") -> None:
+    def _set_state(self, state: Captioning, message: str = "") -> None:
         self.state = state
         log.info("captioning %s%s", state, f": {message}" if message else "")
         labels = tuple(spec.label for spec, _ in self._sources)
@@ -221,8 +247,10 @@ class SessionController:
             if isinstance(event, _LIFECYCLE) and gen != self._generation:
                 return  # a replaced engine stopping: not news
             journal = self._journal  # the one open now: it is closed only after these
-            if journal is not None and isinstance(event, (TextDelta, StreamFinished)):
+            if journal is not None and isinstance(event, _JOURNALLED):
                 self._journal_q.put((journal, event))
+            if isinstance(event, SessionRolled):
+                self.rollovers += 1
             if isinstance(event, (TextDelta, StreamFinished)):
                 self._progress_at = time.monotonic()
             if isinstance(event, StreamGap):
@@ -270,7 +298,7 @@ class SessionController:
         if self._journal is not None:
             self._journal.update_settings(**engine_session_settings(
                 self.engine_settings, self.engine.ready_info))
-        if self.state in ("waiting", "restarting"):
+        if self.state in (Captioning.WAITING, Captioning.RESTARTING):
             self._open_streams()
 
     def _wait_settled(self, eng, timeout: float) -> None:
@@ -293,18 +321,22 @@ class SessionController:
             else:
                 self._do_start_engine(settings)
         elif settings != self.engine_settings:
-            self._do_restart_engine(settings, reason)
+            if changes_that_apply(self.engine_settings, settings, getattr(eng, "on_cuda", True)):
+                self._do_restart_engine(settings, reason)
+            else:  # a graph mode without CUDA: a restart would only stop the captions
+                log.info("engine not restarted for %s: it changes nothing without a CUDA GPU",
+                         reason)
 
     def _do_restart_engine(self, settings, reason: str) -> None:
         if self._closing.is_set():
             return
         log.info("restarting the engine: %s", reason)
         self._emit(EngineRestarting(reason, f"restarting the engine: {reason}"))
-        if self.state in ("on", "waiting"):
+        if self.state in (Captioning.ON, Captioning.WAITING):
             with self._lock:
                 for label in self._routes:
                     self._routes[label] = None  # from now on the captures' audio is held
-            self._set_state("restarting", "captions resume once the engine is ready; the "
+            self._set_state(Captioning.RESTARTING, "captions resume once the engine is ready; the "
                                           "audio meanwhile is kept")
             self._flush_streams()
         old, self.engine = self.engine, None
@@ -317,16 +349,16 @@ class SessionController:
     def _on_engine_failed(self, gen: int, event) -> None:
         if gen != self._generation:
             return
-        if self.state in ACTIVE:
+        if self.state in CAPTURING:  # a paused session stays open: resuming says why it cannot
             message = event.message if event is not None else "the engine could not start"
             self._stop_captures()
             self._streams.clear()
             self._close_journal()
-            self._set_state("off", f"captioning stopped: {message}")
+            self._set_state(Captioning.OFF, f"captioning stopped: {message}")
 
     def _on_stream_finished(self, event: StreamFinished) -> None:
         label = self._streams.pop(event.stream_id, None)
-        if label is None or self.state != "on":
+        if label is None or self.state != Captioning.ON:
             return
         if event.reason == "error":
             self._emit(AppProblem(f"{label}: the caption stream failed: {event.message}",
@@ -335,31 +367,31 @@ class SessionController:
         if not self._streams:
             self._stop_captures()
             self._close_journal()
-            self._set_state("off", event.message or f"the stream ended ({event.reason})")
+            self._set_state(Captioning.OFF, event.message or f"the stream ended ({event.reason})")
 
     # ---------------------------------------------------------------------- captioning ----
     def _do_start_captioning(self, source: str) -> None:
+        if self.state == Captioning.PAUSED:
+            if source == self._source:
+                self._do_resume()
+                return
+            self._do_stop_captioning()  # another source: a new session
         if self.state in ACTIVE or self._closing.is_set():
             return
-        eng = self.engine
-        if eng is None or eng.failure is not None:
-            fail = eng.failure if eng is not None else None
-            self._emit(AppProblem("Captioning cannot start: the engine is not running"
-                                  + (f" ({fail.message})" if fail else "") + ".",
-                                  (fail.fix if fail and fail.fix else "fix the engine's problem "
-                                   "shown in the status line (Settings), then start again"),
-                                  "engine"))
-            self._set_state("off")
+        self._source = source
+        if not self._engine_runs("start"):
+            self._set_state(Captioning.OFF)
             return
         self._sources = []
         self._ended.clear()
         self._abort_flush.clear()
-        self._set_state("starting")
+        self.rollovers = 0
+        self._set_state(Captioning.STARTING)
         try:
             self._sources = self.audio.resolve(source)
         except VoxcapError as exc:
             self._emit(AppProblem(exc.message, exc.fix, "capture"))
-            self._set_state("off", exc.message)
+            self._set_state(Captioning.OFF, exc.message)
             return
         with self._lock:
             self._held_warned.clear()
@@ -367,6 +399,33 @@ class SessionController:
                 self._routes[spec.label] = None
                 self._held[spec.label] = deque()
                 self._held_samples[spec.label] = 0
+        failed = self._open_captures()
+        if failed and len(failed) == len(self._sources):
+            self._report_capture_failures(failed)
+            self._stop_captures()
+            self.session_id = ""  # no session was opened for it
+            self._set_state(Captioning.OFF, failed[0][1].message)
+            return
+        if failed:
+            self._drop_failed_halves(failed)
+        self._open_journal()  # with the sources that really capture
+        self._open_streams_or_wait()
+
+    def _engine_runs(self, verb: str) -> bool:
+        """True if the engine runs; else why captioning cannot ``verb`` is said, with the fix."""
+        eng = self.engine
+        if eng is not None and eng.failure is None:
+            return True
+        fail = eng.failure if eng is not None else None
+        self._emit(AppProblem(f"Captioning cannot {verb}: the engine is not running"
+                              + (f" ({fail.message})" if fail else "") + ".",
+                              (fail.fix if fail and fail.fix else "fix the engine's problem "
+                               f"shown in the status line (Settings), then {verb} again"),
+                              "engine"))
+        return False
+
+    def _open_captures(self) -> list[tuple]:
+        """Start a capture for every source; returns those that could not start (spec, error)."""
         failed = []
         for spec, _desc in self._sources:
             try:
@@ -376,21 +435,18 @@ class SessionController:
             except VoxcapError as exc:
                 log.warning("%s could not start: %s", spec.label, exc.message, exc_info=True)
                 failed.append((spec, exc))
-        if failed and len(failed) == len(self._sources):
-            for spec, exc in failed:
-                self._emit(AppProblem(exc.message if len(failed) == 1 else f"{spec.label}: {exc.message}",
-                                      exc.fix, "capture"))
-            self._stop_captures()
-            self.session_id = ""  # no session was opened for it
-            self._set_state("off", failed[0][1].message)
-            return
-        if failed:
-            self._drop_failed_halves(failed)
-        self._open_journal()  # with the sources that really capture
+        return failed
+
+    def _report_capture_failures(self, failed: list[tuple]) -> None:
+        for spec, exc in failed:
+            self._emit(AppProblem(exc.message if len(failed) == 1 else f"{spec.label}: {exc.message}",
+                                  exc.fix, "capture"))
+
+    def _open_streams_or_wait(self) -> None:
         if self.engine is not None and self.engine.is_ready:
             self._open_streams()
         else:
-            self._set_state("waiting", "waiting for the engine; the audio meanwhile is kept")
+            self._set_state(Captioning.WAITING, "waiting for the engine; the audio meanwhile is kept")
 
     def _drop_failed_halves(self, failed: list) -> None:
         """A pair of which one half could not start goes on with the other: one notice per
@@ -433,13 +489,13 @@ class SessionController:
             if label in self._ended:  # a file read to its end while the engine started
                 eng.close_stream(sid)
         if self._streams:
-            self._set_state("on")
+            self._set_state(Captioning.ON)
             if self._all_ended():
                 self._do_stop_captioning("end of the audio")
         else:
             self._stop_captures()
             self._close_journal()
-            self._set_state("off", "no caption stream could be opened")
+            self._set_state(Captioning.OFF, "no caption stream could be opened")
 
     def _on_block(self, label: str, block) -> None:
         """A capture's audio (on its thread): to the engine, or held while it is not ready."""
@@ -493,7 +549,7 @@ class SessionController:
         if event.error:
             self._emit(AppProblem(f"{label}: {event.error}", "check the file", "capture"))
         self._ended.add(label)
-        if self.state != "on":
+        if self.state != Captioning.ON:
             return  # no stream yet: _open_streams closes it after its held audio
         with self._lock:
             sid = self._routes.get(label)
@@ -547,14 +603,53 @@ class SessionController:
                     eng.wait_stream(sid, 5.0)
                 return
 
+    def _do_pause(self) -> None:
+        if self.state not in CAPTURING:
+            return
+        if not getattr(self.audio, "live", True):
+            self._emit(AppProblem("A file cannot be paused.", "stop it, or let it run to its end",
+                                  "capture"))
+            return
+        caps, self._captures = self._captures, {}
+        for label, cap in caps.items():  # their last blocks still reach the streams
+            try:
+                cap.stop()
+            except Exception:  # noqa: BLE001 - the others are stopped all the same
+                log.warning("stopping the capture of %s failed", label, exc_info=True)
+        self._flush_streams()
+        with self._lock:  # audio held while the engine was not ready stays for the resume
+            for label in self._routes:
+                self._routes[label] = None
+        if self._journal is not None:
+            self._journal.paused()
+        self._set_state(Captioning.PAUSED, "paused: nothing is captured until you resume; the session "
+                                  "and its captions are kept")
+
+    def _do_resume(self) -> None:
+        if self.state != Captioning.PAUSED or self._closing.is_set():
+            return
+        if not self._engine_runs("resume"):
+            return  # still paused
+        self._abort_flush.clear()
+        failed = self._open_captures()
+        if failed and len(failed) == len(self._sources):
+            self._report_capture_failures(failed)
+            self._captures.clear()
+            return  # still paused: resume again once the device is back
+        if failed:
+            self._drop_failed_halves(failed)
+        if self._journal is not None:
+            self._journal.resumed()
+        self._open_streams_or_wait()
+
     def _do_stop_captioning(self, message: str = "") -> None:
         if self.state not in ACTIVE:
             return
-        self._set_state("stopping", "flushing the last words")
+        self._set_state(Captioning.STOPPING, "flushing the last words")
         self._stop_captures()
         self._flush_streams()
         self._close_journal()
-        self._set_state("off", message)
+        self._set_state(Captioning.OFF, message)
 
     # ------------------------------------------------------------------------- journal ----
     def _open_journal(self) -> None:
@@ -624,6 +719,6 @@ class SessionController:
             self._journal_q.put(None)
             self._journal_thread.join(10.0)
         finally:
-            self._set_state("closed")  # before ``closed`` is set: its waiters see the state
+            self._set_state(Captioning.CLOSED)  # before ``closed`` is set: its waiters see the state
             self.closed.set()
         return "exit"

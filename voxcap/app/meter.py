@@ -9,6 +9,7 @@ Every figure is measured, never derived from what the settings asked for:
 - caption lag (heard -> on screen, see ``lag``) and delta -> painted: measured by the GUI at
   paint time, kept in ``lag.RecentValues``;
 - dropped audio: the capture layer's reported losses, remote-engine gaps, held audio dropped;
+- rollovers: the engine sessions the streams moved on to (``SessionRolled``), this session;
 - GPU memory used/total and load: NVML (``voxcap.gpu``), None ("n/a") without it;
 - with a vLLM server (``server``): the step time is the round trip the client measures, and
   what only the server knows (graph mode, precision, its GPU) is not shown.
@@ -53,6 +54,7 @@ class MeterReading:
     budget_ms: float = STEP_BUDGET_MS
     precision: str | None = None  # "FP8 weights: fits this 12 GB card (...)" (EngineReady)
     server: str = ""  # "MODEL at ws://HOST:PORT": captions from a vLLM server (EngineReady)
+    rollovers: int = 0  # fresh engine sessions the streams moved to in this captioning session
 
 
 class MeterSampler:
@@ -91,7 +93,8 @@ class MeterSampler:
             streams=len(open_streams), gpu=self._read_gpu(),
             precision=(getattr(ready, "precision_line", "") or getattr(ready, "precision", "")
                        or None) if ready else None,
-            server=getattr(ready, "server", "") if ready else "")
+            server=getattr(ready, "server", "") if ready else "",
+            rollovers=getattr(ctl, "rollovers", 0))
         self.history.append(r)
         return r
 

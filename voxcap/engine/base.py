@@ -94,6 +94,7 @@ class EngineBase(CaptionEngine):
     thread_name = "voxcap-engine"
     what = "The engine"  # how messages name it
     stops_while_starting = False  # whether shutdown() during start-up is clean (else: wait)
+    on_cuda = True  # whether CUDA-only settings (settings.CUDA_ONLY) can change this engine
 
     def __init__(self, settings, on_event: EventSink | None = None, verbose: bool = False) -> None:
         self.settings = settings

@@ -182,6 +182,10 @@ class RollingEngine(CaptionEngine):
     def stops_while_starting(self) -> bool:
         return getattr(self.inner, "stops_while_starting", False)
 
+    @property
+    def on_cuda(self) -> bool:
+        return getattr(self.inner, "on_cuda", True)
+
     def start(self) -> RollingEngine:
         self.inner.start()
         return self

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 
 from ..errors import ConfigError
 from ..framing import STEP_MS as TOKEN_MS  # the delay is a whole number of steps
@@ -127,3 +127,25 @@ def default_capture_sizes(max_streams: int) -> tuple[int, ...]:
         s *= 2
     sizes.append(max_streams)
     return tuple(sorted(set(sizes)))
+
+
+# What only a CUDA GPU has: CUDA graphs (vLLM runs NONE on its CPU build whatever is asked) and
+# the GPU memory share (the CPU build only checks it against host memory). The KV-cache budget
+# is not here: the CPU build sizes its cache in host memory from it too.
+CUDA_ONLY = frozenset({"graph_mode", "capture_sizes", "gpu_memory_utilization"})
+
+
+def applies(name: str, cuda: bool) -> bool:
+    """Whether the in-process engine's setting ``name`` can change anything on a machine with
+    (``cuda``) or without a CUDA GPU: the GUI shows the others as not applicable."""
+    return cuda or name not in CUDA_ONLY
+
+
+def changes_that_apply(old, new, cuda: bool) -> list[str]:
+    """The settings that differ between ``old`` and ``new`` and can change the engine here: an
+    engine restart for the others (a graph mode without CUDA) cannot change anything. Settings
+    of another kind (an in-process engine for a remote one) differ in everything."""
+    if type(old) is not type(new):
+        return ["engine"]
+    return [f.name for f in fields(new)
+            if getattr(old, f.name) != getattr(new, f.name) and applies(f.name, cuda)]

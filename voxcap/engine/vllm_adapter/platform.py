@@ -155,3 +155,9 @@ def explain_failure(exc: BaseException, log_errors: list[str] | tuple = ()) -> t
     if len(lines) > 1 and "validation error" in first:  # pydantic: the reason is on the next line
         first = f"{first}: {lines[1][:300]}"
     return f"The engine failed: {name}: {first}", "run `voxcap doctor` or start with --verbose for vLLM's log"
+
+
+def cuda_here() -> bool:
+    """Whether the in-process engine would run on a CUDA GPU here: the CUDA build of vLLM and a
+    GPU it may use (asked without touching CUDA, see cuda_device_count)."""
+    return installed_build()[0] == "cuda" and cuda_device_count() > 0
