@@ -37,7 +37,7 @@ def test_the_last_line_stays_to_be_read_then_goes(qtbot, make_app, fake_audio):
     assert asked == [shown] and app.overlay_linger.timer.isActive()
     qtbot.waitUntil(lambda: app.overlay.visible_text() == [], timeout=HOLD_MS + 5000)
     assert time.monotonic() - stopped >= HOLD_MS / 1000 - 0.2  # not before its time
-    assert app.overlay.accessibleDescription().startswith("No captions yet")  # screen readers too
+    assert app.overlay.accessibleDescription() == "Stopped — not captioning"  # screen readers too
     history = app.window.history.toPlainText()
     assert "stream for tests." in history  # nothing lost
     words = " ".join(w.text for w in app.exports.current_session().words())

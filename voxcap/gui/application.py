@@ -57,6 +57,7 @@ from .main_window import MainWindow
 from .overlay import CaptionOverlay, place_overlay
 from .overlay_linger import OverlayLinger
 from .overlay_placement import OverlayPlacement, prepare_platform
+from .overlay_state import OverlayState
 from .settings_controller import SettingsController
 from .sharing_controller import SharingController
 from .tray import Tray, tray_available
@@ -145,6 +146,7 @@ class VoxcapApp(QObject):
         self.meter_timer = QTimer(self, interval=1000)
         self.meter_timer.timeout.connect(self.tick)
         self._wire()
+        self.overlay_state = OverlayState(self)  # after _wire: the app's handlers run first
 
     @property
     def settings(self) -> AppSettings:

@@ -17,6 +17,16 @@ Moving and resizing: drag anywhere to move, drag within 10 px of an edge to resi
 the compositor moves it). Position, size and monitor are saved (``geometryChangedByUser``) and
 restored with ``place_overlay``, which brings the overlay back on screen when its monitor is gone.
 
+State: a band above the rows (``set_status``, decided by ``app.overlay_status``) says anything
+that is not live captioning, in the user's font, size and colours: starting, waiting, restarting,
+paused, stopped, an engine error with its fix, captions arriving late. While the rows shown are
+old (paused, stopped, restarting, an error) they are dimmed, so they never pass for current
+speech. Screen readers get the band in the description and hear a new topic once; finished
+caption lines are announced, once each, speaker first (``app.caption_announcer``).
+
+Keyboard: ``start_keyboard_mode`` (View → Move/resize overlay): arrows move, Shift+arrows
+resize, Ctrl for finer steps, Enter or Esc done.
+
 Click-through (``set_click_through``): the mouse passes through to the windows below. The way
 back is in the main window and the tray menu (and ``voxcap gui --toggle-click-through`` from a
 desktop shortcut); the overlay says so for a few seconds when it is turned on.
@@ -41,7 +51,10 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QMenu, QWidget
 
+from ..app.caption_announcer import CaptionAnnouncer
+from ..app.overlay_status import OverlayStatus
 from ..app.settings import OverlaySettings
+from .a11y import announce
 
 MAX_KEPT = 40  # caption lines kept for display (the history keeps everything)
 ROW_IMAGES = 48  # rendered rows kept (outlined text is costly to draw: each row is drawn once)
@@ -49,6 +62,10 @@ EDGE = 10
 MARGIN_X, MARGIN_Y = 18, 8
 MIN_W, MIN_H = 200, 40
 LABEL_COLORS = ("#ffd54f", "#80deea", "#c5e1a5", "#f48fb1")
+DIM_OPACITY = 0.4  # rows that are not current: still readable, plainly not live
+KEY_STEP, FINE_STEP = 20, 2  # pixels a keyboard-mode arrow moves or resizes
+KEYBOARD_HINT = ("Moving the overlay: arrows move it, Shift+arrows resize it (Ctrl: finer), "
+                 "Enter or Esc when done.")
 HINT = ("Click-through is on: clicks go to the windows below. Turn it off in the voxcap "
         "window (Ctrl+T) or its tray menu.")
 Rect = tuple[int, int, int, int]
@@ -92,6 +109,7 @@ class CaptionOverlay(QWidget):
     geometryChangedByUser = Signal()
     hideRequested = Signal()
     settingsRequested = Signal()
+    keyboardModeEnded = Signal()
 
     def __init__(self, settings: OverlaySettings) -> None:
         super().__init__(None)
@@ -118,9 +136,17 @@ class CaptionOverlay(QWidget):
         self._hint_timer = QTimer(self, singleShot=True, interval=8000)
         self._hint_timer.timeout.connect(self._clear_hint)
         self._drag: tuple | None = None
+        self.placed: QRect | None = None  # where the app last put it for now
         self._click_through = False
         self._save_timer = QTimer(self, singleShot=True, interval=400)
         self._save_timer.timeout.connect(self.geometryChangedByUser)
+        self.status = OverlayStatus()
+        self.announcer = CaptionAnnouncer()
+        self.announce_lines = lambda: True  # the app's setting (announce_captions)
+        self._announce_timer = QTimer(self, interval=1000)  # a line idle mid-sentence
+        self._announce_timer.timeout.connect(self._announce_idle)
+        self._announce_timer.start()
+        self.keyboard_mode = False
         self.settings = settings
         self.apply_settings(settings)
 
@@ -160,6 +186,9 @@ class CaptionOverlay(QWidget):
         """CaptionUpdates from the assembler; ``stamp`` (anything) is handed to ``on_painted``
         once the text is on screen."""
         changed = False
+        if self.announce_lines():
+            for text in self.announcer.feed(updates, time.monotonic()):
+                announce(self, text)
         for u in updates:
             line = u.line
             if u.added or line.line_id not in self._lines:
@@ -176,20 +205,41 @@ class CaptionOverlay(QWidget):
             if not self._a11y_timer.isActive():
                 self._a11y_timer.start()
 
+    def _announce_idle(self) -> None:
+        if self.announce_lines():
+            for text in self.announcer.idle(time.monotonic()):
+                announce(self, text)
+
+    def set_status(self, status: OverlayStatus) -> None:
+        """The state band's text and whether the rows shown are current; screen readers hear a
+        new topic once (an engine error at once), the figures in it only in the description."""
+        old, self.status = self.status, status
+        if status == old:
+            return
+        self.update()
+        self._sync_accessible_text()
+        if status.text and status.topic != old.topic:
+            announce(self, status.text, assertive=status.error)
+
     def clear(self) -> None:
+        self.announcer.reset()
         self._lines.clear()
         self._cache.clear()
         self.update()
         self._sync_accessible_text()
 
     def _sync_accessible_text(self) -> None:
-        text = "\n".join(self.visible_text()) or EMPTY_DESCRIPTION
+        rows = self.visible_text()
+        if rows and not self.status.rows_current:
+            rows = ["Earlier:"] + rows
+        text = "\n".join(([self.status.text] if self.status.text else [])
+                         + rows) or EMPTY_DESCRIPTION
         if text != self.accessibleDescription():
             self.setAccessibleDescription(text)
 
     def visible_text(self) -> list[str]:
-        """The rows now on screen, as text (tests, accessibility)."""
-        return [row[0].strip() for row in self._visible_rows(self._rows_that_fit())]
+        """The caption rows now on screen, as text (tests, accessibility)."""
+        return [row[0].strip() for row in self._visible_rows(self._caption_rows())]
 
     def label_color(self, label: str) -> QColor:
         if label not in self._label_colors:
@@ -268,6 +318,16 @@ class CaptionOverlay(QWidget):
         avail = self.height() - 2 * MARGIN_Y
         return max(1, min(self.settings.lines, int(avail // self.line_height())))
 
+    def _caption_rows(self) -> int:
+        """Rows left for captions: the state band takes the top one (with a single row, the
+        band replaces rows that are not current and shares the row with current ones)."""
+        n = self._rows_that_fit()
+        if not self.status.text:
+            return n
+        if n > 1:
+            return n - 1
+        return 1 if self.status.rows_current else 0
+
     def _visible_rows(self, n: int) -> list[tuple[str, int, str]]:
         lines = list(self._lines.values())
         if not lines:
@@ -290,14 +350,23 @@ class CaptionOverlay(QWidget):
             p.setBrush(self._bg)
             p.drawRoundedRect(r, 10, 10)
         lh = self.line_height()
-        rows = self._visible_rows(self._rows_that_fit())
+        n = self._caption_rows()
+        rows = self._visible_rows(n)
         y = r.height() - MARGIN_Y - len(rows) * lh
         pad = self._pad()
+        p.setOpacity(1.0 if self.status.rows_current else DIM_OPACITY)
         for row in rows:
             if self.show_labels:  # every row carries its speaker's colour, named or not
                 p.fillRect(QRectF(6, y + lh * 0.15, 4, lh * 0.7), self.label_color(row[2]))
             p.drawImage(QPointF(MARGIN_X - pad, y - pad), self._row_image(row))
             y += lh
+        p.setOpacity(1.0)
+        if self.status.text:
+            self._paint_status(p, r, lh, small=n > 0 and n == self._rows_that_fit())
+        if self.keyboard_mode:
+            p.setPen(QColor(self._text_color))
+            p.setBrush(Qt.BrushStyle.NoBrush)
+            p.drawRoundedRect(QRectF(r).adjusted(1.5, 1.5, -1.5, -1.5), 10, 10)
         if self._hint:
             small = QFont(self._font)
             small.setPointSize(max(9, self.settings.font_size // 3))
@@ -313,14 +382,49 @@ class CaptionOverlay(QWidget):
             if self.on_painted is not None:
                 self.on_painted(stamps, time.time())
 
+    def _paint_status(self, p: QPainter, r: QRect, lh: int, small: bool) -> None:
+        """The state band: the top row (a strip of its own, the text in the user's colour, a
+        bar in the warning colour), or a small line above a single current row."""
+        font = QFont(self._font)
+        if small:
+            font.setPointSize(max(8, self.settings.font_size // 2))
+        fm = QFontMetricsF(font)
+        band = QRectF(0, 0, r.width(), MARGIN_Y + (fm.lineSpacing() if small else lh))
+        strip = QColor(self._bg)
+        strip.setAlphaF(min(1.0, max(0.55, self._bg.alphaF() + 0.25)))
+        p.setPen(Qt.PenStyle.NoPen)
+        p.setBrush(strip)
+        p.drawRoundedRect(band, 10, 10)
+        p.fillRect(QRectF(6, MARGIN_Y, 4, band.height() - MARGIN_Y),
+                   QColor(LABEL_COLORS[0]))  # amber: this is about voxcap, not speech
+        p.setFont(font)
+        text = fm.elidedText(self.status.text, Qt.TextElideMode.ElideRight,
+                             r.width() - 2 * MARGIN_X)
+        at = QPointF(MARGIN_X, MARGIN_Y + fm.ascent())
+        if self._outline:
+            p.setPen(QColor(0, 0, 0, 235))
+            for dx, dy in ((-1, 0), (1, 0), (0, -1), (0, 1)):
+                p.drawText(at + QPointF(dx, dy), text)
+        p.setPen(self._text_color)
+        p.drawText(at, text)
+
+    def place_for_now(self, rect: QRect) -> None:
+        """Moved by the app (stepping aside of a dialog), not by the user: nothing is saved
+        (the window system reports the move later, so the place is remembered, not a moment)."""
+        self.placed = QRect(rect)
+        self.setGeometry(rect)
+
+    def _moved_by_app(self) -> bool:
+        return self.placed is not None and self.geometry() == self.placed
+
     def resizeEvent(self, event) -> None:  # noqa: N802
         super().resizeEvent(event)
-        if self._drag is None and self.isVisible():
+        if self._drag is None and self.isVisible() and not self._moved_by_app():
             self._save_timer.start()
 
     def moveEvent(self, event) -> None:  # noqa: N802
         super().moveEvent(event)
-        if self._drag is None and self.isVisible():
+        if self._drag is None and self.isVisible() and not self._moved_by_app():
             self._save_timer.start()
 
     # ---------------------------------------------------------------- click-through ----
@@ -411,6 +515,7 @@ class CaptionOverlay(QWidget):
         ct.setChecked(self._click_through)
         ct.toggled.connect(self.set_click_through)
         menu.addAction(ct)
+        menu.addAction("Move or resize with the keyboard", self.start_keyboard_mode)
         menu.addAction("Settings…", self.settingsRequested.emit)
         menu.addAction("Hide captions overlay", self.hideRequested.emit)
         menu.exec(event.globalPos())
@@ -418,6 +523,55 @@ class CaptionOverlay(QWidget):
     def move_by_keyboard(self, dx: int, dy: int) -> None:
         self.move(self.pos() + QPointF(dx, dy).toPoint())
         self.geometryChangedByUser.emit()
+
+    def resize_by_keyboard(self, dw: int, dh: int) -> None:
+        self.resize(max(MIN_W, self.width() + dw), max(MIN_H, self.height() + dh))
+        self.geometryChangedByUser.emit()
+
+    def start_keyboard_mode(self) -> None:
+        """Arrows move, Shift+arrows resize (Ctrl: finer), Enter or Esc done. The overlay takes
+        the keyboard focus for it (and gives it back): it is a tool window that is otherwise
+        never focused. Click-through is left as it is: keys pass no mouse."""
+        self.keyboard_mode = True
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self._hint = KEYBOARD_HINT
+        self._hint_timer.stop()
+        self.show()
+        self.raise_()
+        self.activateWindow()
+        self.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.update()
+        announce(self, KEYBOARD_HINT)
+
+    def stop_keyboard_mode(self) -> None:
+        if self.keyboard_mode:
+            self.keyboard_mode = False
+            self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+            self._clear_hint()
+            self.keyboardModeEnded.emit()
+
+    def keyPressEvent(self, event) -> None:  # noqa: N802
+        if not self.keyboard_mode:
+            super().keyPressEvent(event)
+            return
+        key, mods = event.key(), event.modifiers()
+        step = FINE_STEP if mods & Qt.KeyboardModifier.ControlModifier else KEY_STEP
+        arrows = {Qt.Key.Key_Left: (-step, 0), Qt.Key.Key_Right: (step, 0),
+                  Qt.Key.Key_Up: (0, -step), Qt.Key.Key_Down: (0, step)}
+        if key in arrows:
+            dx, dy = arrows[key]
+            if mods & Qt.KeyboardModifier.ShiftModifier:
+                self.resize_by_keyboard(dx, dy)
+            else:
+                self.move_by_keyboard(dx, dy)
+        elif key in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Escape):
+            self.stop_keyboard_mode()
+        else:
+            super().keyPressEvent(event)
+
+    def focusOutEvent(self, event) -> None:  # noqa: N802
+        super().focusOutEvent(event)
+        self.stop_keyboard_mode()  # the mode never outlives the focus: keys go elsewhere
 
 
 def _any(edges) -> bool:

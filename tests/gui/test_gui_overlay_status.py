@@ -1,0 +1,125 @@
+"""The overlay says what state captioning is in (a band in the user's colours), marks late
+captions, dims rows that are not current, steps aside of the app's dialogs and is moved and
+resized by keys (offscreen; the real windows under Xvfb and AT-SPI: test_gui_overlay_walk.py)."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QRect, Qt
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QDialog
+
+from voxcap.events import EngineFailed
+from voxcap.gui.overlay import KEY_STEP
+
+RED = "#ff2020"
+
+
+def _caption(qtbot, app, fake_audio):
+    app.window.act_start.trigger()
+    qtbot.waitUntil(lambda: app.state == "on", timeout=5000)
+    fake_audio.feed("Them", 2.0)
+    qtbot.waitUntil(lambda: any("tests." in t for t in app.overlay.visible_text()), timeout=5000)
+
+
+def _band_pixels(overlay) -> int:
+    """Pixels of the text colour (red here) in the overlay's top row."""
+    img = overlay.grab().toImage()
+    top = overlay.line_height()
+    return sum(1 for y in range(0, top, 2) for x in range(0, img.width(), 2)
+               if QColor(img.pixel(x, y)).red() > 200 and QColor(img.pixel(x, y)).green() < 90)
+
+
+def _row_brightness(overlay) -> int:
+    """The brightest red in the caption row at the bottom (dimmed rows are darker)."""
+    img = overlay.grab().toImage()
+    lh = overlay.line_height()
+    return max(QColor(img.pixel(x, y)).red() for y in range(img.height() - lh, img.height(), 2)
+               for x in range(0, img.width(), 2))
+
+
+def test_band_says_each_state_and_old_rows_are_dimmed(qtbot, make_app, fake_audio):
+    app = make_app()
+    ov = app.overlay
+    app.settings.overlay.text_color = RED
+    ov.apply_settings(app.settings.overlay)
+    ov.setGeometry(50, 50, 900, ov.fitted_height(3))
+    qtbot.waitUntil(lambda: app.window.engine_status.state == "ready", timeout=10000)
+    assert ov.status.text == "Not captioning" and _band_pixels(ov) > 20  # never an empty band
+    assert ov.accessibleDescription().startswith("Not captioning")
+    _caption(qtbot, app, fake_audio)
+    assert ov.status.text == "" and _band_pixels(ov) == 0  # live: captions only
+    live = _row_brightness(ov)
+
+    app.controller.pause_captioning()
+    qtbot.waitUntil(lambda: app.state == "paused", timeout=5000)
+    assert ov.status.text.startswith("Paused") and _band_pixels(ov) > 20
+    assert _row_brightness(ov) < live * 0.6  # the last rows still there, plainly not current
+    assert ov.accessibleDescription().split("\n")[:2] == [ov.status.text, "Earlier:"]
+
+    app.controller.resume_captioning()
+    qtbot.waitUntil(lambda: app.state == "on", timeout=5000)
+    assert ov.status.text == "" and _row_brightness(ov) == live
+    app.caption_lag.add(25.3)  # as the paint measures it after a restart
+    app.overlay_state.tick()
+    assert ov.status.text == "Catching up — 25 s behind" and ov.status.rows_current
+    app.caption_lag.add(0.6)
+    app.overlay_state.tick()
+    assert ov.status.text == ""  # live again
+
+    app.bridge.event.emit(EngineFailed("the GPU fell off the bus", "restart the computer"))
+    assert ov.status.text == "Engine error: the GPU fell off the bus — restart the computer"
+    assert _row_brightness(ov) < live * 0.6
+    app.window.act_start.trigger()
+    qtbot.waitUntil(lambda: app.state == "off", timeout=5000)
+
+
+def test_overlay_steps_aside_of_a_dialog_and_comes_back_unsaved(qtbot, make_app):
+    app = make_app()
+    ov = app.overlay
+    ov.show()
+    ov.setGeometry(200, 400, 700, 120)
+    qtbot.waitUntil(lambda: app.settings.overlay.geometry == [200, 400, 700, 120], timeout=3000)
+    dlg = QDialog(app.window)
+    dlg.setGeometry(300, 350, 400, 250)
+    dlg.show()
+    qtbot.waitUntil(lambda: not ov.geometry().intersects(dlg.frameGeometry()), timeout=3000)
+    assert ov.size().toTuple() == (700, 120)
+    dlg.close()
+    qtbot.waitUntil(lambda: ov.geometry() == QRect(200, 400, 700, 120), timeout=3000)
+    qtbot.wait(600)  # the save timer's time
+    assert app.settings.overlay.geometry == [200, 400, 700, 120]  # the user's place kept
+
+
+def test_menus_and_top_row_kept_clear_of_an_automatically_placed_overlay(qtbot, make_app):
+    app = make_app()
+    ov, w = app.overlay, app.window
+    assert not app.settings.overlay.geometry  # placed by the app
+    ov.show()
+    w.setGeometry(100, 100, 900, 600)
+    ov.setGeometry(150, 110, 600, 100)  # over the menus and Start captioning
+    qtbot.waitUntil(lambda: not ov.geometry().intersects(QRect(*app.overlay_state.aside
+                                                                .controls_rect())), timeout=3000)
+
+
+def test_move_and_resize_by_keys(qtbot, make_app):
+    app = make_app()
+    ov = app.overlay
+    ov.show()
+    ov.setGeometry(100, 300, 600, 120)
+    act = app.overlay_state.act_move
+    assert act in app.window.actions() and not act.shortcut().isEmpty()  # F1 lists it
+    assert "Shift+arrows resize" in act.text()
+    view = app.window.act_reset_overlay.associatedObjects()
+    assert any(act in getattr(m, "actions", list)() for m in view)  # View menu
+    act.trigger()
+    assert ov.keyboard_mode
+    qtbot.keyClick(ov, Qt.Key.Key_Right)
+    qtbot.keyClick(ov, Qt.Key.Key_Up)
+    assert ov.geometry().topLeft().toTuple() == (100 + KEY_STEP, 300 - KEY_STEP)
+    qtbot.keyClick(ov, Qt.Key.Key_Right, Qt.KeyboardModifier.ShiftModifier)
+    qtbot.keyClick(ov, Qt.Key.Key_Down, Qt.KeyboardModifier.ShiftModifier)
+    assert ov.size().toTuple() == (600 + KEY_STEP, 120 + KEY_STEP)
+    qtbot.keyClick(ov, Qt.Key.Key_Return)
+    assert not ov.keyboard_mode
+    qtbot.waitUntil(lambda: app.settings.overlay.geometry ==
+                    [100 + KEY_STEP, 300 - KEY_STEP, 600 + KEY_STEP, 120 + KEY_STEP], timeout=3000)
