@@ -167,3 +167,32 @@ def test_kill9_of_live_leaves_no_engine(pulse, tiny_weights_dir, tmp_path):
         run.wait_line("live: captioning (Ctrl-C to stop)")
         kids = psutil.Process(run.proc.pid).children(recursive=True)
         kill9_and_check_children_die(run.proc, kids)
+
+
+def test_ctrl_z_pauses_and_resumes_the_live_session(pulse, tiny_weights_dir, tmp_path):
+    """Ctrl-Z (SIGTSTP) pauses a live session instead of suspending the process: nothing is
+    captured (the sound server has no recording stream of voxcap's), the session goes on after
+    the second Ctrl-Z, one journal with a pause and a resume record."""
+    def recording():
+        lines = pulse.pactl("list", "short", "source-outputs").splitlines()
+        return [ln for ln in lines if ln.strip() and ln.split("\t")[2] != "-"]
+
+    with LiveRun(["--source", "system", "--model", str(tiny_weights_dir), "--eager",
+                  "--max-model-len", "2048"], _env(pulse, tmp_path)) as run:
+        run.wait_line("live: Ctrl-Z pauses, and resumes, the session")
+        time.sleep(1.0)
+        assert recording()
+        run.proc.send_signal(signal.SIGTSTP)
+        run.wait_line("live: paused: nothing is captured", 60)
+        assert run.proc.poll() is None and recording() == []
+        run.proc.send_signal(signal.SIGTSTP)
+        run.wait_line("live: resumed", 30)
+        time.sleep(1.0)
+        assert recording()
+        run.interrupt()
+        rc, _ = run.finish()
+    assert rc == 0, run.stderr[-3000:]
+    (session,) = (tmp_path / "data" / "sessions").iterdir()
+    kinds = [json.loads(ln)["type"] for ln in (session / "journal.jsonl").read_text().splitlines()]
+    assert [k for k in kinds if k in ("pause", "resume")] == ["pause", "resume"]
+    assert kinds.count("stream") == 2  # the same session, a new stream after the resume

@@ -100,33 +100,35 @@ class RunResult:
     lag: RecentValues = field(default_factory=lambda: RecentValues(keep_s=1e9))
 
 
-class _CtrlCCounted:
-    """While captioning, SIGINT only counts (the loop acts on it between events): raised as
-    KeyboardInterrupt wherever the main thread happened to be (showing a caption, inside the
-    controller), a Ctrl-C on a loaded machine could skip the flush or leave the run going. A
-    counter, not a queue: a signal handler must not take a lock the interrupted code may hold."""
+class _SignalCounted:
+    """While captioning, SIGINT (Ctrl-C: stop) and SIGTSTP (Ctrl-Z: pause or resume) only
+    count (the loop acts on them between events): raised as KeyboardInterrupt wherever the main
+    thread happened to be (showing a caption, inside the controller), a Ctrl-C on a loaded
+    machine could skip the flush or leave the run going. A counter, not a queue: a signal
+    handler must not take a lock the interrupted code may hold."""
 
-    def __init__(self) -> None:
+    def __init__(self, signum: int = signal.SIGINT) -> None:
+        self.signum = signum
         self.count = 0
         self._installed, self._old = False, None
 
     def _count(self, signum, frame) -> None:
         self.count += 1
 
-    def __enter__(self) -> _CtrlCCounted:
-        if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
-            return self  # started with Ctrl-C ignored (nohup, `cmd &` in a script): kept so
+    def __enter__(self) -> _SignalCounted:
+        if signal.getsignal(self.signum) == signal.SIG_IGN:
+            return self  # started with it ignored (nohup, `cmd &` in a script): kept so
         try:
-            self._old = signal.signal(signal.SIGINT, self._count)
+            self._old = signal.signal(self.signum, self._count)
             self._installed = True
-        except ValueError:  # not the main thread (a test's): KeyboardInterrupt as before
-            log.debug("SIGINT handler not installed (not the main thread)")
+        except ValueError:  # not the main thread (a test's): as before
+            log.debug("signal %s handler not installed (not the main thread)", self.signum)
         return self
 
     def __exit__(self, *exc) -> None:
         if self._installed:  # None: a handler set outside Python; Python's own is the default
-            signal.signal(signal.SIGINT, self._old if self._old is not None
-                          else signal.default_int_handler)
+            default = signal.default_int_handler if self.signum == signal.SIGINT else signal.SIG_DFL
+            signal.signal(self.signum, self._old if self._old is not None else default)
 
 
 class CaptionRun:
@@ -185,13 +187,18 @@ class CaptionRun:
                 raise EngineError(event.message, event.fix)
 
     def _caption(self, duration: float | None) -> None:
-        with _CtrlCCounted() as ctrl_c:
-            self._caption_loop(duration, ctrl_c)
+        # Ctrl-Z pauses a live source instead of suspending the process (a file cannot pause)
+        pausable = getattr(self.audio, "live", True)
+        with _SignalCounted(signal.SIGINT) as ctrl_c, \
+                _SignalCounted(signal.SIGTSTP if pausable else signal.SIGINT) as ctrl_z:
+            self._caption_loop(duration, ctrl_c, ctrl_z if pausable else None)
 
-    def _caption_loop(self, duration: float | None, ctrl_c: _CtrlCCounted) -> None:
+    def _caption_loop(self, duration: float | None, ctrl_c: _SignalCounted,
+                      ctrl_z: _SignalCounted | None) -> None:
         deadline = None
         stopping = aborted = False
         started = False
+        self._pauses_seen = 0
         problems: list[AppProblem] = []  # before captioning starts: kept for the outcome
         t0 = time.perf_counter()
         seen = 0  # Ctrl-Cs acted on
@@ -200,6 +207,7 @@ class CaptionRun:
                 if ctrl_c.count > seen:
                     seen += 1
                     raise KeyboardInterrupt
+                self._pause_on_ctrl_z(ctrl_z, started and not stopping)
                 if deadline is not None and not stopping and time.monotonic() >= deadline:
                     stopping = True
                     self.term.line(f"{self.name}: {duration:g} s done: flushing")
@@ -222,11 +230,11 @@ class CaptionRun:
                     started = True
                     t0 = time.perf_counter()
                     deadline = time.monotonic() + duration if duration else None
-                    self.term.line(f"{self.name}: captioning"
-                                   + (f" for {duration:g} s" if duration else "")
-                                   + " (Ctrl-C to stop)")
-                    for p in problems:
-                        self._show(p)
+                    self._say_started(duration, ctrl_z is not None, problems)
+                elif event.state in (Captioning.PAUSED, Captioning.ON):
+                    self.term.line(f"{self.name}: paused: nothing is captured (Ctrl-Z to resume, "
+                                   "Ctrl-C to stop)" if event.state == Captioning.PAUSED
+                                   else f"{self.name}: resumed")
                 elif event.state == Captioning.OFF:
                     self.result.session_id = event.session_id or self.ctl.session_id
                     break
@@ -241,6 +249,20 @@ class CaptionRun:
         self.term.end_line()
         if self.result.failure is None:
             self.term.line(f"{self.name}: done")
+
+    def _say_started(self, duration: float | None, pausable: bool, problems: list) -> None:
+        self.term.line(f"{self.name}: captioning" + (f" for {duration:g} s" if duration else "")
+                       + " (Ctrl-C to stop)")
+        if pausable:
+            self.term.line(f"{self.name}: Ctrl-Z pauses, and resumes, the session")
+        for p in problems:
+            self._show(p)
+
+    def _pause_on_ctrl_z(self, ctrl_z: _SignalCounted | None, running: bool) -> None:
+        if ctrl_z is not None and ctrl_z.count > self._pauses_seen:
+            self._pauses_seen += 1
+            if running:
+                self.ctl.toggle_pause()
 
     def _show(self, event) -> None:
         r, say = self.result, self.term.line
