@@ -184,12 +184,12 @@ def _embed(model, original, kwargs: dict):
     audio = kwargs.get("audio_arrays")
     if audio is None or "off" in _said:
         return _vllm(original, model, kwargs)
+    if isinstance(audio, torch.Tensor) and audio.dim() == 2 and _has_global_max(model) \
+            and MIN_BATCHED_SAMPLES <= audio.shape[1] <= MAX_BATCHED_SAMPLES \
+            and audio.is_floating_point():  # the usual step: vLLM stacked equal-length chunks
+        return list(_timed_batch(model, original, kwargs, audio))
     items = list(audio.unbind(0)) if isinstance(audio, torch.Tensor) else list(audio)
     groups = _batchable(model, items)
-    if not groups:
-        COUNTS.per_session_items += len(items)
-        return _vllm(original, model, kwargs)
-    out: list = [None] * len(items)
     grouped = {i for idx in groups.values() for i in idx}
     rest = [i for i in range(len(items)) if i not in grouped]
     if rest:
@@ -197,31 +197,40 @@ def _embed(model, original, kwargs: dict):
                  "per-session path (a session's first chunk, or other lengths)",
                  len(rest), sorted({items[i].shape[0] for i in rest}))
         COUNTS.per_session_items += len(rest)
+    if not groups:
+        return _vllm(original, model, kwargs)
+    out: list = [None] * len(items)
+    if rest:
         for i, emb in zip(rest, _vllm(original, model, {**kwargs, "audio_arrays":
                                                         [items[i] for i in rest]}), strict=True):
             out[i] = emb
     for idx in groups.values():
-        if len(idx) == len(items) and isinstance(audio, torch.Tensor) and audio.dim() == 2:
-            batch = audio  # the usual step: vLLM stacked the equal-length chunks already
-        else:
-            batch = torch.stack([items[i] for i in idx])
-        t0 = time.perf_counter()
-        embeds = _run_batch(model, batch)
-        COUNTS.batched_host_s += time.perf_counter() - t0
-        if env_on(CHECK_ENV):
-            _check(model, original, kwargs, [items[i] for i in idx], embeds)
+        embeds = _timed_batch(model, original, kwargs, torch.stack([items[i] for i in idx]))
         for i, emb in zip(idx, embeds, strict=True):
             out[i] = emb
     return out
 
 
+def _timed_batch(model, original, kwargs: dict, batch):
+    t0 = time.perf_counter()
+    embeds = _run_batch(model, batch)
+    COUNTS.batched_host_s += time.perf_counter() - t0
+    if env_on(CHECK_ENV):
+        _check(model, original, kwargs, list(batch.unbind(0)), embeds)
+    return embeds
+
+
+def _has_global_max(model) -> bool:
+    if isinstance(getattr(model.whisper_encoder.config, "global_log_mel_max", None), float):
+        return True
+    say_once("no-global-max", "voxcap batched audio front end: this model clamps each "
+             "spectrogram by its own maximum (no global_log_mel_max); vLLM's per-session path runs")
+    return False
+
+
 def _batchable(model, items) -> dict[int, list[int]]:
     """Indices of the items the batched pass takes, by length (each group one pass)."""
-    enc = model.whisper_encoder
-    if not isinstance(getattr(enc.config, "global_log_mel_max", None), float):
-        say_once("no-global-max", "voxcap batched audio front end: this model clamps each "
-                 "spectrogram by its own maximum (no global_log_mel_max); vLLM's per-session "
-                 "path runs")
+    if not _has_global_max(model):
         return {}
     groups: dict[int, list[int]] = {}
     for i, item in enumerate(items):
