@@ -10,12 +10,16 @@ accessible *description*. ``announce`` raises an AT-SPI announcement (Qt's
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QAccessible, QAccessibleAnnouncementEvent
 from PySide6.QtWidgets import QLabel, QWidget
 
 
 def status_label(label: QLabel, what: str) -> QLabel:
-    """Expose ``label``'s text as its accessible name; ``what`` it is as its description."""
+    """Expose ``label``'s text as its accessible name; ``what`` it is as its description.
+    Shown as plain text: a status can carry text from outside voxcap (OBS's answers, a
+    server's errors), which Qt's default would render as rich text (images, links)."""
+    label.setTextFormat(Qt.TextFormat.PlainText)
     label.setAccessibleName("")
     label.setAccessibleDescription(what)
     return label

@@ -6,6 +6,7 @@ from PySide6.QtWidgets import QFormLayout, QLabel, QVBoxLayout, QWidget
 
 from ..app.meter import pace
 from ..engine.stats import STEP_BUDGET_MS
+from .a11y import status_label
 from .chart import MiniChart
 
 NA = "n/a"
@@ -67,8 +68,7 @@ class MeterWidget(QWidget):
         form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
         self.values: dict[str, QLabel] = {}
         for key, title in self.FIELDS:
-            value = QLabel(NA, self)
-            value.setAccessibleDescription(title)  # its name is its text (see a11y)
+            value = status_label(QLabel(NA, self), title)  # e.g. the server's address
             value.setWordWrap(True)
             self.values[key] = value
             form.addRow(title + ":", value)

@@ -16,10 +16,12 @@ def xcb_plugin() -> Path:
 
 def error_box(title: str, text: str) -> None:
     """A modal error message (raises when Qt cannot show one)."""
+    from PySide6.QtCore import Qt
     from PySide6.QtWidgets import QApplication, QMessageBox
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     box = QMessageBox(QMessageBox.Icon.Critical, title, text)
+    box.setTextFormat(Qt.TextFormat.PlainText)  # an error's text may quote anything
     box.setTextInteractionFlags(box.textInteractionFlags())
     box.exec()
     del app
