@@ -154,3 +154,48 @@ def test_library_output_goes_to_the_library_log_and_voxcaps_lines_to_the_termina
         "library_output_to_log()", "library_output_to_log(enabled=False)")], capture_output=True,
         text=True, timeout=60, env=env)
     assert "NUMA binding: child noise" in r.stderr and r.stdout.strip() == "None"
+
+
+def _mode(path) -> int:
+    return path.stat().st_mode & 0o777
+
+
+def test_logs_are_readable_by_their_owner_only(tmp_path, monkeypatch):
+    """voxcap.log (and its rotations), vllm.log and vllm-server.log: 0600 in a 0700 folder under
+    the usual umask 022, and an existing file or folder others could read is fixed on start."""
+    from voxcap.engine.server.process import ServerProcess
+
+    state = tmp_path / "state"
+    state.mkdir(mode=0o755)
+    old = {}
+    for name in (logs.LOG_NAME, logs.LOG_NAME + ".1", logs.LIBRARY_LOG_NAME, "vllm-server.log"):
+        old[name] = state / name
+        old[name].write_text("from before\n")
+        old[name].chmod(0o644)
+    saved_umask = os.umask(0o022)
+    try:
+        env = {"VOXCAP_STATE_DIR": str(state)}
+        r = subprocess.run([sys.executable, "-c", LIBRARY_CHILD], capture_output=True, text=True,
+                           timeout=60, env={**os.environ, **env})
+        assert r.returncode == 0, r.stderr
+        assert _mode(state) == 0o700
+        assert {n: _mode(p) for n, p in old.items() if n != "vllm-server.log"} == {
+            logs.LOG_NAME: 0o600, logs.LOG_NAME + ".1": 0o600, logs.LIBRARY_LOG_NAME: 0o600}
+        monkeypatch.setenv("VOXCAP_STATE_DIR", str(state))
+        monkeypatch.setattr(logs, "MAX_BYTES", 300)
+        (state / logs.LOG_NAME).unlink()
+        logs.setup(None, file=True)
+        try:
+            for i in range(40):  # several rotations: each new file is made here
+                logging.getLogger("voxcap.test").info("line %d %s", i, "x" * 40)
+        finally:
+            logs.setup(None, file=False)
+        assert (state / (logs.LOG_NAME + ".3")).exists()
+        assert {_mode(p) for p in state.glob(logs.LOG_NAME + "*")} == {0o600}
+        server = ServerProcess([sys.executable, "-c", "print('up')"], dict(os.environ),
+                               state / "vllm-server.log").start()
+        assert server.wait() == 0
+        assert _mode(state / "vllm-server.log") == 0o600
+        assert "up" in (state / "vllm-server.log").read_text()
+    finally:
+        os.umask(saved_umask)

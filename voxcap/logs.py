@@ -17,7 +17,10 @@ called once by each front end (every command, the GUI) from ``-v``/``--log-level
   Python warnings of voxcap's process go to the log file too.
 
 Privacy: no audio and no caption text is ever logged, unless VOXCAP_LOG_TEXT=1 is set (a person
-debugging wrong text, on purpose): ``caption_text(text)`` is what a log call must use.
+debugging wrong text, on purpose): ``caption_text(text)`` is what a log call must use. The logs
+still say what ran, with which arguments and from where: every log file (``open_private``:
+voxcap.log and its rotations, vllm.log, vllm-server.log) is its owner's only (0600, in a
+0700 folder), and one left readable by others (by an older voxcap) is made so on start.
 """
 
 from __future__ import annotations
@@ -93,9 +96,11 @@ def setup(level: int | None = None, *, file: bool | None = None) -> Path | None:
         return None
     path = log_path()
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fh = logging.handlers.RotatingFileHandler(path, maxBytes=MAX_BYTES, backupCount=BACKUPS,
-                                                  encoding="utf-8")
+        private_folder(path.parent)
+        for n in range(1, BACKUPS + 1):  # rotations written by an older voxcap
+            _make_private(path.with_name(f"{path.name}.{n}"))
+        fh = _PrivateRotatingFileHandler(path, maxBytes=MAX_BYTES, backupCount=BACKUPS,
+                                         encoding="utf-8")
     except OSError as exc:
         print(f"warning: the log file {path} cannot be written ({exc.strerror or exc}); "
               "running without it", file=sys.stderr)
@@ -113,6 +118,41 @@ def setup(level: int | None = None, *, file: bool | None = None) -> Path | None:
         logging.captureWarnings(False)
         warnings_logger.propagate = True
     return path
+
+
+def private_folder(folder: Path) -> Path:
+    """``folder`` (made with its parents) readable by its owner only: 0700, an existing one
+    of this user's too (one of another user's is left as it is)."""
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with contextlib.suppress(OSError):
+        if folder.stat().st_uid == os.getuid():
+            folder.chmod(0o700)
+    return folder
+
+
+def open_private(path: Path, flags: int = os.O_WRONLY | os.O_CREAT | os.O_APPEND) -> int:
+    """A file descriptor of the log ``path``, its owner's only: created 0600, an existing file
+    made 0600; a symbolic link at ``path`` is refused (OSError), not followed."""
+    fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _make_private(path: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.close(open_private(path, os.O_RDONLY))
+
+
+class _PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
+    """The rotating log, each new file (at start and after a rotation) made by ``open_private``."""
+
+    def _open(self):
+        return os.fdopen(open_private(Path(self.baseFilename)), "a", encoding=self.encoding,
+                         errors=self.errors)
 
 
 _warning_handlers: list[logging.Handler] = []
@@ -149,10 +189,10 @@ def library_output_to_log(enabled: bool = True):
             if fd != 2:
                 raise ValueError("sys.stderr is not file descriptor 2")
             path = library_log_path()
-            path.parent.mkdir(parents=True, exist_ok=True)
+            private_folder(path.parent)
             if path.exists() and path.stat().st_size > LIBRARY_LOG_MAX:
                 path.replace(path.with_name(path.name + ".1"))
-            target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            target = open_private(path)
             saved = os.dup(2)
             _terminal_stream = os.fdopen(os.dup(saved), "w", buffering=1,
                                          encoding=getattr(sys.stderr, "encoding", None) or "utf-8",
