@@ -95,6 +95,17 @@ def test_the_realtime_websocket_needs_the_key(serve):
         assert ws.recv(timeout=30)  # session.created
 
 
+def test_forwarded_headers_are_not_believed(serve):
+    """A client on 127.0.0.1 saying X-Forwarded-Proto/-For (uvicorn, under vLLM's server,
+    believed them from 127.0.0.1 by default): the redirect vLLM's app makes for a trailing
+    slash keeps the scheme the client really used."""
+    reply = hh.request(hh.Target(serve.port), "/v1/models/", headers={
+        "Authorization": f"Bearer {serve.api_key}", "X-Forwarded-Proto": "https",
+        "X-Forwarded-For": "203.0.113.66"})
+    assert reply.status == 307, (reply.status, reply.body[:200])
+    assert reply.headers["location"] == f"http://127.0.0.1:{serve.port}/v1/models"
+
+
 def test_hostile_http_leaves_the_server_serving(serve):
     target = hh.Target(serve.port)
     for raw in (b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + bytes(200),

@@ -28,6 +28,7 @@ import urllib.request
 from pathlib import Path
 
 from ...errors import EngineError
+from ...logs import open_private, private_folder
 from ..vllm_adapter.carry import TOKEN_CARRY_ENV
 from ..vllm_adapter.plugin import APP_PID_ENV, CHILD_STDERR_ENV, EARLY_HOOK_DIR, PARENT_PID_ENV
 from ..vllm_adapter.realtime_carry import REALTIME_CARRY_ENV
@@ -45,6 +46,7 @@ _LAUNCHER = ("import ctypes, os, sys\n"
 _NOT_INHERITED = ("VLLM_LOGGING_CONFIG_PATH", "VOXCAP_STAGE_FILE", PARENT_PID_ENV, APP_PID_ENV,
                   CHILD_STDERR_ENV)
 STOP_TIMEOUT_S = 30.0
+FORWARDED_ENV = "FORWARDED_ALLOW_IPS"  # uvicorn's: the proxies whose forwarded headers it believes
 
 
 def child_env(extra: dict[str, str]) -> dict[str, str]:
@@ -57,6 +59,9 @@ def child_env(extra: dict[str, str]) -> dict[str, str]:
     for fix in (REALTIME_INPUT_ENV, TOKEN_CARRY_ENV, REALTIME_CARRY_ENV):
         env.setdefault(fix, "1")
     env.update(extra)
+    # uvicorn (under vLLM's server, which passes it no proxy settings) would take a client on
+    # 127.0.0.1 at its word in X-Forwarded-For/-Proto; trusting no address turns that off
+    env[FORWARDED_ENV] = ""
     env["PYTHONPATH"] = os.pathsep.join(
         [str(EARLY_HOOK_DIR)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     return env
@@ -77,9 +82,9 @@ class ServerProcess:
     def start(self) -> ServerProcess:
         """Start it from a thread that lives as long as voxcap (the main thread): the kernel's
         parent-death signal follows the thread that started the child."""
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        private_folder(self.log_path.parent)
         self._log_start = self.log_path.stat().st_size if self.log_path.exists() else 0
-        with open(self.log_path, "ab") as out:
+        with os.fdopen(open_private(self.log_path), "ab") as out:  # it records vLLM's arguments
             self.proc = subprocess.Popen(
                 [sys.executable, "-c", _LAUNCHER, str(os.getpid()), *self.command],
                 stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=self.env,
