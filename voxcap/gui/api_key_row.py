@@ -60,6 +60,9 @@ class ApiKeyRow(QWidget):
             return False
         try:
             path = save_api_key(default_api_key_path(), key)
+        except ConfigError as exc:
+            self._say(f"✗ {exc.message} Fix: {exc.fix}.", True)
+            return False
         except OSError as exc:
             log.warning("the API key could not be stored", exc_info=True)
             self._say(f"✗ The key could not be stored: {exc.strerror or exc}. Fix: check that "

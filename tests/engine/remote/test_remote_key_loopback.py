@@ -76,3 +76,4 @@ def test_another_users_listener_is_not_sent_the_key(serve_key):
         other.wait()
     assert "vx-made-here" not in head
     assert "Authorization: Bearer vx-given-for-it" in head
+

@@ -8,8 +8,10 @@ only its owner can read (``save_api_key`` / ``load_api_key``).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
+import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -222,15 +224,25 @@ def load_api_key(path: str | Path) -> str:
 
 
 def save_api_key(path: str | Path, key: str) -> Path:
-    """Write ``key`` to ``path`` readable by its owner only (created 0600, never wider)."""
+    """Write ``key`` to ``path`` readable by its owner only: a new file of its own (0600, made
+    exclusively) put in place by a rename, so nothing is written through a symbolic link
+    planted there (one found is refused with its fix; one planted meanwhile is replaced)."""
     p = Path(path).expanduser()
     p.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    if p.is_symlink():
+        raise ConfigError(f"The API key file {p} is a symbolic link; the key is not written "
+                          "through it.", f"remove the link (rm {p}) and store the key again")
+    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".new")
     try:
-        os.fchmod(fd, 0o600)  # an existing file keeps its mode through O_CREAT
-        os.write(fd, (key.strip() + "\n").encode("utf-8"))
-    finally:
-        os.close(fd)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(key.strip() + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, p)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
     return p
 
 
