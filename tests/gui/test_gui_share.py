@@ -8,7 +8,7 @@ import socket
 import urllib.error
 import urllib.request
 
-from PySide6.QtGui import QImage
+from PySide6.QtGui import QGuiApplication, QImage
 
 from voxcap.app.settings import AppSettings, load_settings
 from voxcap.share.qr import qr_png
@@ -68,9 +68,15 @@ def test_share_captions_section(qtbot, make_app, fake_audio, tmp_path, monkeypat
     dlg.apply()
     _status(app, qtbot, panel, "(the address works on this network)")
     token = app.settings.share.token
-    assert len(token) >= 20 and panel.url.text().endswith(f"/?token={token}")
-    assert load_settings()[0].share.token == token  # kept: the QR code stays valid
-    assert panel.qr.isVisible()
+    assert len(token) >= 20 and load_settings()[0].share.token == token  # kept: the QR stays valid
+    # the token hidden until asked for (a screen may be shared or streamed): the address
+    # masked, no QR code; Copy still copies the whole address
+    assert token not in panel.url.text() and panel.url.text().endswith("/?token=••••••••")
+    assert panel.reveal.isVisible() and not panel.reveal.isChecked() and not panel.qr.isVisible()
+    panel.copy.click()
+    assert QGuiApplication.clipboard().text().endswith(f"/?token={token}")
+    panel.reveal.click()
+    assert panel.url.text().endswith(f"/?token={token}") and panel.qr.isVisible()
     expected = QImage.fromData(qr_png(panel.url.text(), scale=4))
     assert panel.qr.pixmap().toImage().size() == expected.size()
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/captions.txt?token={token}") as r:

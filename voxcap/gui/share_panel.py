@@ -5,6 +5,8 @@ and how many are watching. It says what sharing on this computer exposes."""
 
 from __future__ import annotations
 
+import re
+
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication, QPixmap
 from PySide6.QtWidgets import (
@@ -28,6 +30,8 @@ from .a11y import status_label
 from .settings_fields import number_box, row_label
 
 SPECS = specs(ShareSettings)
+MASKED_TOKEN = re.compile(r"(?<=[?&]token=)[^&#]+")
+MASK = "•" * 8
 LOOPBACK_EXPOSURE = (
     "On this computer's address (127.0.0.1) the captions are readable by any program and any "
     "user logged in to this computer, the microphone's too when it is captioned; other web "
@@ -63,6 +67,10 @@ class SharePanel(QGroupBox):
         status_label(self.url, "Share address")  # a screen reader reads the address itself
         self.url.setWordWrap(True)
         self.copy = QPushButton("Cop&y address", self)
+        # the token shown only when asked for: a screen may be shared or streamed
+        self.reveal = QPushButton("Show &token and QR code", self)
+        self.reveal.setCheckable(True)
+        self.reveal.setVisible(False)
         self.new_address = QPushButton("New address (old links stop working)", self)
         self.obs = QCheckBox("Send them to OBS Studio as the stream's closed captions", self)
         self.obs.setChecked(settings.obs)
@@ -83,6 +91,7 @@ class SharePanel(QGroupBox):
         url_row = QHBoxLayout()
         url_row.addWidget(self.url, 1)
         url_row.addWidget(self.copy)
+        url_row.addWidget(self.reveal)
         url_box = QWidget(self)
         url_row.setContentsMargins(0, 0, 0, 0)
         url_box.setLayout(url_row)
@@ -106,7 +115,8 @@ class SharePanel(QGroupBox):
         left.addLayout(form)
         lay.addLayout(left, 1)
         lay.addWidget(self.qr, 0, Qt.AlignmentFlag.AlignTop)
-        self.copy.clicked.connect(lambda: QGuiApplication.clipboard().setText(self.url.text()))
+        self.copy.clicked.connect(lambda: QGuiApplication.clipboard().setText(self._status.url))
+        self.reveal.toggled.connect(lambda _on: self.show_status(self._status))
         self.new_address.clicked.connect(self._new_token)
         self.enabled.toggled.connect(self._enable)
         self.obs.toggled.connect(self._enable)
@@ -167,7 +177,9 @@ class SharePanel(QGroupBox):
         """What the running server says (the app calls this every second while shown), and
         what the ticked box will do once applied."""
         self._status = status
-        self.url.setText(status.url)
+        revealed = self.reveal.isChecked()
+        self.url.setText(status.url if revealed else MASKED_TOKEN.sub(MASK, status.url))
+        self.reveal.setVisible(bool(MASKED_TOKEN.search(status.url)))
         obs = f"OBS captions: {status.obs}" if status.obs else ""
         if self.obs_status.text() != obs:
             self.obs_status.setText(obs)
@@ -188,7 +200,7 @@ class SharePanel(QGroupBox):
                      else " Sharing stops when you press Apply or OK.")
         if self.viewers.text() != text:
             self.viewers.setText(text)
-        show_qr = status.running and status.lan
+        show_qr = status.running and status.lan and revealed
         if show_qr and self._qr_for != status.url:
             pix = QPixmap()
             pix.loadFromData(qr_png(status.url, scale=4), "PNG")
