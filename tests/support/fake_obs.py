@@ -55,7 +55,15 @@ class ObsImpostor:
             await self._stop.wait()
 
     async def _session(self, ws) -> None:
+        from websockets.exceptions import ConnectionClosed
+
         self.connections += 1
+        try:
+            await self._talk(ws)
+        except ConnectionClosed:
+            pass  # the client left (voxcap refused it, or stopped)
+
+    async def _talk(self, ws) -> None:
         hello = {"obsWebSocketVersion": "5.5.0", "rpcVersion": 1}
         if self.auth:
             hello["authentication"] = {"salt": "c2FsdA==", "challenge": "Y2hhbGxlbmdl"}
