@@ -87,5 +87,21 @@ for name in now before vllm now1 dp2; do
     "$work"/server-*.log "$work"/home-*/state/vllm-server.log 2>/dev/null | sed "s/^/$name: /" \
     >> "$OUT/fix_log_lines.txt"
 done
+# every session's text, part against part, per N (the same audio goes to session i everywhere)
+python3 - "$OUT" > "$OUT/parity.txt" 2>&1 <<'PY'
+import itertools, json, sys
+from pathlib import Path
+parts = {}
+for f in sorted(Path(sys.argv[1]).glob("*.json")):
+    try:
+        parts[f.stem] = {r["n"]: r["texts"] for r in json.loads(f.read_text()).get("runs", [])
+                         if not r.get("errors")}
+    except (ValueError, KeyError, AttributeError):
+        continue
+for a, b in itertools.combinations(sorted(parts), 2):
+    for n in sorted(set(parts[a]) & set(parts[b])):
+        same = sum(x == y for x, y in zip(parts[a][n], parts[b][n]))
+        print(f"N={n:<4} {a} vs {b}: {same}/{n} sessions with the same text")
+PY
 say "done"
 echo done > "$OUT/done"
