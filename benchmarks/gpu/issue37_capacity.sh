@@ -12,14 +12,14 @@
 #   now1    voxcap serve as "now" with one API server, if the budget leaves time for it
 #   dp2     (DP2=1 only) two engine cores on the one GPU, each for half the sessions
 # Each part has its own time limit (a part that hangs is killed and the next still runs) and is
-# skipped when it would end past BUDGET_S (default 720 s from the start). ~10-12 minutes with the
+# skipped when it would end past BUDGET_S (default 740 s from the start). ~10-12 minutes with the
 # four server starts. Needs the GPU kit installed (.gpu/kit) and py-spy's wheel in .gpu/pyspy/.
 # Run detached:
 #   setsid nohup bash benchmarks/gpu/issue37_capacity.sh OUT > /dev/null 2>&1 < /dev/null &
 # then watch OUT/progress (each part writes OUT/<part>.json and .txt as it ends; OUT/done at the end).
 # env: SESSIONS (default 32,64,96,128), SECONDS_EACH (10), MAX_LEN (voxcap serve's
 #      --max-model-len, default 512: a 10 s session is ~180 tokens; bfloat16 then fits ~200
-#      streams on an H200, see `voxcap doctor`), BUDGET_S (720); for a dry run of the plumbing on
+#      streams on an H200, see `voxcap doctor`), BUDGET_S (740); for a dry run of the plumbing on
 #      vLLM's CPU build: MODEL (a tiny model folder), GRAPHS=--eager, a small SESSIONS
 OUT=$(mkdir -p "${1:?usage: issue37_capacity.sh OUT_DIR}" && cd "$1" && pwd)
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -28,7 +28,7 @@ W=$VOXCAP_GPU_WORK M=${MODEL:-$VOXCAP_GPU_WORK/rsmodel}
 export CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0} PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 export VLLM_CACHE_ROOT=$W/cc/vllm TORCHINDUCTOR_CACHE_DIR=$W/cc/inductor TRITON_CACHE_DIR=$W/cc/triton
 SESSIONS=${SESSIONS:-32,64,96,128} SECONDS_EACH=${SECONDS_EACH:-10} MAX_LEN=${MAX_LEN:-512}
-BUDGET_S=${BUDGET_S:-720} T0=$(date +%s) LARGEST=${SESSIONS##*,}
+BUDGET_S=${BUDGET_S:-740} T0=$(date +%s) LARGEST=${SESSIONS##*,}
 say() { echo "$(date +%T) +$(( $(date +%s) - T0 ))s $*" >> "$OUT/progress"; }
 rm -f "$OUT/done"
 
@@ -72,7 +72,7 @@ part() {
 VOX="serve:--max-model-len=$MAX_LEN"
 part now 250 "now=voxcap $VOX" --profile "$LARGEST" --profile-dir "$OUT/profiles"
 part before 200 "before=voxcap $VOX VOXCAP_VLLM_REALTIME_CARRY=0 VOXCAP_VLLM_BATCHED_FRONTEND=0"
-part vllm 260 "vllm=vllm" --start-timeout 300  # its own compile and ~70 graph sizes, cold
+part vllm 280 "vllm=vllm" --start-timeout 200  # its own compile and ~70 graph sizes, cold
 part now1 200 "now1=voxcap $VOX serve:--api-servers=1"
 # two engine cores on the one GPU through vLLM's data parallel (CUDA_VISIBLE_DEVICES naming it
 # twice; each engine sized for half the sessions): only with DP2=1, budget permitting
