@@ -130,7 +130,8 @@ def test_the_session_engine_batches_its_streams_chunks(engine, engine_events, pa
         assert [t for d in got[sid][0] for t in d.token_ids] == reference[name], name
     batched = after["batched_items"] - before["batched_items"]
     passes = after["batched_passes"] - before["batched_passes"]
-    assert after["per_session_items"] - before["per_session_items"] == 3  # the first chunks
+    # the first chunks, and steps of one chunk (nothing to share on the CPU)
+    assert after["per_session_items"] - before["per_session_items"] >= 3
     # every chunk after each stream's first: the first (the prompt prefix's audio) and the
     # flush give ~20 tokens each
     assert batched >= 0.6 * sum(len(reference[n]) for n in names), batched

@@ -19,9 +19,10 @@ and on CUDA replays that pass as a CUDA graph per batch size (audio_frontend_gra
 
 What stays on vLLM's per-session path (the items go to the original method, in their order):
 a session's first chunk (the prompt prefix's audio, ~3 s: one per session), any item longer
-than 1 s or shorter than 80 ms, items not 1-D, and everything when the model has no
-``global_log_mel_max`` (then the spectrogram's clamp is per item's maximum, which one batched
-call would share).
+than 1 s or shorter than 80 ms, items not 1-D, a step of one chunk on the CPU (nothing to
+share, and without a graph the batched pass's 3-D tensors cost a little more), and everything
+when the model has no ``global_log_mel_max`` (then the spectrogram's clamp is per item's
+maximum, which one batched call would share).
 
 Same tensors: on vLLM's CPU build the batched pass is bitwise equal to the per-session one in
 float32 and bfloat16 (tests/engine/vllm_adapter/test_audio_frontend.py). One detail makes it so:
@@ -187,6 +188,9 @@ def _embed(model, original, kwargs: dict):
     if isinstance(audio, torch.Tensor) and audio.dim() == 2 and _has_global_max(model) \
             and MIN_BATCHED_SAMPLES <= audio.shape[1] <= MAX_BATCHED_SAMPLES \
             and audio.is_floating_point():  # the usual step: vLLM stacked equal-length chunks
+        if audio.shape[0] == 1 and not audio.is_cuda:  # one chunk, no graph: nothing to win
+            COUNTS.per_session_items += 1
+            return _vllm(original, model, kwargs)
         return list(_timed_batch(model, original, kwargs, audio))
     items = list(audio.unbind(0)) if isinstance(audio, torch.Tensor) else list(audio)
     groups = _batchable(model, items)
