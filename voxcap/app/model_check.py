@@ -30,10 +30,11 @@ def check_model_dir(path: str, dummy_weights: bool) -> tuple[str, str]:
     return "", ""
 
 
-def kv_note(path: str, dummy_weights: bool, sizing: Sizing) -> tuple[str, str]:
+def kv_note(path: str, dummy_weights: bool, sizing: Sizing, gpu: bool = True) -> tuple[str, str]:
     """(the automatic GPU memory budget, the verdict on this GPU now; "" without a GPU) for
     this model folder and ``sizing`` (precision and session length), in the words the engine's
-    start gate and ``voxcap doctor`` use; ("", "") when there is no estimate."""
+    start gate and ``voxcap doctor`` use; ("", "") when there is no estimate. ``gpu``: False
+    where the engine runs without a CUDA GPU (the memory is the computer's)."""
     try:
         info = inspect_model_dir(path, dummy_weights)
         facts = verdicts.read_gpu_facts()
@@ -44,8 +45,9 @@ def kv_note(path: str, dummy_weights: bool, sizing: Sizing) -> tuple[str, str]:
         log.warning("no memory estimate for %s", path, exc_info=True)
         return "", ""
     line = "" if facts is None else v.text
+    where = "GPU memory" if gpu else "this computer's memory (no GPU here)"
     return (f"≈{memory.gib(fp.kv_cache_bytes)} KV cache for {v.choice.streams} streams, "
-            f"≈{memory.gib(fp.total_bytes)} of GPU memory in all"), line
+            f"≈{memory.gib(fp.total_bytes)} of {where} in all"), line
 
 
 def choice_costs(path: str, dummy_weights: bool, sizing: Sizing) -> str:

@@ -6,9 +6,11 @@ values for this run only are never saved. The app reacts to a change through ``o
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 
 from ..app.settings import AppSettings, RunOverrides, save_settings
+from ..engine.vllm_adapter.platform import cuda_here
 from .first_run import FirstRunDialog
 from .settings_dialog import SettingsDialog
 
@@ -28,11 +30,19 @@ class SettingsController:
         self.on_applied = on_applied  # (old, new): the app follows the change
         self.dialog: SettingsDialog | None = None
         self.first_run_dialog: FirstRunDialog | None = None
+        self.cuda: bool | None = None  # a CUDA GPU here; None until known (NVML: not on this thread)
+        threading.Thread(target=self._find_cuda, daemon=True, name="voxcap-cuda-check").start()
+
+    def _find_cuda(self) -> None:
+        try:
+            self.cuda = cuda_here()
+        except Exception:  # noqa: BLE001 - unknown: the dialog offers everything, as with a GPU
+            log.warning("could not tell whether a CUDA GPU is here", exc_info=True)
 
     # ----------------------------------------------------------------------- settings ----
     def open(self) -> None:
         if self.dialog is None:
-            self.dialog = SettingsDialog(self.settings, self.window)
+            self.dialog = SettingsDialog(self.settings, self.window, cuda=self.cuda is not False)
             self.dialog.applied.connect(self.apply)
             self.dialog.finished.connect(self._closed)
         self.dialog.show()

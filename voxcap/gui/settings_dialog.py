@@ -29,12 +29,12 @@ from .share_panel import SharePanel
 class SettingsDialog(QDialog):
     applied = Signal(object)  # AppSettings
 
-    def __init__(self, settings: AppSettings, parent=None) -> None:
+    def __init__(self, settings: AppSettings, parent=None, cuda: bool = True) -> None:
         super().__init__(parent)
         self.setWindowTitle("Settings")  # Qt appends " — voxcap"
         self.setAccessibleName("Settings")
         self.base = settings.copy()
-        self.engine_panel = EnginePanel(self.base, self)
+        self.engine_panel = EnginePanel(self.base, self, cuda=cuda)
         self.captions_panel = CaptionsPanel(self.base, self)
         self.overlay_panel = OverlayPanel(self.base.overlay, self)
         self.share = SharePanel(self.base.share, self)

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 from ..app.model_check import check_model_dir, choice_costs, kv_note
 from ..app.settings import ENGINE_STREAMS, AppSettings
 from ..app.settings_schema import specs
+from ..engine.settings import applies
 from ..engine.sizing.memory import Sizing
 from ..engine.sizing.precision import BY_NAME as PRECISION_BY_NAME
 from .a11y import announce, status_label
@@ -29,6 +30,8 @@ from .plain_words import for_the_app
 from .settings_fields import check_box, choice_box, number_box, number_of, row_label, wrap
 
 SPECS = specs(AppSettings)
+NO_CUDA = ("Not applicable on this computer: no NVIDIA GPU, so vLLM runs without CUDA graphs "
+           "whatever is chosen here, and memory is the computer's own.")
 AUTO_PRECISION = ("Automatic: bfloat16 where it fits, FP8 weights (12 GB cards) or FP8 weights + "
                   "FP8 KV cache where it does not, 4-bit weights (6-8 GB cards, RTX 30+) only "
                   "where FP8 does not fit the streams; 4-bit accuracy may be lower (not yet "
@@ -39,8 +42,9 @@ class EnginePanel(QGroupBox):
     # path, reason, fix, KV note, precision on this GPU (from the check thread)
     _validated = Signal(str, str, str, str, str)
 
-    def __init__(self, s: AppSettings, parent=None) -> None:
+    def __init__(self, s: AppSettings, parent=None, cuda: bool = True) -> None:
         super().__init__("Engine (changes restart it; captions shown stay)", parent)
+        self.cuda = cuda  # a CUDA GPU here (``platform.cuda_here``): else CUDA-only rows do not apply
         self.engine = choice_box(SPECS["engine"], s.engine, self, "Engine")
         self.model_dir = QLineEdit(s.model_dir, self)
         self.model_dir.setAccessibleName("Model directory")
@@ -72,6 +76,8 @@ class EnginePanel(QGroupBox):
                                   step=1024, name="Maximum engine session length in tokens")
         self.max_len_note = QLabel("", self)
         self.eager = check_box(SPECS["enforce_eager"], s.enforce_eager, self)
+        self.graph_note = status_label(QLabel(NO_CUDA, self), "Graph mode note")
+        self.graph_note.setWordWrap(True)
         self.form = self._layout()
         self.browse.clicked.connect(self._browse)
         self.engine.currentIndexChanged.connect(self._engine_kind)
@@ -101,6 +107,7 @@ class EnginePanel(QGroupBox):
         form.addRow(row_label(SPECS["server_model"]), self.server_model)
         form.addRow("API &key:", self.api_key)
         form.addRow(row_label(SPECS["graph_mode"]), self.graph_mode)
+        form.addRow("", self.graph_note)
         form.addRow(row_label(SPECS["precision"]), self.precision)
         form.addRow("", self.precision_note)
         for name, field in (("delay_ms", self.delay), ("kv_cache_gib", self.kv),
@@ -112,9 +119,12 @@ class EnginePanel(QGroupBox):
 
     def _engine_kind(self) -> None:
         local = self.engine.currentData() == "local"
-        for w in (self.model_dir, self.browse, self.dummy, self.graph_mode, self.kv, self.max_len,
+        for w in (self.model_dir, self.browse, self.dummy, self.kv, self.max_len,
                   self.eager, self.precision):
             w.setEnabled(local)
+        # shown as what it is here: not applicable without a CUDA GPU (offered, it would only
+        # restart the engine to run the same way)
+        self.graph_mode.setEnabled(local and applies("graph_mode", self.cuda))
         self.model_check.setVisible(local)
         self.precision_note.setVisible(local)
         for w in (self.server_url, self.server_model):
@@ -126,6 +136,7 @@ class EnginePanel(QGroupBox):
             self.form.setRowVisible(w, local)
         for w in (self.server_url, self.server_model, self.api_key):
             self.form.setRowVisible(w, not local)
+        self.form.setRowVisible(self.graph_note, local and not applies("graph_mode", self.cuda))
 
     def _len_note(self) -> None:
         length = self._max_model_len()
@@ -171,7 +182,7 @@ class EnginePanel(QGroupBox):
 
         def work() -> None:  # tekken.json is megabytes of JSON: not on the GUI thread
             reason, fix = check_model_dir(path, dummy)
-            kv, here = ("", "") if reason else kv_note(path, dummy, sizing)
+            kv, here = ("", "") if reason else kv_note(path, dummy, sizing, gpu=self.cuda)
             costs = "" if reason else choice_costs(path, dummy, sizing)
             self._validated.emit(path, for_the_app(reason), for_the_app(fix), kv,
                                  "\n".join(for_the_app(t) for t in (here, costs) if t))
