@@ -155,3 +155,87 @@ def test_cancelled_first_run_leaves_no_dialog(qtbot, make_app):
     qtbot.waitUntil(lambda: app.settings_control.first_run_dialog is not None, timeout=5000)
     assert app.state == "off"
     app.settings_control.first_run_dialog.reject()
+
+
+def test_f1_lists_every_key_where_it_is_defined(qtbot, make_app):
+    """F1's list is generated: every action's shortcut, the find box's keys, every Alt+letter
+    in the window (menus, tabs, buttons, labels) and the global shortcuts are in it."""
+    from PySide6.QtGui import QKeySequence
+    from PySide6.QtWidgets import QMessageBox
+
+    from voxcap.app.desktop_environment import SHORTCUTS
+    from voxcap.gui.search_bar import FIND_KEYS
+    from voxcap.gui.shortcut_list import key_text, mnemonic_of, mnemonic_texts
+
+    app = make_app()
+    w = app.window
+    w.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is w)
+    key(Qt.Key.Key_F1)
+    box = next(b for b in w.findChildren(QMessageBox) if b.isVisible())
+    listed = {tuple(part.strip() for part in line.split("  ", 1)) for line in box.text().splitlines()}
+    listed_keys = {k for k, _ in listed}
+    native = QKeySequence.SequenceFormat.NativeText
+    want = {a.shortcut().toString(native) for a in w.actions() if not a.shortcut().isEmpty()}
+    want |= {key_text(k) for k, _ in FIND_KEYS} | {key_text(k) for _, k in SHORTCUTS.values()}
+    want |= {f"Alt+{mnemonic_of(t).upper()}" for t in mnemonic_texts(w, visible_only=False)}
+    assert want <= listed_keys, want - listed_keys
+    assert listed_keys <= want, listed_keys - want  # nothing listed that is not defined
+    for needed in ("Ctrl+Alt+O", "Ctrl+Alt+C", "Alt+O", "F6", "Ctrl+Q"):  # the walk missed these
+        assert needed in listed_keys
+    box.accept()
+
+
+def test_no_two_alt_letters_clash_in_the_main_window(qtbot, make_app):
+    from PySide6.QtWidgets import QMessageBox
+
+    from voxcap.gui.shortcut_list import mnemonic_clashes
+
+    app = make_app()
+    w = app.window
+    w.show()
+    for tab in range(w.tabs.count()):
+        w.tabs.setCurrentIndex(tab)
+        QApplication.processEvents()
+        assert mnemonic_clashes(w) == {}, (tab, mnemonic_clashes(w))
+    w.engine_status.retry.show()  # after an engine error: Retry (Alt+R) beside Previous sessions
+    w.tabs.setCurrentIndex(1)
+    assert mnemonic_clashes(w) == {}
+    w.engine_status.retry.hide()
+    # what the walk met: Alt+H and Alt+P reach the Help menu and the Previous sessions tab
+    w.tabs.setCurrentIndex(0)
+    w.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is w)
+    key(Qt.Key.Key_P, ALT)
+    assert w.tabs.currentIndex() == 1
+    key(Qt.Key.Key_O, ALT)
+    assert focus() is w.source
+    assert not [b for b in w.findChildren(QMessageBox) if b.isVisible()]
+
+
+def test_return_after_apply_in_settings_is_ok_not_the_colour_chooser(qtbot, make_app):
+    from PySide6.QtWidgets import QColorDialog
+
+    app = make_app()
+    app.window.act_settings.trigger()
+    sd = app.settings_control.dialog
+    qtbot.waitUntil(lambda: sd is not None and sd.isVisible())
+    sd.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is sd)
+    sd.overlay_panel.text_color.setFocus()  # where the focus is after choosing a colour
+    qtbot.waitUntil(lambda: focus() is sd.overlay_panel.text_color)
+    key(Qt.Key.Key_A, ALT)  # Apply
+    opened = []
+
+    def chooser_opened():  # a colour chooser would block here: close it and note it
+        boxes = [d for d in QApplication.topLevelWidgets()
+                 if isinstance(d, QColorDialog) and d.isVisible()]
+        opened.extend(boxes)
+        for d in boxes:
+            d.reject()
+        if app.settings_control.dialog is not None:
+            QTimer.singleShot(50, chooser_opened)
+    QTimer.singleShot(50, chooser_opened)
+    key(Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: app.settings_control.dialog is None, timeout=5000)  # OK closed it
+    assert not opened

@@ -118,10 +118,13 @@ class VoxcapApp(QObject):
         self.labels: dict[str, str] = {}
         self.deltas_seen = 0
         self._quitting = False
+        self._said_hidden = False  # "still captioning" from the tray, said once
+        self._quit_question = None
         self._new_session()
         self._handlers = self._event_handlers()
 
         self.window.history.time_of = self._line_wall_time
+        self.window.day_search.current_session = lambda: self.controller.session_id
         self.overlay = CaptionOverlay(self.settings.overlay)
         self.overlay.setWindowIcon(app_icon())
         self.overlay.on_painted = self._painted
@@ -160,7 +163,8 @@ class VoxcapApp(QObject):
         w.engine_status.retryRequested.connect(self.retry_engine)
         w.act_diagnostics.triggered.connect(self.copy_diagnostics)
         w.act_quit.triggered.connect(self.quit)
-        w.closing.connect(self.quit)
+        w.closing.connect(self.close_requested)
+        w.act_pause.triggered.connect(self.toggle_pause)
         w.act_overlay.toggled.connect(self.set_overlay_visible)
         w.act_click.toggled.connect(self.overlay.set_click_through)
         self.overlay.clickThroughChanged.connect(self._click_through_changed)
@@ -375,6 +379,26 @@ class VoxcapApp(QObject):
             if self.window.engine_status.state == "failed":  # F5 after an error: start it again
                 self.retry_engine()  # captioning waits for it, its audio held meanwhile
             self._start_captioning(self.settings.source)
+
+    def toggle_pause(self) -> None:
+        """F6: pause while captioning, resume while paused (the session and history stay)."""
+        if self.state.active:
+            self.controller.toggle_pause()
+
+    def close_requested(self) -> None:
+        """The window's ×: quit when nothing is being captioned; while captioning, hide to the
+        tray where there is one (said once), else ask. Ctrl+Q quits without asking."""
+        if not self.state.active or self._quitting:
+            self.quit()
+        elif self.tray is not None:
+            self.window.hide()
+            if not self._said_hidden:
+                self._said_hidden = True
+                self.tray.showMessage("voxcap is still captioning",
+                                      "The window is hidden; the captions go on. Quit from this "
+                                      "icon's menu, or with Ctrl+Q in the window.")
+        elif self._quit_question is None or not self._quit_question.isVisible():
+            self._quit_question = self.window.ask_quit(self.quit)
 
     def _start_captioning(self, source: str) -> None:
         self._captioning_source = source

@@ -28,12 +28,14 @@ from PySide6.QtWidgets import (
 
 from ..events import Captioning
 from .a11y import announce, status_label
+from .day_search import DaySearch
 from .engine_status import EngineStatus
 from .history import HistoryView
 from .meter import MeterWidget
 from .plain_words import for_the_app
 from .search_bar import SearchBar
 from .sessions_view import SessionsView
+from .shortcut_list import shortcut_rows
 
 SOURCES = (("System audio (what this computer plays)", "system"), ("Microphone", "mic"),
            ("Both: system audio and microphone", "both"))
@@ -42,7 +44,8 @@ STATE_TEXT = {Captioning.OFF: "Not captioning", Captioning.STARTING: "Starting c
               Captioning.WAITING: "Waiting for the engine (audio is kept)…",
               Captioning.ON: "Captioning",
               Captioning.RESTARTING: "Engine restarting (audio is kept)…",
-              Captioning.STOPPING: "Stopping…", Captioning.CLOSED: "Closed"}
+              Captioning.PAUSED: "Paused", Captioning.STOPPING: "Stopping…",
+              Captioning.CLOSED: "Closed"}
 
 
 class MainWindow(QMainWindow):
@@ -53,7 +56,6 @@ class MainWindow(QMainWindow):
         super().__init__()
         # Qt appends the application display name: "Live captions — voxcap"
         self.setWindowTitle("Live captions")
-        self.quit_on_close = True
 
         # -- actions -------------------------------------------------------------------
         def act(text, shortcut=None, checkable=False, tip=""):
@@ -68,6 +70,10 @@ class MainWindow(QMainWindow):
             return a
 
         self.act_start = act("&Start captioning", "F5")
+        # a key of its own: F5 stays Start/Stop, so a person who stops with it never pauses
+        self.act_pause = act("&Pause captioning", "F6",
+                             tip="Pause: nothing is captured; the session and its captions stay")
+        self.act_pause.setEnabled(False)
         self.act_export = act("&Export captions…", "Ctrl+E")
         self.act_copy = act("&Copy all captions", "Ctrl+Shift+C")
         self.act_find = act("&Find…", "Ctrl+F")
@@ -78,15 +84,15 @@ class MainWindow(QMainWindow):
         self.act_reset_overlay = act("&Reset overlay position", "Ctrl+Shift+R")
         self.act_meter = act("Throughput &meter", "Ctrl+M", checkable=True)
         self.act_settings = act("&Settings…", "Ctrl+,")
-        self.act_tab_captions = act("Caption &history", "Ctrl+1")
+        self.act_tab_captions = act("Caption his&tory", "Ctrl+1")
         self.act_tab_sessions = act("&Previous sessions", "Ctrl+2")
         self.act_shortcuts = act("&Keyboard shortcuts", "F1")
         self.act_diagnostics = act("Copy &diagnostics (for a bug report)")
 
         mb = self.menuBar()
         m = mb.addMenu("&Captions")
-        for a in (self.act_start, None, self.act_find, self.act_copy, self.act_export, None,
-                  self.act_quit):
+        for a in (self.act_start, self.act_pause, None, self.act_find, self.act_copy,
+                  self.act_export, None, self.act_quit):
             m.addSeparator() if a is None else m.addAction(a)
         m = mb.addMenu("&View")
         for a in (self.act_overlay, self.act_click, self.act_reset_overlay, None, self.act_meter,
@@ -101,6 +107,9 @@ class MainWindow(QMainWindow):
         self.start_button = QPushButton("Start captioning (F5)", self)
         self.start_button.setAccessibleName("Start or stop captioning")
         self.start_button.setMinimumWidth(200)
+        self.pause_button = QPushButton("Pause (F6)", self)
+        self.pause_button.setAccessibleName("Pause or resume captioning")
+        self.pause_button.setEnabled(False)
         self.source = QComboBox(self)
         self.source.setAccessibleName("Audio source")
         self.source.setMinimumContentsLength(28)
@@ -117,6 +126,7 @@ class MainWindow(QMainWindow):
         self.settings_button = QPushButton("Settings…", self)
         top = QHBoxLayout()
         top.addWidget(self.start_button)
+        top.addWidget(self.pause_button)
         top.addWidget(source_label)
         top.addWidget(self.source, 1)
         top.addWidget(self.overlay_button)
@@ -147,10 +157,13 @@ class MainWindow(QMainWindow):
         live = QWidget(self)
         ll = QVBoxLayout(live)
         ll.addLayout(hist_buttons)
+        self.day_search = DaySearch(sessions_root, self)
+        ll.addWidget(self.day_search)
         ll.addWidget(self.history, 1)
         self.sessions = SessionsView(sessions_root, self)
         self.tabs = QTabWidget(self)
-        self.tabs.addTab(live, "Caption &history")
+        # Alt+H is the Help menu's, Alt+P this second tab's
+        self.tabs.addTab(live, "Caption his&tory")
         self.tabs.addTab(self.sessions, "&Previous sessions")
 
         central = QWidget(self)
@@ -176,12 +189,12 @@ class MainWindow(QMainWindow):
         self.meter_dock.setWidget(scroll)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.meter_dock)
         # the dock's close button unticks the action; the window being hidden does not
-        self.meter_dock.visibilityChanged.connect(
-            lambda visible: self.act_meter.setChecked(visible) if self.isVisible() else None)
+        self.meter_dock.visibilityChanged.connect(self._meter_dock_shown)
         self.act_meter.toggled.connect(self.meter_dock.setVisible)
 
         # -- wiring inside the window ----------------------------------------------------
         self.start_button.clicked.connect(self.act_start.trigger)
+        self.pause_button.clicked.connect(self.act_pause.trigger)
         self.export_button.clicked.connect(self.act_export.trigger)
         self.copy_button.clicked.connect(self.act_copy.trigger)
         self.settings_button.clicked.connect(self.act_settings.trigger)
@@ -190,6 +203,8 @@ class MainWindow(QMainWindow):
         self.click_button.toggled.connect(self.act_click.setChecked)
         self.act_click.toggled.connect(self.click_button.setChecked)
         self.act_find.triggered.connect(self._find)
+        self.search.searched.connect(self.day_search.search)
+        self.day_search.sessionChosen.connect(self.show_session)
         self.act_tab_captions.triggered.connect(lambda: self.tabs.setCurrentIndex(0))
         self.act_tab_sessions.triggered.connect(self._show_sessions)
         self.act_shortcuts.triggered.connect(self.show_shortcuts)
@@ -198,6 +213,12 @@ class MainWindow(QMainWindow):
         self.resizeDocks([self.meter_dock], [420], Qt.Orientation.Horizontal)
 
     # ------------------------------------------------------------------------------------
+    def _meter_dock_shown(self, visible: bool) -> None:
+        """A method, not a lambda: Qt drops the connection with the window (a dock hidden as
+        the window is deleted found it gone)."""
+        if self.isVisible():
+            self.act_meter.setChecked(visible)
+
     def _find(self) -> None:
         self.tabs.setCurrentIndex(0)
         self.search.focus()
@@ -205,6 +226,12 @@ class MainWindow(QMainWindow):
     def _show_sessions(self) -> None:
         self.tabs.setCurrentIndex(1)
         self.sessions.refresh()
+        self.sessions.list.setFocus()
+
+    def show_session(self, session_id: str) -> None:
+        """A hit in an earlier session: that session in Previous sessions."""
+        self.tabs.setCurrentIndex(1)
+        self.sessions.select(session_id)
         self.sessions.list.setFocus()
 
     def set_state(self, state: Captioning, message: str = "", detail: str = "") -> None:
@@ -218,6 +245,11 @@ class MainWindow(QMainWindow):
         self.start_button.setText(label)
         self.act_start.setText("&Stop captioning" if active else "&Start captioning")
         self.start_button.setEnabled(state != Captioning.STOPPING)
+        paused = state == Captioning.PAUSED
+        self.act_pause.setEnabled(active)
+        self.act_pause.setText("&Resume captioning" if paused else "&Pause captioning")
+        self.pause_button.setEnabled(active)
+        self.pause_button.setText("Resume (F6)" if paused else "Pause (F6)")
         if message:
             self.show_notice(message, cause="captioning")
         elif changed:  # "waiting for the engine…" is over once captioning is on
@@ -309,13 +341,15 @@ class MainWindow(QMainWindow):
         self.set_devices(getattr(self, "_devices", ()))
 
     def show_shortcuts(self) -> None:
-        rows = [(a.text().replace("&", ""), a.shortcut().toString(QKeySequence.SequenceFormat.NativeText))
-                for a in self.actions() if not a.shortcut().isEmpty()]
-        text = "\n".join(f"{key:<14} {name}" for name, key in rows)
+        rows = shortcut_rows(self)
+        width = max(len(keys) for keys, _ in rows)
+        text = "\n".join(f"{keys:<{width}}  {what}" for keys, what in rows)
         box = QMessageBox(QMessageBox.Icon.Information, "Keyboard shortcuts", text,
                           QMessageBox.StandardButton.Ok, self)
         box.setStyleSheet("QLabel { font-family: monospace; }")
-        box.exec()
+        box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByKeyboard
+                                    | Qt.TextInteractionFlag.TextSelectableByMouse)
+        box.open()  # not exec(): the GUI thread goes on serving the captions behind it
 
     def showEvent(self, event) -> None:  # noqa: N802
         self.fit_screen()
@@ -335,9 +369,19 @@ class MainWindow(QMainWindow):
             self.resize(width, height)
 
     def closeEvent(self, event) -> None:  # noqa: N802
-        if self.quit_on_close:
-            self.closing.emit()
-            event.ignore()  # the app quits once the engine is down
-        else:
-            self.hide()
-            event.ignore()
+        event.ignore()  # the app decides (``VoxcapApp.close_requested``): quit, ask, or hide
+        self.closing.emit()
+
+    def ask_quit(self, on_quit) -> QMessageBox:
+        """× while captioning: quitting would end the captions at once, so ask first (not
+        modal to the app: the captions go on behind the question). ``on_quit`` if confirmed."""
+        box = QMessageBox(QMessageBox.Icon.Question, "Quit voxcap?",
+                          "Captioning is on. Quitting stops it and closes the overlay; the "
+                          "captions so far are kept in Previous sessions.", parent=self)
+        quit_button = box.addButton("&Quit voxcap", QMessageBox.ButtonRole.AcceptRole)
+        keep = box.addButton("&Keep captioning", QMessageBox.ButtonRole.RejectRole)
+        box.setDefaultButton(keep)
+        box.setEscapeButton(keep)
+        box.finished.connect(lambda _r: on_quit() if box.clickedButton() is quit_button else None)
+        box.open()
+        return box

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QTextCursor, QTextDocument
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QWidget
 
+# the find box's own keys (eventFilter and returnPressed below); Help → Keyboard shortcuts lists them
+FIND_KEYS = (("Return", "next match"), ("Shift+Return", "previous match"),
+             ("Escape", "back to the captions"))
+
 
 class SearchBar(QWidget):
+    searched = Signal(str)  # a find asked for (the day's earlier sessions are searched too)
+
     def __init__(self, view, parent=None) -> None:
         super().__init__(parent)
         self.view = view
@@ -15,8 +21,9 @@ class SearchBar(QWidget):
         self.edit.setPlaceholderText("Find in captions (Ctrl+F)")
         self.edit.setAccessibleName("Find in captions")
         self.edit.setClearButtonEnabled(True)
-        self.prev_button = QPushButton("&Previous", self)
-        self.next_button = QPushButton("&Next", self)
+        # no mnemonics: Alt+P is the Previous sessions tab's; Enter and Shift+Enter in the box
+        self.prev_button = QPushButton("Previous", self)
+        self.next_button = QPushButton("Next", self)
         self.prev_button.setAccessibleName("Previous match")
         self.next_button.setAccessibleName("Next match")
         self.result = QLabel("", self)
@@ -55,6 +62,7 @@ class SearchBar(QWidget):
 
     def _find(self, backward: bool) -> bool:
         text = self.edit.text()
+        self.searched.emit(text)
         if not text:
             self.result.setText("")
             return False

@@ -16,8 +16,17 @@ from PySide6.QtWidgets import (
 )
 
 from ..captions.export import render
-from ..captions.sessions import SessionStore, describe
+from ..captions.sessions import SessionInfo, SessionStore
 from ..errors import VoxcapError
+
+
+def list_text(info: SessionInfo) -> str:
+    """A session's row: when it started, how long it captioned, its state, who spoke (the
+    session id, which says nothing to a person, is in the tooltip and the details)."""
+    row = info.summary()
+    who = f" — {row.speakers}" if row.speakers else ""
+    title = f" — {row.title}" if row.title else ""
+    return f"{row.date} {row.time}  {row.length}, {row.state}{who}{title}"
 
 
 class SessionsView(QWidget):
@@ -36,7 +45,7 @@ class SessionsView(QWidget):
         self.text.setAccessibleName("Transcript of the selected session")
         self.info = QLabel("", self)
         self.info.setWordWrap(True)
-        self.refresh_button = QPushButton("&Refresh", self)
+        self.refresh_button = QPushButton("Re&fresh", self)  # Alt+R: the engine status row's Retry
         self.export_button = QPushButton("E&xport session…", self)
         self.export_button.setEnabled(False)
         split = QSplitter(self)
@@ -63,11 +72,30 @@ class SessionsView(QWidget):
         current = self.session.session_id if self.session else None
         self.list.clear()
         for info in self.store.list():
-            item = QListWidgetItem(describe(info))
+            item = QListWidgetItem(list_text(info))
             item.setData(Qt.ItemDataRole.UserRole, str(info.path))
+            item.setData(Qt.ItemDataRole.UserRole + 1, info.session_id)
+            item.setToolTip(f"Session {info.session_id}")
             self.list.addItem(item)
             if info.session_id == current:
                 self.list.setCurrentItem(item)
+        self._fit_list()
+
+    def _fit_list(self) -> None:
+        """As wide as its longest row: the time, length and state are never cut off."""
+        scroll = self.list.verticalScrollBar().sizeHint().width()
+        need = self.list.sizeHintForColumn(0) + 2 * self.list.frameWidth() + scroll + 8
+        self.list.setMinimumWidth(min(max(need, 200), max(self.width() * 2 // 3, 200)))
+
+    def select(self, session_id: str) -> bool:
+        """Show the session ``session_id`` (a search hit's); False if it is not listed."""
+        self.refresh()
+        for i in range(self.list.count()):
+            item = self.list.item(i)
+            if item.data(Qt.ItemDataRole.UserRole + 1) == session_id:
+                self.list.setCurrentItem(item)
+                return True
+        return False
 
     def _selected(self, item, _previous=None) -> None:
         if item is None:

@@ -25,6 +25,9 @@ class ColorButton(QPushButton):
         super().__init__(parent)
         self.setAccessibleName(name)
         self._name = name
+        # Return in the dialog is OK's, even with the focus here: a focused auto-default button
+        # would take it and open the colour chooser again (after Alt+A, for one)
+        self.setAutoDefault(False)
         self.set_color(color)
         self.clicked.connect(self._pick)
 
