@@ -11,6 +11,7 @@ measured (audio dropped, caption lag, engine step times).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import queue
 import signal
@@ -189,9 +190,10 @@ class CaptionRun:
     def _caption(self, duration: float | None) -> None:
         # Ctrl-Z pauses a live source instead of suspending the process (a file cannot pause)
         pausable = getattr(self.audio, "live", True)
+        # a second SIGINT counter would take Ctrl-C from the first: a file run gets none
         with _SignalCounted(signal.SIGINT) as ctrl_c, \
-                _SignalCounted(signal.SIGTSTP if pausable else signal.SIGINT) as ctrl_z:
-            self._caption_loop(duration, ctrl_c, ctrl_z if pausable else None)
+                (_SignalCounted(signal.SIGTSTP) if pausable else contextlib.nullcontext()) as ctrl_z:
+            self._caption_loop(duration, ctrl_c, ctrl_z)
 
     def _caption_loop(self, duration: float | None, ctrl_c: _SignalCounted,
                       ctrl_z: _SignalCounted | None) -> None:
