@@ -8,6 +8,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from voxcap.events import Captioning
+from voxcap.gui.shortcut_list import shortcut_rows
 
 
 def _captioning_with_text(qtbot, app, fake_audio):
@@ -73,6 +74,8 @@ def test_closing_the_window_while_captioning_asks_and_keeps_captioning(qtbot, ma
     qtbot.waitUntil(lambda: not box.isVisible(), timeout=5000)
     assert app.state == Captioning.ON and app.window.isVisible()
     assert not app.controller.closed.is_set()
+    qtbot.waitUntil(lambda: not [b for b in app.window.findChildren(QMessageBox)])  # deleted
+    assert "Keep captioning" not in str(shortcut_rows(app.window))  # not a key of the window
 
     app.window.close()  # asked again; this time Quit
     box = _question(qtbot)

@@ -397,8 +397,9 @@ class VoxcapApp(QObject):
                 self.tray.showMessage("voxcap is still captioning",
                                       "The window is hidden; the captions go on. Quit from this "
                                       "icon's menu, or with Ctrl+Q in the window.")
-        elif self._quit_question is None or not self._quit_question.isVisible():
+        elif self._quit_question is None:  # one question at a time
             self._quit_question = self.window.ask_quit(self.quit)
+            self._quit_question.finished.connect(lambda _r: setattr(self, "_quit_question", None))
 
     def _start_captioning(self, source: str) -> None:
         self._captioning_source = source

@@ -347,6 +347,7 @@ class MainWindow(QMainWindow):
         box = QMessageBox(QMessageBox.Icon.Information, "Keyboard shortcuts", text,
                           QMessageBox.StandardButton.Ok, self)
         box.setStyleSheet("QLabel { font-family: monospace; }")
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByKeyboard
                                     | Qt.TextInteractionFlag.TextSelectableByMouse)
         box.open()  # not exec(): the GUI thread goes on serving the captions behind it
@@ -382,6 +383,7 @@ class MainWindow(QMainWindow):
         keep = box.addButton("&Keep captioning", QMessageBox.ButtonRole.RejectRole)
         box.setDefaultButton(keep)
         box.setEscapeButton(keep)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.finished.connect(lambda _r: on_quit() if box.clickedButton() is quit_button else None)
         box.open()
         return box

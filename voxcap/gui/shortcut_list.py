@@ -45,8 +45,8 @@ def mnemonic_texts(window: QMainWindow, visible_only: bool = True) -> list[str]:
         if tabs.isVisibleTo(window) or not visible_only:
             texts += [tabs.tabText(i) for i in range(tabs.count())]
     for w in window.findChildren(QWidget):
-        if not isinstance(w, (QAbstractButton, QLabel)):
-            continue
+        if not isinstance(w, (QAbstractButton, QLabel)) or w.window() is not window:
+            continue  # a dialog's keys are the dialog's
         if isinstance(w, QLabel) and w.buddy() is None:
             continue
         if visible_only and not w.isVisibleTo(window):
