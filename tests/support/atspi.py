@@ -105,6 +105,14 @@ class AtspiBus:
             raise RuntimeError(f"reading the app through AT-SPI failed: {out.stderr[-2000:]}")
         return json.loads(out.stdout)
 
+    def apps(self, timeout: float = 60) -> list[dict]:
+        """Every application on the bus: name, pid, windows (what a screen reader lists)."""
+        out = subprocess.run([SYSTEM_PYTHON, READER, "apps"], capture_output=True, text=True,
+                             timeout=timeout)
+        if out.returncode != 0:
+            raise RuntimeError(f"listing the AT-SPI applications failed: {out.stderr[-2000:]}")
+        return json.loads(out.stdout)
+
     def do(self, app: int | str, role: str, name: str, what: str = "press", text: str = "",
            timeout: float = 60) -> None:
         """Press the first ``role`` named ``name…`` of the app (or set its text), over AT-SPI."""

@@ -7,6 +7,10 @@ through AT-SPI the way a screen reader does (``tests/gui/test_gui_atspi.py``).
 Commands (one a line; each answered "done CMD" on stdout once handled):
     caption        start captioning ("both") and feed 3 s of audio to each source
     stop           stop captioning
+    pause, resume  pause captioning, resume it
+    close-settings close the settings dialog (Cancel)
+    key NAME [shift]  press a key (Right, Up, Return...) in the window that has the focus
+    overlay-geometry  answer "overlay X Y W H"
     fail           restart the engine; the new one fails to start ("the GPU fell off the bus")
     problem        ask to start captioning (refused while the engine has failed: a notice)
     settings       open the settings dialog
@@ -29,11 +33,39 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("QT_LINUX_ACCESSIBILITY_ALWAYS_ON", "1")
 
+from PySide6.QtCore import Qt  # noqa: E402
+from PySide6.QtTest import QTest  # noqa: E402
+from PySide6.QtWidgets import QApplication, QDialog  # noqa: E402
+
 from support.app_process import caption_then, qt_app, run_steered, voxcap_app  # noqa: E402
 from support.gui_fakes import FakeAudio, ScriptedEngine  # noqa: E402
 from voxcap.app.settings import AppSettings  # noqa: E402
 
 FAIL = {"message": ""}
+
+
+def _close_dialogs(app, _arg) -> None:
+    for dlg in QApplication.topLevelWidgets():
+        if isinstance(dlg, QDialog) and dlg.isVisible():
+            dlg.reject()
+
+
+def _key(app, arg: str) -> None:
+    name, _, mod = arg.partition(" ")
+    target = QApplication.focusWidget() or QApplication.activeWindow() or app.overlay
+    QTest.keyClick(target, getattr(Qt.Key, f"Key_{name}"),
+                   Qt.KeyboardModifier.ShiftModifier if mod == "shift"
+                   else Qt.KeyboardModifier.NoModifier)
+
+
+OVERLAY_WALK = {  # the overlay's walk (tests/gui/test_gui_overlay_walk.py)
+    "pause": lambda app, _arg: app.controller.pause_captioning(),
+    "resume": lambda app, _arg: app.controller.resume_captioning(),
+    "close-settings": _close_dialogs,
+    "key": _key,
+    "overlay-geometry": lambda app, _arg: print("overlay", *app.overlay.geometry().getRect(),
+                                                flush=True),
+}
 
 
 class HeldPreparation:
@@ -73,6 +105,8 @@ def main() -> int:
                          wait_s=10)
         elif cmd == "stop":
             app.toggle_captioning()
+        elif cmd in OVERLAY_WALK:
+            OVERLAY_WALK[cmd](app, arg)
         elif cmd == "fail":
             FAIL["message"] = "the GPU fell off the bus"
             app.controller.restart_engine(app.settings.engine_settings(), "test")

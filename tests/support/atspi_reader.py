@@ -3,6 +3,8 @@ python3 (Debian's python3-pyatspi and gir1.2-atspi-2.0), not the test venv: the 
 as a subprocess on the same private D-Bus session (``tests/support/atspi.py``).
 
     python3 atspi_reader.py dump APP           # one JSON object: the whole tree of APP_NAME
+    python3 atspi_reader.py apps               # JSON: every application on the bus (name, pid,
+                                               # how many windows)
     python3 atspi_reader.py listen             # JSON lines: announcements and name
                                                # changes of every app, until stdin closes
     python3 atspi_reader.py do APP ROLE NAME press|text [TEXT]
@@ -131,6 +133,11 @@ def main() -> None:
     mode = sys.argv[1]
     if mode == "do":
         _do(*sys.argv[2:])
+        return
+    if mode == "apps":
+        desktop = pyatspi.Registry.getDesktop(0)
+        print(json.dumps([{"name": a.name or "", "pid": a.get_process_id(), "windows": a.childCount}
+                          for a in _children(desktop)]))
         return
     if mode == "dump":
         app = _app(sys.argv[2])
