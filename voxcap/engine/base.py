@@ -148,6 +148,7 @@ class EngineBase(CaptionEngine):
             self._thread.join(timeout)
             if self._thread.is_alive():
                 log.warning("%s did not stop within %.0f s", self.what, timeout)
+                self._left_running()
 
     def __enter__(self):
         return self.start()
@@ -269,6 +270,10 @@ class EngineBase(CaptionEngine):
 
     def _cleanup(self) -> None:
         """On the engine thread, after it stopped (temporary files, environment)."""
+
+    def _left_running(self) -> None:
+        """On the caller's thread, when shutdown() gave up waiting: the app may quit without the
+        engine thread, so what must not outlive the process goes now."""
 
     async def _run(self) -> None:
         raise NotImplementedError

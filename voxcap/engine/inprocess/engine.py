@@ -127,12 +127,10 @@ class LocalEngine(EngineBase):
         self._restore_env()
         paths.remove_run_tempdir(self._workdir)
 
-    def shutdown(self, timeout: float = 30.0) -> None:
-        super().shutdown(timeout)
-        if self._thread is not None and self._thread.is_alive():
-            # not stopped in time: the app quits without it (its processes die with the app),
-            # so its temporary folder goes now, not when (if ever) its thread ends
-            paths.remove_run_tempdir(self._workdir)
+    def _left_running(self) -> None:
+        # its processes die with the app, so its temporary folder goes now, not when (if ever)
+        # its thread ends
+        paths.remove_run_tempdir(self._workdir)
 
     def _restore_env(self) -> None:
         """Put back what the engine set for vLLM's children, once: as soon as they are spawned
