@@ -8,11 +8,10 @@ engine error are announced (AT-SPI ``object:announcement``; errors assertive).""
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 import pytest
-from support.atspi import AtspiBus, pyatspi_available, walk
+from support.atspi import AtspiBus, overlay_node, pyatspi_available, until, walk
 from support.fake_hub import FakeHub
 from support.steered_process import SteeredProcess
 from support.xvfb import Xvfb
@@ -38,14 +37,6 @@ def _labels(tree: dict) -> dict[str, str]:
             if n.get("role") == "label" and n.get("description")}
 
 
-def _until(read, check, timeout: float = 20):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = read()
-        if check(value) or time.monotonic() > deadline:
-            return value
-        time.sleep(0.5)
-
 
 def test_screen_reader_reads_every_status_and_hears_ready_and_errors(tmp_path):
     with Xvfb(1400, 900), AtspiBus() as bus:
@@ -60,15 +51,15 @@ def test_screen_reader_reads_every_status_and_hears_ready_and_errors(tmp_path):
             assert labels["Engine status"].startswith("Engine ready on fake")
 
             app.send("caption")
-            tree = _until(lambda: bus.dump(app.pid), lambda t: "Captioning" == _labels(t).get(
-                "Captioning state") and "hello" in _overlay(t)["description"])
+            tree = until(lambda: bus.dump(app.pid), lambda t: "Captioning" == _labels(t).get(
+                "Captioning state") and "hello" in overlay_node(t)["description"])
             labels = _labels(tree)
             assert labels["Captioning state"] == "Captioning"
-            assert "hello there" in _overlay(tree)["description"]  # the rows on screen
-            assert _overlay(tree)["name"] == "Live captions"
+            assert "hello there" in overlay_node(tree)["description"]  # the rows on screen
+            assert overlay_node(tree)["name"] == "Live captions"
             assert any("hello there" in n.get("text", "") for n in walk(tree)
                        if n.get("role") == "text")  # the caption history
-            tree = _until(lambda: bus.dump(app.pid),
+            tree = until(lambda: bus.dump(app.pid),
                           lambda t: _labels(t).get("Tokens/s", "n/a") != "n/a")
             labels = _labels(tree)
             for field in ("Graph mode (vLLM)", "Steps as full graphs", "Tokens/s",
@@ -101,7 +92,7 @@ def test_screen_reader_reads_every_status_and_hears_ready_and_errors(tmp_path):
             assert labels["Latest notice"].startswith("Captioning cannot start")
 
             app.send("settings")
-            tree = _until(lambda: bus.dump(app.pid),
+            tree = until(lambda: bus.dump(app.pid),
                           lambda t: _labels(t).get("Model folder check", "").startswith("✗"))
             assert _labels(tree)["Model folder check"].startswith(
                 "✗ Model directory does not exist: /tmp/fake-model")
@@ -114,23 +105,20 @@ def test_screen_reader_reads_every_status_and_hears_ready_and_errors(tmp_path):
             # first run with a model folder that has no weights: the self-check is offered
             model = write_tiny_model(tmp_path / "tiny")
             app.send(f"first-run {model}")
-            tree = _until(lambda: bus.dump(app.pid), lambda t: "Self-check only" in _labels(t).get(
+            tree = until(lambda: bus.dump(app.pid), lambda t: "Self-check only" in _labels(t).get(
                 "Model folder check", ""))
             assert "consolidated.safetensors" in _labels(tree)["Model folder check"]
             assert any(n.get("role") == "check box" and n["name"].startswith("Self-check only")
                        for n in walk(tree))
             assert any(n.get("role") == "dialog" and n["name"].startswith("Welcome") for n in walk(tree))
             app.send("cancel-first-run")
-            tree = _until(lambda: bus.dump(app.pid), lambda t: not any(
+            tree = until(lambda: bus.dump(app.pid), lambda t: not any(
                 n.get("role") == "dialog" and n["name"].startswith("Welcome") for n in walk(t)), 10)
             assert not any(str(n.get("name")).startswith("Welcome") for n in walk(tree))  # gone
         finally:
             app.close()
             listener.stop()
 
-
-def _overlay(tree: dict) -> dict:
-    return next(n for n in walk(tree) if n.get("name") == "Live captions")
 
 
 def test_screen_reader_follows_the_engine_preparation_during_the_download(tmp_path):
@@ -146,7 +134,7 @@ def test_screen_reader_follows_the_engine_preparation_during_the_download(tmp_pa
             started = listener.wait_for(lambda ev: ev["type"] == "object:announcement"
                                         and "being prepared" in ev["data"], 30)
             assert started is not None, listener.events
-            tree = _until(lambda: bus.dump(app.pid), lambda t: _labels(t).get(
+            tree = until(lambda: bus.dump(app.pid), lambda t: _labels(t).get(
                 "Download status", "").startswith("✓ Downloaded"))
             labels = _labels(tree)
             assert labels["Download status"].startswith("✓ Downloaded"), labels
@@ -159,7 +147,7 @@ def test_screen_reader_follows_the_engine_preparation_during_the_download(tmp_pa
             done = listener.wait_for(lambda ev: ev["type"] == "object:announcement"
                                      and "Engine prepared" in ev["data"], 20)
             assert done is not None, listener.events
-            tree = _until(lambda: bus.dump(app.pid), lambda t: "enabled" in next(
+            tree = until(lambda: bus.dump(app.pid), lambda t: "enabled" in next(
                 n for n in walk(t) if n.get("name") == "Use this")["states"])
             assert _labels(tree)["Engine preparation"].startswith("✓ Engine prepared")
             assert "enabled" in next(n for n in walk(tree) if n.get("name") == "Use this")["states"]
@@ -186,7 +174,7 @@ def test_screen_reader_hears_that_captions_are_shared_and_to_how_many(tmp_path):
             assert listener.wait_for(lambda ev: ev["type"] == "object:announcement"
                                      and "Engine ready" in ev["data"], 30) is not None
             app.send("caption")
-            _until(lambda: bus.dump(app.pid),
+            until(lambda: bus.dump(app.pid),
                    lambda t: _labels(t).get("Captioning state") == "Captioning")
             assert "Caption sharing" not in _visible_labels(bus.dump(app.pid))
             app.send(f"share {port}")
@@ -196,7 +184,7 @@ def test_screen_reader_hears_that_captions_are_shared_and_to_how_many(tmp_path):
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/events", timeout=30) as feed:
                 first = next(raw for raw in feed if raw.startswith(b"data: "))
                 assert json.loads(first[6:])["state"] == "on"
-                tree = _until(lambda: bus.dump(app.pid), lambda t: _visible_labels(t).get(
+                tree = until(lambda: bus.dump(app.pid), lambda t: _visible_labels(t).get(
                     "Caption sharing") == "Sharing: 1 viewer")
                 assert _visible_labels(tree)["Caption sharing"] == "Sharing: 1 viewer"
         finally:

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support.atspi import AtspiBus, pyatspi_available, walk
+from support.atspi import AtspiBus, overlay_node, pyatspi_available, until
 from support.gui_fakes import SCRIPT
 from support.steered_process import SteeredProcess
 from support.xvfb import Xvfb
@@ -27,17 +27,6 @@ pytestmark = [
 APP = Path(__file__).resolve().parents[1] / "support" / "atspi_app.py"
 
 
-def _overlay(tree: dict) -> dict:
-    return next(n for n in walk(tree) if n.get("name") == "Live captions")
-
-
-def _until(read, check, timeout: float = 20):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = read()
-        if check(value) or time.monotonic() > deadline:
-            return value
-        time.sleep(0.5)
 
 
 def test_overlay_states_announced_lines_one_app_and_keys(tmp_path):
@@ -53,15 +42,15 @@ def test_overlay_states_announced_lines_one_app_and_keys(tmp_path):
             ours = [a for a in apps if a["pid"] == app.pid]
             assert len(ours) == 1 and ours[0]["name"] == "voxcap", apps
             assert not [a for a in apps if a["windows"] == 0 and a["name"] != "main"], apps
-            desc = lambda: _overlay(bus.dump(app.pid))["description"]  # noqa: E731
+            desc = lambda: overlay_node(bus.dump(app.pid))["description"]  # noqa: E731
             assert desc().startswith("Not captioning")
             x.screenshot(shots / "overlay-1-not-captioning.png")
 
             app.send("caption")
-            assert "hello" in _until(desc, lambda d: "hello" in d)
+            assert "hello" in until(desc, lambda d: "hello" in d)
             x.screenshot(shots / "overlay-2-captioning.png")
             app.send("stop")
-            assert _until(desc, lambda d: d.startswith("Stopped")).startswith("Stopped")
+            assert until(desc, lambda d: d.startswith("Stopped")).startswith("Stopped")
             listener.wait_for(lambda ev: False, 3)  # every event so far read
             said = [ev["data"] for ev in listener.events if ev["type"] == "object:announcement"]
             lines = [s for s in said if s.startswith(("Them: ", "You: "))  # not "Them: capturing"
@@ -75,9 +64,9 @@ def test_overlay_states_announced_lines_one_app_and_keys(tmp_path):
             x.screenshot(shots / "overlay-3-stopped-dimmed.png")
 
             app.send("caption")
-            _until(desc, lambda d: "hello" in d and not d.startswith("Stopped"))
+            until(desc, lambda d: "hello" in d and not d.startswith("Stopped"))
             app.send("pause")
-            assert _until(desc, lambda d: d.startswith("Paused")).startswith("Paused")
+            assert until(desc, lambda d: d.startswith("Paused")).startswith("Paused")
             assert listener.wait_for(lambda ev: ev["type"] == "object:announcement"
                                      and ev["data"].startswith("Paused"), 10)
             x.screenshot(shots / "overlay-4-paused.png")

@@ -147,3 +147,18 @@ def walk(node: dict):
     yield node
     for child in node.get("children", ()):
         yield from walk(child)
+
+
+def until(read, check, timeout: float = 20):
+    """``read()`` again every 0.5 s until ``check`` accepts it or ``timeout`` passes; the last."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = read()
+        if check(value) or time.monotonic() > deadline:
+            return value
+        time.sleep(0.5)
+
+
+def overlay_node(tree: dict) -> dict:
+    """The caption overlay in a dumped tree."""
+    return next(n for n in walk(tree) if n.get("name") == "Live captions")
