@@ -102,23 +102,40 @@ TEXT = ("The committee met on Tuesday to discuss the budget for next year. Sever
 
 # ------------------------------------------------------------------ audio ----
 def speech(seconds: float, wav: str | None = None) -> np.ndarray:
-    """``seconds`` of 16 kHz mono PCM16: ``wav`` (any rate, resampled by sox) or espeak-ng
-    reading TEXT, looped to length."""
+    """``seconds`` of 16 kHz mono PCM16, looped to length: ``wav`` (any file soundfile reads, any
+    rate or channels: resampled with soxr, no external program) or, without one, espeak-ng
+    reading TEXT (through sox)."""
+    if wav is not None:
+        from voxcap.audio_file import read_all
+        from voxcap.errors import AudioFileError
+
+        try:
+            samples = read_all(wav)
+        except AudioFileError as exc:
+            raise SystemExit(f"capacity: --audio {wav}: {exc.message} ({exc.fix})") from None
+        pcm = np.clip(np.round(samples * 32768.0), -32768, 32767).astype(np.int16)
+    else:
+        pcm = _espeak(TEXT)
+    n = int(seconds * SAMPLE_RATE) // STEP_SAMPLES * STEP_SAMPLES
+    return np.resize(pcm, n).astype(np.int16)
+
+
+def _espeak(text: str) -> np.ndarray:
     with tempfile.TemporaryDirectory(prefix="voxcap-capacity-audio-") as tmp:
-        out = Path(tmp) / "speech16k.wav"
-        src = wav
-        if src is None:
-            src = str(Path(tmp) / "espeak.wav")
-            subprocess.run(["espeak-ng", "-w", src, TEXT], check=True, capture_output=True,
+        src, out = Path(tmp) / "espeak.wav", Path(tmp) / "speech16k.wav"
+        try:
+            subprocess.run(["espeak-ng", "-w", str(src), text], check=True, capture_output=True,
                            timeout=60)
-        subprocess.run(["sox", src, "-r", str(SAMPLE_RATE), "-c", "1", "-b", "16", str(out)], check=True,
-                       capture_output=True, timeout=60)
+            subprocess.run(["sox", str(src), "-r", str(SAMPLE_RATE), "-c", "1", "-b", "16", str(out)],
+                           check=True, capture_output=True, timeout=60)
+        except FileNotFoundError as exc:
+            raise SystemExit(f"capacity: {exc.filename} is not installed: install it, or give "
+                             "--audio a speech file (benchmarks/audio/speech16k.flac)") from None
         import soundfile as sf
 
         pcm, rate = sf.read(str(out), dtype="int16")
     assert rate == SAMPLE_RATE
-    n = int(seconds * SAMPLE_RATE) // STEP_SAMPLES * STEP_SAMPLES
-    return np.resize(pcm, n).astype(np.int16)
+    return pcm
 
 
 # ---------------------------------------------------------------- servers ----
@@ -576,7 +593,8 @@ def main() -> int:
                          "VOXCAP_VLLM_CPU_AS_GPU=1), instead of the CPU build's separate "
                          "worker process and its hand-off per step, which one GPU's server does "
                          "not have (default on)")
-    ap.add_argument("--audio", help="a WAV to speak instead of espeak-ng")
+    ap.add_argument("--audio", help="a speech file (WAV, FLAC, any rate) instead of espeak-ng and sox, "
+                    "e.g. benchmarks/audio/speech16k.flac")
     ap.add_argument("--stop-p95-ms", type=float, default=2000.0,
                     help="skip a server's larger N once its p95 passed this (bounded time)")
     ap.add_argument("--start-timeout", type=float, default=900.0)
