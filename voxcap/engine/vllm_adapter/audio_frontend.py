@@ -30,7 +30,7 @@ PyTorch runs a float32 convolution of batch 1 and this size with its native kern
 with oneDNN (or NNPACK from 16 items), whose sums round differently; the batched convolution is
 run with both off (on the CPU, float32, items of that size only): the native kernel computes
 each item of a batch as it computes one. On CUDA the kernels may pick other algorithms
-per batch size: there the comparison is the tokens (benchmarks/gpu/issue37_frontend.sh).
+per batch size: there the comparison is the tokens (benchmarks/gpu/audio_frontend_steps.sh).
 ``VOXCAP_VLLM_FRONTEND_CHECK=1`` also runs the per-session path for every batched item and
 counts items that differ (for tests and the GPU check; it doubles the front end's cost).
 ``VOXCAP_VLLM_FRONTEND_GRAPHS=0`` keeps the batched pass eager on CUDA.

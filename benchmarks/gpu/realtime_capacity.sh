@@ -1,13 +1,14 @@
 #!/bin/bash
-# Issue 37 items 2-4 on the GPU machine: how many real-time sessions one H200 keeps, with
-# benchmarks/capacity.py (real shape, random weights; N websocket sessions on /v1/realtime, ~10 s
-# of speech each, one 80 ms block every 80 ms), one server at a time (each sized for most of the
-# GPU's memory), at N = 32, 64, 96, 128, one repeat:
+# How many real-time sessions one H200 keeps, with benchmarks/capacity.py (real shape, random
+# weights; N websocket sessions on /v1/realtime, ~10 s of speech each, one 80 ms block every
+# 80 ms; the speech is benchmarks/audio/speech16k.flac, read in Python: the GPU machine has no
+# espeak-ng or sox), one server at a time (each sized for most of the GPU's memory), at
+# N = 32, 64, 96, 128, one repeat:
 #   now     voxcap serve as it is (token carry through /v1/realtime, batched audio front end,
 #           --max-streams 128, its API-server count: one per 24 streams, 6 here), then a py-spy of
 #           its processes at N = 128 (~13 s)
-#   before  the same with issue 37's cuts off (VOXCAP_VLLM_REALTIME_CARRY=0,
-#           VOXCAP_VLLM_BATCHED_FRONTEND=0)
+#   before  the same with the carry through /v1/realtime and the batched front end off
+#           (VOXCAP_VLLM_REALTIME_CARRY=0, VOXCAP_VLLM_BATCHED_FRONTEND=0)
 #   vllm    vLLM's own server, its defaults
 #   now1    voxcap serve as "now" with one API server, if the budget leaves time for it
 #   dp2     (DP2=1 only) two engine cores on the one GPU, each for half the sessions
@@ -15,13 +16,14 @@
 # skipped when it would end past BUDGET_S (default 740 s from the start). ~10-12 minutes with the
 # four server starts. Needs the GPU kit installed (.gpu/kit) and py-spy's wheel in .gpu/pyspy/.
 # Run detached:
-#   setsid nohup bash benchmarks/gpu/issue37_capacity.sh OUT > /dev/null 2>&1 < /dev/null &
+#   setsid nohup bash benchmarks/gpu/realtime_capacity.sh OUT > /dev/null 2>&1 < /dev/null &
 # then watch OUT/progress (each part writes OUT/<part>.json and .txt as it ends; OUT/done at the end).
 # env: SESSIONS (default 32,64,96,128), SECONDS_EACH (10), MAX_LEN (voxcap serve's
 #      --max-model-len, default 512: a 10 s session is ~180 tokens; bfloat16 then fits ~200
-#      streams on an H200, see `voxcap doctor`), BUDGET_S (740); for a dry run of the plumbing on
-#      vLLM's CPU build: MODEL (a tiny model folder), GRAPHS=--eager, a small SESSIONS
-OUT=$(mkdir -p "${1:?usage: issue37_capacity.sh OUT_DIR}" && cd "$1" && pwd)
+#      streams on an H200, see `voxcap doctor`), BUDGET_S (740), AUDIO (the speech file, from
+#      the repository's root); for a dry run of the plumbing on vLLM's CPU build: MODEL (a tiny
+#      model folder), GRAPHS=--eager, a small SESSIONS
+OUT=$(mkdir -p "${1:?usage: realtime_capacity.sh OUT_DIR}" && cd "$1" && pwd)
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 . .gpu/kit/env.sh
 W=$VOXCAP_GPU_WORK M=${MODEL:-$VOXCAP_GPU_WORK/rsmodel}
@@ -29,6 +31,7 @@ export CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0} PYTHONPATH=$PWD${PYTHONPA
 export VLLM_CACHE_ROOT=$W/cc/vllm TORCHINDUCTOR_CACHE_DIR=$W/cc/inductor TRITON_CACHE_DIR=$W/cc/triton
 SESSIONS=${SESSIONS:-32,64,96,128} SECONDS_EACH=${SECONDS_EACH:-10} MAX_LEN=${MAX_LEN:-512}
 BUDGET_S=${BUDGET_S:-740} T0=$(date +%s) LARGEST=${SESSIONS##*,}
+AUDIO=$(realpath "${AUDIO:-benchmarks/audio/speech16k.flac}")
 say() { echo "$(date +%T) +$(( $(date +%s) - T0 ))s $*" >> "$OUT/progress"; }
 rm -f "$OUT/done"
 
@@ -63,7 +66,7 @@ part() {
   say "$name start (limit $limit s)"
   # SIGINT at the limit: capacity.py then stops its servers (its finally), SIGKILL 30 s later
   timeout -s INT -k 30 "$limit" python3 -m benchmarks.capacity --model "$M" --dummy-weights ${GRAPHS:---no-eager} \
-    --sessions "$SESSIONS" --seconds "$SECONDS_EACH" --repeats 1 --drain 15 --stop-p95-ms 1000 \
+    --sessions "$SESSIONS" --seconds "$SECONDS_EACH" --audio "$AUDIO" --repeats 1 --drain 15 --stop-p95-ms 1000 \
     --max-streams "$LARGEST" --start-timeout 240 --servers "" --server "$spec" "$@" \
     --out "$OUT/$name.json" > "$OUT/$name.txt" 2>&1
   say "$name exit $?"
