@@ -14,6 +14,8 @@ Measured per (server, N):
   then 1,280 more per step; its clock starts when the append completing that audio is handed to
   the websocket and stops when the k-th ``transcription.delta`` is read (the flush steps after
   the final commit have no audio of their own: counted, not timed);
+* the same after each session's first 2 s, and the start wave's length in steps (lib/start_wave.py):
+  sessions opening together queue their first steps, and whole-session percentiles mix that in;
 * sessions falling behind: the median round trip over a session's last 2 s of audio above
   ``--behind-ms`` (default 250: three steps queued), or no ``transcription.done`` within the
   drain time;
@@ -90,6 +92,7 @@ from .lib.gpu import GpuSampler
 from .lib.percentiles import percentile
 from .lib.processes import ROOT, stop_tree, tree
 from .lib.realtime_client import run_sessions
+from .lib.start_wave import after_start
 
 log = logging.getLogger("capacity")
 KNEE_P95_MS = 100.0
@@ -354,6 +357,7 @@ def run_one(server: Server, n: int, audio: np.ndarray, args, gpu: GpuSampler) ->
            "send_late_p95_ms": pct(late, 0.95) if late else 0.0,
            "deltas": [len(r.deltas) for r in results], "texts": [r.text for r in results],
            "rtt_ms": [[round(x, 1) for x in r.rtt_ms] for r in results], "wall_s": round(w.wall, 1)}
+    row["after_start"] = after_start(row["rtt_ms"])
     # host cost: CPU ms of each server process per stream-step (per delta received), which a
     # neighbour's load on a shared machine disturbs far less than the latencies
     steps = sum(row["deltas"]) or 1
@@ -545,7 +549,10 @@ def run_all(servers: list[Server], ns: list[int], audio: np.ndarray, args,
                 row["repeat"] = rep
                 rows.append(row)
                 print(f"  rep {rep} {s.name:<12} N={n:<4} p50 {row['p50_ms']} p95 "
-                      f"{row['p95_ms']} p99 {row['p99_ms']} ms, behind {row['behind']}/{n}, "
+                      f"{row['p95_ms']} p99 {row['p99_ms']} ms (after each session's first "
+                      f"{row['after_start']['after_steps']} steps p50 {row['after_start']['p50_ms']}"
+                      f" p95 {row['after_start']['p95_ms']}; start wave "
+                      f"{row['after_start']['wave_steps']} steps), behind {row['behind']}/{n}, "
                       f"cpu {row['cpu_pct']}, machine {row['machine_cpu_pct']} %, load "
                       f"{row['load'][3]}" + (f", errors {row['errors']}" if row["errors"]
                                             else ""), flush=True)
