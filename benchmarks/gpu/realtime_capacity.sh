@@ -83,12 +83,17 @@ part now1 200 "now1=voxcap $VOX serve:--api-servers=1"
   "dp2=voxcap $VOX serve:--gpus=2 CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES%%,*},${CUDA_VISIBLE_DEVICES%%,*}" \
   --max-streams $(( LARGEST / 2 ))
 gpu_idle
-# which of voxcap's fixes each server applied, from vLLM's logs in capacity.py's work folders
+# which of voxcap's fixes each server applied, and when the front end captured its graphs (a
+# capture inside a run's first seconds adds to its start wave), from vLLM's logs in capacity.py's
+# work folders
 for name in now before vllm now1 dp2; do
   work=$(grep -o "work folder [^ ]*" "$OUT/$name.txt" 2>/dev/null | head -1 | cut -d' ' -f3)
-  [ -n "$work" ] && grep -h "voxcap [a-z ]* applied\|voxcap [a-z ]* not applied" \
-    "$work"/server-*.log "$work"/home-*/state/vllm-server.log 2>/dev/null | sed "s/^/$name: /" \
-    >> "$OUT/fix_log_lines.txt"
+  [ -n "$work" ] || continue
+  logs=("$work"/server-*.log "$work"/home-*/state/vllm-server.log)
+  grep -h "voxcap [a-z ]* applied\|voxcap [a-z ]* not applied" "${logs[@]}" 2>/dev/null \
+    | sed "s/^/$name: /" >> "$OUT/fix_log_lines.txt"
+  grep -h "voxcap audio front end: captured\|voxcap audio front end: CUDA graph capture" \
+    "${logs[@]}" 2>/dev/null | sed "s/^/$name: /" >> "$OUT/frontend_capture_lines.txt"
 done
 # every session's text, part against part, per N (the same audio goes to session i everywhere)
 python3 - "$OUT" > "$OUT/parity.txt" 2>&1 <<'PY'
