@@ -19,6 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import ConfigError
+
 
 @dataclass(frozen=True)
 class Spec:
@@ -119,15 +121,21 @@ def add_setting_flags(parser, cls, names, more_help: dict[str, str] | None = Non
         if kind is None:  # a switch: given means True
             parser.add_argument(s.flag, action="store_true", help=help_text)
             continue
-        parser.add_argument(s.flag, type=kind, default=None, metavar=s.metavar,
-                            choices=s.values or None, help=help_text)
+        # no argparse choices: a wrong value gets voxcap's one line and fix (flag_values),
+        # not argparse's usage text
+        parser.add_argument(s.flag, type=kind, default=None, metavar=s.metavar, help=help_text)
 
 
 def flag_values(args, cls) -> dict[str, Any]:
-    """{field: value} of the flags given in ``args`` (those added by ``add_setting_flags``)."""
+    """{field: value} of the flags given in ``args`` (those added by ``add_setting_flags``);
+    ConfigError with the fix for a value the setting does not take."""
     out = {}
     for name, s in specs(cls).items():
         value = getattr(args, flag_dest(s), None) if s.flag else None
         if value is not None and value is not False:
-            out[name] = value
+            try:
+                out[name] = s.validate(value)
+            except ValueError as exc:
+                raise ConfigError(f"{s.flag} {value} is not a {s.name_in_messages} voxcap takes.",
+                                  f"give {s.flag} {exc}") from None
     return out
