@@ -19,6 +19,7 @@ import time
 from voxcap.captions.journal import Journal
 from voxcap.captions.search import search_sessions
 from voxcap.events import TextDelta
+from voxcap.framing import STEP_SECONDS
 
 WORDS = ("the quarterly report shows strong growth in every region and the board is pleased "
          "could you please repeat the last number I did not hear it clearly over the noise").split()
@@ -26,7 +27,7 @@ WORDS = ("the quarterly report shows strong growth in every region and the board
 
 def write_day(root, hours: float, sessions: int, seed: int = 0) -> int:
     rng = random.Random(seed)
-    steps = int(hours * 3600 / 0.08 / sessions)
+    steps = int(hours * 3600 / STEP_SECONDS / sessions)
     lines = 0
     for n in range(sessions):
         journal = Journal.create({"model": "bench"}, root=root, session_id=f"bench-{n:02d}")
@@ -37,8 +38,8 @@ def write_day(root, hours: float, sessions: int, seed: int = 0) -> int:
                 text = " " + rng.choice(WORDS) if rng.random() < 1 / 3 else ""
                 if n == sessions - 1 and i == steps // 2 and sid == "s-you":
                     text = " zanzibar"  # the word searched for, said once
-                journal.append(TextDelta(sid, text, (1,) if text else (), i, i * 0.08,
-                                         (i + 1) * 0.08, time.time()))
+                journal.append(TextDelta(sid, text, (1,) if text else (), i, i * STEP_SECONDS,
+                                         (i + 1) * STEP_SECONDS, time.time()))
                 lines += 1
         journal.close()
     return lines
