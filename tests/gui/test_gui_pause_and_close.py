@@ -37,12 +37,15 @@ def test_f6_pauses_and_resumes_the_same_session_with_its_history(qtbot, make_app
     assert w.state_label.text() == "Paused"
     assert w.pause_button.text() == "Resume (F6)" and w.act_pause.text() == "&Resume captioning"
     assert w.start_button.text() == "Stop captioning (F5)"  # the session is still open
+    status = w.engine_status.label.text()  # its next step is Resume, not "Captioning."
+    assert "Paused: press Resume (F6)." in status and "Captioning." not in status, status
     assert not fake_audio.captures or all(c.stopped for c in fake_audio.captures.values())
 
     w.pause_button.click()  # resume: same session, the history stays and grows
     qtbot.waitUntil(lambda: app.state == Captioning.ON, timeout=5000)
     assert app.controller.session_id == session
     assert w.history.toPlainText().startswith(before)
+    assert "Captioning." in w.engine_status.label.text()
     fake_audio.feed("Them", 2.0)
     qtbot.waitUntil(lambda: w.history.toPlainText().count("hello") >= 2, timeout=5000)
 

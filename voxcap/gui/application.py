@@ -292,7 +292,8 @@ class VoxcapApp(QObject):
         w = self.window
         w.engine_status.ready(ev, random_weights=self.settings.engine == "local"
                               and self.settings.dummy_weights,
-                              captioning=self.state.active)
+                              captioning=self.state.active,
+                              paused=self.state == Captioning.PAUSED)
         w.clear_notice("engine", "held")  # "cannot start: the engine is not running" ...
         w.meter.pending = ""
         self.tick()  # the meter shows the new engine now, not at its next second
@@ -357,7 +358,8 @@ class VoxcapApp(QObject):
             self.window.meter.set_origin("", "")
         self.overlay_linger.on_state(ev.state, new_session)
         self.state = ev.state
-        self.window.engine_status.captioning(ev.state.active)
+        self.window.engine_status.captioning(ev.state.active,
+                                             paused=ev.state == Captioning.PAUSED)
         half = (self._captioning_source.casefold().startswith("both") and len(ev.sources) == 1
                 and ev.state != Captioning.OFF)
         self.window.set_state(ev.state, ev.message, f"{ev.sources[0]} only" if half else "")

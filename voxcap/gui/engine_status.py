@@ -165,9 +165,11 @@ class EngineStatus(QWidget):
                              "resume when it is ready", progress=0,
                   said=f"Engine restarting: {ev.reason}")
 
-    def ready(self, ev, random_weights: bool = False, captioning: bool = False) -> None:
+    def ready(self, ev, random_weights: bool = False, captioning: bool = False,
+              paused: bool = False) -> None:
         """``random_weights``: a self-check engine (its words are gibberish: said so);
-        ``captioning``: already on (a restart), so no "press Start"."""
+        ``captioning``: already on (a restart), so no "press Start"; ``paused``: "Resume"."""
+        self._paused = paused
         self._ready = (ev, random_weights)
         notes = "\n".join((getattr(ev, "precision_line", "") and [ev.precision_line] or [])
                           + list(ev.notes))
@@ -181,7 +183,8 @@ class EngineStatus(QWidget):
         mode = ev.resolved_graph_mode
         asked = "" if mode == ev.requested_graph_mode else f" (asked for {ev.requested_graph_mode})"
         precision = f", {ev.precision}" if getattr(ev, "precision", "") else ""
-        next_step = " Captioning." if captioning else " Press Start captioning (F5)."
+        next_step = (" Paused: press Resume (F6)." if captioning and getattr(self, "_paused", False)
+                     else " Captioning." if captioning else " Press Start captioning (F5).")
         words = (" Random weights (self-check): the captions will be gibberish, not your speech."
                  if random_weights else "")
         if getattr(ev, "server", ""):  # how the server runs the model is not known here
@@ -190,10 +193,11 @@ class EngineStatus(QWidget):
         return (f"Engine ready on {ev.device} in {ev.start_seconds:.0f} s.{next_step}{words} "
                 f"Graph mode {mode}{asked}{precision}, delay {ev.transcription_delay_ms} ms.")
 
-    def captioning(self, on: bool) -> None:
-        """Captioning started or stopped: the ready line names the next step for that
-        (no "Press Start" while captions run; it is back after Stop). Nothing announced: the
-        captioning state is announced by its own control."""
+    def captioning(self, on: bool, paused: bool = False) -> None:
+        """Captioning started, paused or stopped: the ready line names the next step for that
+        (no "Press Start" while captions run, "Resume" while paused; "Press Start" is back after
+        Stop). Nothing announced: the captioning state is announced by its own control."""
+        self._paused = paused
         if self.state == "ready" and getattr(self, "_ready", None):
             self._text(for_the_app(self._ready_text(on)))
 
