@@ -69,6 +69,18 @@ def test_previous_sessions(qtbot, make_app, fake_audio, tmp_path):
     assert "hello" not in w.history.toPlainText()
 
 
+def test_previous_sessions_lists_an_earlier_runs_sessions_when_its_tab_is_chosen(
+        qtbot, make_app, fake_audio):
+    """The walk: after a relaunch, Alt+P (or a click) showed an empty list until Refresh."""
+    first = make_app()
+    _caption(qtbot, first, fake_audio, 1.0)
+    first.toggle_captioning()
+    qtbot.waitUntil(lambda: first.state == "off", timeout=5000)
+    w = make_app().window  # the app started again
+    w.tabs.setCurrentIndex(1)  # what the tab's mnemonic and a click do
+    assert w.sessions.list.count() == 1
+
+
 def test_keyboard_and_accessible_names(qtbot, make_app):
     app = make_app()
     w = app.window

@@ -165,6 +165,10 @@ class MainWindow(QMainWindow):
         # Alt+H is the Help menu's, Alt+P this second tab's
         self.tabs.addTab(live, "Caption his&tory")
         self.tabs.addTab(self.sessions, "&Previous sessions")
+        # however the tab is reached (Alt+P, a click, Ctrl+2): the sessions on disk now, also
+        # those of an earlier run of the app
+        self.tabs.currentChanged.connect(
+            lambda index: self.tabs.widget(index) is self.sessions and self.sessions.refresh())
 
         central = QWidget(self)
         cl = QVBoxLayout(central)
@@ -224,8 +228,9 @@ class MainWindow(QMainWindow):
         self.search.focus()
 
     def _show_sessions(self) -> None:
+        if self.tabs.currentIndex() == 1:
+            self.sessions.refresh()  # already there: no tab change refreshes it
         self.tabs.setCurrentIndex(1)
-        self.sessions.refresh()
         self.sessions.list.setFocus()
 
     def show_session(self, session_id: str) -> None:
