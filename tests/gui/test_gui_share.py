@@ -205,7 +205,9 @@ def test_allow_site_is_one_site_and_the_local_token(qtbot, make_app, tmp_path, m
     dlg.apply()
     _status(app, qtbot, panel, "(this computer only, with the token)")
     token = app.settings.share.token
-    assert len(token) >= 20 and panel.url.text() == f"http://127.0.0.1:{port}/?token={token}"
+    assert len(token) >= 20 and token not in panel.url.text()  # hidden until asked for
+    panel.reveal.setChecked(True)
+    assert panel.url.text() == f"http://127.0.0.1:{port}/?token={token}"
     assert panel.new_address.isVisible() and not panel.qr.isVisible()
     try:
         urllib.request.urlopen(f"http://127.0.0.1:{port}/captions.txt", timeout=30)
