@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import paths
-from ..capture.sources import ECHO_MODES, SOURCE_HELP
+from ..capture.source_names import ECHO_MODES, SOURCE_HELP
 from ..engine.settings import DEFAULT_GRAPH_MODE, GRAPH_MODES, MAX_DELAY_MS, MIN_DELAY_MS, TOKEN_MS
 from ..engine.sizing.precision import LABELS as PRECISION_LABELS
 from ..engine.sizing.precision import PRECISIONS

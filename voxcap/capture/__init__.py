@@ -11,9 +11,23 @@ CaptureDeviceChanged, CaptureLoss, CaptureStopped, DevicesChanged; each capture 
 one-line ``message``.
 """
 
-from .capture import Capture, CaptureStats, capture_sources
-from .devices import DeviceInfo, DeviceWatcher, ServerState, list_devices, server_state
-from .sources import SourceSpec, parse_sources
+from importlib import import_module
+
+# Loaded on first use: the settings and `voxcap doctor` read sources.py's names (echo modes, the
+# sources' help) in installs without numpy or PortAudio, which capture.py and devices.py need.
+_WHERE = {
+    "Capture": "capture", "CaptureStats": "capture", "capture_sources": "capture",
+    "DeviceInfo": "devices", "DeviceWatcher": "devices", "ServerState": "devices",
+    "list_devices": "devices", "server_state": "devices",
+    "SourceSpec": "sources", "parse_sources": "sources",
+}
+
+
+def __getattr__(name: str):
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f".{_WHERE[name]}", __name__), name)
+
 
 __all__ = [
     "Capture",

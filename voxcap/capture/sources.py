@@ -20,13 +20,11 @@ from dataclasses import dataclass
 from ..errors import CaptureError
 from .app_stream import app_device
 from .devices import DeviceInfo, ServerState, uses_sound_server
+from .source_names import ECHO_MODES, SOURCE_HELP
 
 log = logging.getLogger(__name__)
 
 SYSTEM, MIC, DEVICE, APP = "system", "mic", "device", "app"
-SOURCE_HELP = ('system (what the computer plays), mic, both, a device name from `voxcap devices`, '
-               '"app:NAME" (one application\'s sound), or "both:NAME" (that application and the mic)')
-ECHO_MODES = ("auto", "on", "off")
 LABELS = {SYSTEM: "Them", MIC: "You"}
 _ALIASES = {"system": SYSTEM, "system audio": SYSTEM, "speakers": SYSTEM, "mic": MIC,
             "microphone": MIC}
