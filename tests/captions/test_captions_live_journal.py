@@ -54,7 +54,10 @@ def test_restarted_live_session_exports_readable_cues(engine, engine_hub, engine
     text, cues, _ = render(session, ".srt")
     subs = list(srt.parse(text))
     assert cues == len(subs) >= 2
-    assert broadcast_cue_problems(text, max_cps=float("inf")) == []  # >= 1 s, 2 x 42, in order
+    # 2 x 42, in order. No minimum length or reading speed: the tiny model writes ~70 characters
+    # a second, faster than anyone reads, and cues stay on the audio clock (never past the audio's
+    # end), so they get shorter than 1 s here; test_captions_cue_timing checks both on speech.
+    assert broadcast_cue_problems(text, min_s=0.0, max_cps=float("inf")) == []
     assert "You:" not in text  # ... one speaker: no label, as in the history
     assert subs[-1].end.total_seconds() > SECONDS  # the second stream follows the first
     assert subs[-1].start.total_seconds() <= 2 * SECONDS  # (more cues than seconds run past)
