@@ -1,7 +1,8 @@
 """The real tiny vLLM engine (CPU build, the tiny model's weight files) behind the real GUI: the
 first run's "Use this" with a folder the user chose starts it, captions appear in the overlay and
-the history, the meter shows measured figures, and switching the graph mode restarts the engine
-while the captions shown stay and captioning resumes; quitting while a real engine starts."""
+the history, the meter shows measured figures, and a setting that changes this engine (the delay)
+restarts it while the captions shown stay and captioning resumes; quitting while a real engine
+starts."""
 
 from __future__ import annotations
 
@@ -78,7 +79,8 @@ def test_real_engine_behind_the_gui(qtbot, make_app, fake_audio, tiny_weights_di
     before = app.window.history.toPlainText()
 
     new = app.settings.copy()
-    new.graph_mode = "PIECEWISE"
+    new.graph_mode = "PIECEWISE"  # changes nothing without CUDA: the delay is what restarts
+    new.delay_ms = 960
     app.settings_control.apply(new)
     qtbot.waitUntil(lambda: app.state == "restarting", timeout=30_000)
     assert "restarting" in app.window.engine_status.label.text()
@@ -97,6 +99,7 @@ def test_real_engine_behind_the_gui(qtbot, make_app, fake_audio, tiny_weights_di
     session = app.exports.current_session()
     assert len(session.labels) == 2 and set(session.labels.values()) == {"Them"}
     assert session.info.settings["graph_mode"] == "PIECEWISE"
+    assert session.info.settings["delay_ms"] == 960
 
 
 QUIT_S = 30  # quit waits 3 s for the engine (QUIT_ENGINE_WAIT_S); a start takes longer
@@ -104,7 +107,7 @@ QUIT_S = 30  # quit waits 3 s for the engine (QUIT_ENGINE_WAIT_S); a start takes
 
 def test_quit_while_a_real_engine_starts(tiny_weights_dir, tmp_path):
     """The real app (own process, left as ``voxcap gui`` leaves) captions on a real engine, a
-    graph-mode switch starts a new one, and the user quits while it loads: the app is gone
+    delay change starts a new one, and the user quits while it loads: the app is gone
     before that start could end, every vLLM process with it, the captions shown are in the
     closed journal, and nothing printed a traceback."""
     helper = Path(__file__).resolve().parents[1] / "support" / "real_engine_app.py"
