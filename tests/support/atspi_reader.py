@@ -11,6 +11,9 @@ as a subprocess on the same private D-Bus session (``tests/support/atspi.py``).
                                                # what a keyboard/screen-reader user does: the
                                                # first ROLE (or ROLE|ROLE) whose name starts with NAME pressed
                                                # (its first action), or its text set to TEXT
+    python3 atspi_reader.py keys COMBO...       # keys typed as a person types them (XTest on
+                                               # DISPLAY): "alt+p", "ctrl+shift+o", "F1", "Right";
+                                               # "at:X,Y" moves the pointer (focus without a WM)
 
 Each node: role, name, description, text (the Text interface's whole text), value (the Value
 interface), labelled_by (the names of the labels that name it), states (showing, focused, ...),
@@ -129,8 +132,59 @@ def _do(app_name: str, role: str, name: str, what: str, text: str = "") -> None:
     print(json.dumps({"done": what, "role": role, "name": target.name}))
 
 
+def _keys(*combos: str) -> None:
+    """Each combo pressed as a keyboard does, through XTest on $DISPLAY: modifiers down, the
+    key, modifiers up ("alt+p", "ctrl+shift+o", "F1", "Right"). "at:X,Y" puts the pointer there
+    first: with no window manager (Xvfb) the keyboard goes to the window under the pointer."""
+    import ctypes
+    import os
+
+    x11, xtst = ctypes.CDLL("libX11.so.6"), ctypes.CDLL("libXtst.so.6")
+    x11.XOpenDisplay.restype = ctypes.c_void_p
+    x11.XStringToKeysym.restype = ctypes.c_ulong
+    x11.XKeysymToKeycode.argtypes = [ctypes.c_void_p, ctypes.c_ulong]
+    xtst.XTestFakeKeyEvent.argtypes = [ctypes.c_void_p, ctypes.c_uint, ctypes.c_int, ctypes.c_ulong]
+    xtst.XTestFakeMotionEvent.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int,
+                                          ctypes.c_int, ctypes.c_ulong]
+    x11.XDefaultRootWindow.restype = ctypes.c_ulong
+    x11.XDefaultRootWindow.argtypes = [ctypes.c_void_p]
+    x11.XQueryPointer.argtypes = [ctypes.c_void_p, ctypes.c_ulong, *[ctypes.c_void_p] * 7]
+    x11.XSetInputFocus.argtypes = [ctypes.c_void_p, ctypes.c_ulong, ctypes.c_int, ctypes.c_ulong]
+    x11.XSync.argtypes = [ctypes.c_void_p, ctypes.c_int]
+    x11.XFlush.argtypes = x11.XCloseDisplay.argtypes = [ctypes.c_void_p]
+    display = x11.XOpenDisplay(os.environ["DISPLAY"].encode())
+    names = {"ctrl": "Control_L", "alt": "Alt_L", "shift": "Shift_L"}
+
+    def code(name: str) -> int:
+        return x11.XKeysymToKeycode(display, x11.XStringToKeysym(names.get(name, name).encode()))
+    for combo in combos:
+        if combo.startswith("at:"):
+            xtst.XTestFakeMotionEvent(display, -1, *map(int, combo[3:].split(",")), 0)
+            x11.XSync(display, False)
+            root, child, other = ctypes.c_ulong(), ctypes.c_ulong(), ctypes.c_int()
+            x11.XQueryPointer(display, x11.XDefaultRootWindow(display), ctypes.byref(root),
+                              ctypes.byref(child), *[ctypes.byref(other)] * 4,
+                              ctypes.byref(ctypes.c_uint()))
+            x11.XSetInputFocus(display, child, 2, 0)  # RevertToParent, CurrentTime
+            continue
+        codes = [code(k) for k in combo.split("+")]
+        for c in codes:  # a hand's pace: Qt's menu bar tells Alt+H from Alt alone by order
+            xtst.XTestFakeKeyEvent(display, c, True, 0)
+            x11.XFlush(display)
+            time.sleep(0.05)
+        for c in reversed(codes):
+            xtst.XTestFakeKeyEvent(display, c, False, 0)
+            x11.XFlush(display)
+            time.sleep(0.05)
+        time.sleep(0.2)
+    x11.XCloseDisplay(display)
+
+
 def main() -> None:
     mode = sys.argv[1]
+    if mode == "keys":
+        _keys(*sys.argv[2:])
+        return
     if mode == "do":
         _do(*sys.argv[2:])
         return
