@@ -7,7 +7,9 @@ Linux too.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import tempfile
 from pathlib import Path
 
 try:
@@ -108,6 +110,26 @@ def remove_run_tempdirs() -> None:
     """Remove every folder ``run_tempdir`` made in this process that is still there."""
     for path in list(_run_dirs):
         remove_run_tempdir(path)
+
+
+def write_private(path: Path, data: bytes) -> Path:
+    """``data`` as ``path``, readable by its owner only (0600), whole or not at all: written to a
+    new file beside it, synced, then renamed over it (a link at ``path`` is replaced, never
+    followed)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".new")  # 0600
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            os.fchmod(fh.fileno(), 0o600)
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return path
 
 
 def shipped_command(name: str) -> str:

@@ -14,13 +14,11 @@ version's file still loads).
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import logging
 import os
 import stat
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -346,19 +344,7 @@ def save_settings(settings: AppSettings, path: str | Path | None = None) -> Path
     p = Path(path) if path is not None else settings_path()
     p.parent.mkdir(parents=True, exist_ok=True)
     data = json.dumps(to_dict(settings), indent=2, ensure_ascii=False).encode("utf-8")
-    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=p.name + ".", suffix=".tmp")  # 0600
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            os.fchmod(fh.fileno(), 0o600)
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, p)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    return p
+    return paths.write_private(p, data)
 
 
 def _owner_only(p: Path) -> None:

@@ -8,10 +8,8 @@ only its owner can read (``save_api_key`` / ``load_api_key``).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import stat
-import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -232,18 +230,9 @@ def save_api_key(path: str | Path, key: str) -> Path:
     if p.is_symlink():
         raise ConfigError(f"The API key file {p} is a symbolic link; the key is not written "
                           "through it.", f"remove the link (rm {p}) and store the key again")
-    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".new")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(key.strip() + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, p)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    return p
+    from ... import paths
+
+    return paths.write_private(p, (key.strip() + "\n").encode("utf-8"))
 
 
 def api_key_from_env(var: str | None) -> str | None:
