@@ -75,7 +75,8 @@ def main(model_dir: str) -> int:
             if arg:  # hold the new engine's start in its core for ARG seconds (see below)
                 _hold_engine_core_start(float(arg))
             new = app.settings.copy()
-            new.graph_mode = "PIECEWISE"
+            new.graph_mode = "PIECEWISE"  # changes nothing without CUDA: the delay restarts
+            new.delay_ms = 960
             app.settings_control.apply(new)
         elif cmd == "quit":
             app.quit()
