@@ -73,7 +73,7 @@ part() {
 }
 
 VOX="serve:--max-model-len=$MAX_LEN"
-part now 250 "now=voxcap $VOX" --profile "$LARGEST" --profile-dir "$OUT/profiles"
+part now 250 "now=voxcap $VOX VOXCAP_VLLM_REALTIME_CARRY=1" --profile "$LARGEST" --profile-dir "$OUT/profiles"
 part before 200 "before=voxcap $VOX VOXCAP_VLLM_REALTIME_CARRY=0 VOXCAP_VLLM_BATCHED_FRONTEND=0"
 part vllm 280 "vllm=vllm" --start-timeout 200  # its own compile and ~70 graph sizes, cold
 part now1 200 "now1=voxcap $VOX serve:--api-servers=1"

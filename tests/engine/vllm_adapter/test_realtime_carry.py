@@ -38,13 +38,14 @@ def test_carried_tokens_go_ahead_then_follow_the_echo():
     assert first == [placeholder, placeholder] and third == placeholder and empty == []
 
 
-def test_voxcap_serve_turns_it_on_unless_told_not_to(monkeypatch):
+def test_voxcap_serve_sends_chunks_ahead_only_when_told_to(monkeypatch):
     for name in (realtime_carry.REALTIME_CARRY_ENV, carry.TOKEN_CARRY_ENV):
         monkeypatch.delenv(name, raising=False)
     env = child_env({})
-    assert env[realtime_carry.REALTIME_CARRY_ENV] == env[carry.TOKEN_CARRY_ENV] == "1"
+    assert env[carry.TOKEN_CARRY_ENV] == "1" and env[realtime_carry.REALTIME_CARRY_ENV] == "0"
+    monkeypatch.setenv(realtime_carry.REALTIME_CARRY_ENV, "1")
+    assert child_env({})[realtime_carry.REALTIME_CARRY_ENV] == "1"
     monkeypatch.setenv(realtime_carry.REALTIME_CARRY_ENV, "0")
-    assert child_env({})[realtime_carry.REALTIME_CARRY_ENV] == "0"
     assert "realtime_carry" not in vllm_patches.apply_enabled()
 
 

@@ -51,13 +51,16 @@ FORWARDED_ENV = "FORWARDED_ALLOW_IPS"  # uvicorn's: the proxies whose forwarded 
 
 def child_env(extra: dict[str, str]) -> dict[str, str]:
     """voxcap's environment for the server: ``extra`` on top, the early hook first on
-    PYTHONPATH, nothing of an in-process engine's own variables. Unless their variables say 0:
-    realtime chunks skip the generic HF processor call (vllm_adapter/realtime_input.py), and
-    /v1/realtime sends them ahead of their tokens, which the engine core carries
-    (vllm_adapter/realtime_carry.py)."""
+    PYTHONPATH, nothing of an in-process engine's own variables. Unless their variables say 0,
+    realtime chunks skip the generic HF processor call (vllm_adapter/realtime_input.py) and the
+    engine core can carry tokens. Sending chunks ahead of their tokens through /v1/realtime
+    (vllm_adapter/realtime_carry.py) is only on with ``VOXCAP_VLLM_REALTIME_CARRY=1``: a session
+    continued past the server's length cap gave other text at the boundary than vLLM's echo
+    (tests/engine/remote/test_remote_engine.py), and its capacity gain is not yet shown."""
     env = {k: v for k, v in os.environ.items() if k not in _NOT_INHERITED}
-    for fix in (REALTIME_INPUT_ENV, TOKEN_CARRY_ENV, REALTIME_CARRY_ENV):
+    for fix in (REALTIME_INPUT_ENV, TOKEN_CARRY_ENV):
         env.setdefault(fix, "1")
+    env.setdefault(REALTIME_CARRY_ENV, "0")
     env.update(extra)
     # uvicorn (under vLLM's server, which passes it no proxy settings) would take a client on
     # 127.0.0.1 at its word in X-Forwarded-For/-Proto; trusting no address turns that off
