@@ -46,7 +46,7 @@ def test_each_fact_that_is_a_setting_has_one_definition():
     assert _files(_places(lambda n: isinstance(n, ast.Constant) and isinstance(n.value, str)
                           and "4455" in n.value and "\n" not in n.value)) == ["netaddr.py"]  # OBS
     assert _files(_places(lambda n: _constants(n) == ("auto", "on", "off"))) == [
-        "capture/sources.py"]  # the echo modes: capture's, the setting's choices name them
+        "capture/source_names.py"]  # the echo modes: capture's, the setting's choices name them
     assert _places(lambda n: _constants(n) in (("local", "remote"), ("remote", "local"))) == []
     assert SPECS["engine"].values == ("local", "remote")  # the engines: the setting's choices
 
