@@ -101,6 +101,9 @@ async def stream(a) -> list[dict]:
             await engine.reset_encoder_cache()
         run = await one_request(a, engine, model_cls, TokenFeed, audio, variant, core_pids)
         runs.append(run)
+        # the engine processes' last log lines for this request may still be on their way
+        # (seen under load in CI: "off" missing its last encoder hashes): let them land first
+        await asyncio.sleep(2.0)
         print(f"{MARKER} {variant}", flush=True)
         print(f"{MARKER} {variant}", file=sys.stderr, flush=True)
     engine.shutdown()
@@ -227,8 +230,11 @@ def run_variants(a, variants: list[str]) -> list[dict]:
                 for v in variants]
     # each request's log lines: what both streams printed before its marker (the engine
     # processes log a step before its output reaches this process, which then prints the marker)
-    outs = re.split(rf"^{MARKER} \S+$", proc.stdout, flags=re.M)
-    errs = re.split(rf"^{MARKER} \S+$", proc.stderr, flags=re.M)
+    if len(variants) == 1:  # one request: the whole log is its own, late lines included
+        outs, errs = [proc.stdout], [proc.stderr]
+    else:
+        outs = re.split(rf"^{MARKER} \S+$", proc.stdout, flags=re.M)
+        errs = re.split(rf"^{MARKER} \S+$", proc.stderr, flags=re.M)
     whole = proc.stdout + proc.stderr
     for res, out, err in zip(runs, outs, errs, strict=False):
         log = out + err

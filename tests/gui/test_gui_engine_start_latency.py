@@ -15,7 +15,9 @@ from voxcap.app.controller import default_engine_factory
 from voxcap.app.settings import AppSettings
 
 pytestmark = [pytest.mark.engine, pytest.mark.slow, pytest.mark.timeout(1200)]
-LATENCY_LIMIT_S = 2.0  # a start on a loaded machine may take a second of CPU; never 30
+# a start on a loaded machine may hold the thread a second or two (2.23 s once in CI, the other
+# worker starting its own engine on the 2 cores); the misdrawn window this guards was 30 s
+LATENCY_LIMIT_S = 5.0
 
 
 def test_event_loop_latency_stays_small_while_the_engine_starts(qtbot, make_app, tiny_model_dir):

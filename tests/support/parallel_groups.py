@@ -24,6 +24,7 @@ SESSION_ENGINE_FIXTURES = {"engine", "engine_events"}
 SESSION_ENGINE_MODULES = {
     "tests/captions/test_captions_end_to_end.py",
     "tests/captions/test_captions_live_journal.py",
+    "tests/engine/vllm_adapter/test_audio_frontend.py",
     "tests/engine/vllm_adapter/test_engine_dies_with_app.py",
     "tests/engine/inprocess/test_engine_streaming.py",
     "tests/engine/sizing/test_memory.py",

@@ -145,8 +145,8 @@ def key_for(url: str, api_key: str | None) -> str | None:
             port_held_by_another_user(url):
         raise Retry("another user's port", f"Another user's program listens at {display_url(url)}: this "
                     "computer's server key is not sent to it.",
-                    "stop that program, or start voxcap serve on another port (--port) and "
-                    "point voxcap there")
+                    "stop that program, or start voxcap serve on another port and point "
+                    "voxcap there")
     return api_key
 
 
