@@ -9,6 +9,7 @@ import time
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QDialog, QFileDialog, QLabel, QWidget
+from shiboken6 import isValid
 
 from voxcap.app.settings import AppSettings
 
@@ -113,6 +114,8 @@ def test_keyboard_only_first_run_settings_captioning_export_quit(qtbot, make_app
     # export with Ctrl+E: the file dialog, typed into and confirmed with Enter
     out = tmp_path / "keyboard.srt"
 
+    stuck = []
+
     def fill_dialog() -> None:
         box = QApplication.activeModalWidget()
         if not isinstance(box, QFileDialog):
@@ -121,8 +124,23 @@ def test_keyboard_only_first_run_settings_captioning_export_quit(qtbot, make_app
         QTest.keyClick(focus(), Qt.Key.Key_A, CTRL)
         QTest.keyClicks(focus(), str(out))
         QTest.keyClick(focus(), Qt.Key.Key_Return)
+        QTimer.singleShot(500, lambda: confirm(box, 1))
+
+    def confirm(box: QFileDialog, tries: int) -> None:
+        """Return again while the dialog stays open (on a loaded machine the file name's
+        completer popup, filled late, once took the first Return and the test hung in the
+        dialog); after 20 tries the dialog is closed and the test fails saying so."""
+        if not isValid(box) or not box.isVisible():  # closed (the static dialog is deleted)
+            return
+        if tries >= 20:
+            stuck.append(f"{focus()!r} had the focus; the name read {box.selectedFiles()}")
+            box.reject()
+            return
+        QTest.keyClick(focus(), Qt.Key.Key_Return)
+        QTimer.singleShot(500, lambda: confirm(box, tries + 1))
     QTimer.singleShot(100, fill_dialog)
     key(Qt.Key.Key_E, CTRL)
+    assert not stuck, f"the export dialog stayed open after 20 Returns: {stuck[0]}"
     qtbot.waitUntil(out.exists, timeout=10000)
     assert "hello" in out.read_text()
     assert w.notice.text() == f"Exported to {out}"
