@@ -8,7 +8,7 @@ import time
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QDialog, QFileDialog, QLabel, QWidget
+from PySide6.QtWidgets import QApplication, QDialog, QFileDialog, QLabel, QLineEdit, QWidget
 from shiboken6 import isValid
 
 from voxcap.app.settings import AppSettings
@@ -117,8 +117,11 @@ def test_keyboard_only_first_run_settings_captioning_export_quit(qtbot, make_app
     stuck = []
 
     def fill_dialog() -> None:
+        """Types once the file name has the focus (Qt's save dialog gives it; on a loaded
+        machine it was typed before, into whatever had the focus while the dialog settled)."""
         box = QApplication.activeModalWidget()
-        if not isinstance(box, QFileDialog):
+        name = box.findChild(QLineEdit, "fileNameEdit") if isinstance(box, QFileDialog) else None
+        if name is None or focus() is not name:
             QTimer.singleShot(100, fill_dialog)
             return
         QTest.keyClick(focus(), Qt.Key.Key_A, CTRL)
@@ -141,7 +144,10 @@ def test_keyboard_only_first_run_settings_captioning_export_quit(qtbot, make_app
     QTimer.singleShot(100, fill_dialog)
     key(Qt.Key.Key_E, CTRL)
     assert not stuck, f"the export dialog stayed open after 20 Returns: {stuck[0]}"
-    qtbot.waitUntil(out.exists, timeout=10000)
+    try:
+        qtbot.waitUntil(out.exists, timeout=10000)
+    except Exception as exc:
+        raise AssertionError(f"no export; the notice read: {w.notice.text()!r}") from exc
     assert "hello" in out.read_text()
     assert w.notice.text() == f"Exported to {out}"
 

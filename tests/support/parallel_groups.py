@@ -22,6 +22,9 @@ import pytest
 SESSION_ENGINE_FIXTURES = {"engine", "engine_events"}
 
 SESSION_ENGINE_MODULES = {
+    "tests/app/test_controller_no_cuda.py",
+    "tests/app/test_controller_pause.py",
+    "tests/app/test_controller_rollover.py",
     "tests/captions/test_captions_end_to_end.py",
     "tests/captions/test_captions_live_journal.py",
     "tests/engine/vllm_adapter/test_audio_frontend.py",
