@@ -98,6 +98,8 @@ def worker_counts(engine) -> dict:
 
 
 @pytest.mark.engine
+@pytest.mark.quiet  # which chunks share a step depends on when they arrive: a loaded machine
+# (four workers, load 12) once staggered them so that no step held two
 def test_the_session_engine_batches_its_streams_chunks(engine, engine_events, parity_audio,
                                                         reference):
     """Three streams at once, each at another point of other speech: steps carry several
@@ -134,7 +136,7 @@ def test_the_session_engine_batches_its_streams_chunks(engine, engine_events, pa
     assert after["per_session_items"] - before["per_session_items"] >= 3
     # every chunk after each stream's first: the first (the prompt prefix's audio) and the
     # flush give ~20 tokens each
-    assert batched >= 0.6 * sum(len(reference[n]) for n in names), batched
+    assert batched >= 0.6 * sum(len(reference[n]) for n in names), (before, after)
     assert passes < 0.8 * batched, (passes, batched)  # most passes carried several sessions
 
 
