@@ -28,6 +28,10 @@ def test_search_copy_and_export_from_history(qtbot, make_app, fake_audio, tmp_pa
     assert "1 match" in w.search.result.text()
     w.search.edit.setText("nowhere")
     assert not w.search.find_next() and w.search.result.text() == "No match"
+    # a screen reader reads the result itself, not a fixed "Search result" (seen in a long walk)
+    from PySide6.QtGui import QAccessible
+    name = QAccessible.queryAccessibleInterface(w.search.result).text(QAccessible.Text.Name)
+    assert name == "No match", name
 
     w.act_copy.trigger()
     assert "hello there" in QApplication.clipboard().text()

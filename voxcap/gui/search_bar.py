@@ -6,6 +6,8 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QTextCursor, QTextDocument
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QWidget
 
+from .a11y import announce, status_label
+
 # the find box's own keys (eventFilter and returnPressed below); Help → Keyboard shortcuts lists them
 FIND_KEYS = (("Return", "next match"), ("Shift+Return", "previous match"),
              ("Escape", "back to the captions"))
@@ -26,8 +28,8 @@ class SearchBar(QWidget):
         self.next_button = QPushButton("Next", self)
         self.prev_button.setAccessibleName("Previous match")
         self.next_button.setAccessibleName("Next match")
-        self.result = QLabel("", self)
-        self.result.setAccessibleName("Search result")
+        # read as its text ("24 matches"), said politely after each find (the focus stays in the box)
+        self.result = status_label(QLabel("", self), "Search result")
         lay = QHBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.edit, 1)
@@ -80,4 +82,5 @@ class SearchBar(QWidget):
             self.result.setText(f"{count} match{'es' if count != 1 else ''}")
         else:
             self.result.setText("No match")
+        announce(self.result, self.result.text())
         return found
