@@ -95,42 +95,33 @@ from voxcap.gui.first_run import FirstRunDialog
 from voxcap.app.model_check import kv_note
 from voxcap.gui.plain_words import for_the_app
 
-model, precision = sys.argv[1], sys.argv[2]
+model, cases = sys.argv[1], json.loads(sys.argv[2])
 app = QApplication([])
-facts = read_gpu_facts()
-out = {}
-for name, info in (("tiny", inspect_model_dir(model, True)), ("real", None)):
-    v = verdict(info, Sizing(precision, 2), facts)
-    out[name] = {"kind": v.kind, "line": v.line, "fix": v.fix}
-e = LocalEngine(InProcessSettings(model, dummy_weights=True, precision=precision))
-try:
-    e.engine_args("cuda")
-    out["gate"] = {"line": e.precision_choice.line}
-except VoxcapError as exc:
-    out["gate"] = {"error": exc.message, "fix": exc.fix}
-args = build_parser()[0].parse_args(["doctor", "--json", "--model", model, "--dummy-weights",
-                                     "--precision", precision])
-doc = {c.id: c for c in run_checks(args)}["gpu_memory"]
-out["doctor"] = {"verdict": doc.verdict, "summary": doc.summary, "fix": doc.fix}
-out["settings"] = for_the_app(kv_note(model, True, Sizing(precision, 2))[1])  # as Settings shows it
-out["first_run"] = FirstRunDialog(settings=AppSettings(precision=precision)).gpu_label.text()
-print(json.dumps(out))
+results = {}
+for key, (precision, total, free, cc) in cases.items():
+    # the fake driver reads these at each call: each case is another card
+    os.environ.update(FAKE_NVML_TOTAL=str(total), FAKE_NVML_FREE=str(free), FAKE_NVML_CC=cc)
+    facts = read_gpu_facts()
+    out = results[key] = {"card": [facts.total_bytes, facts.free_bytes]}
+    for name, info in (("tiny", inspect_model_dir(model, True)), ("real", None)):
+        v = verdict(info, Sizing(precision, 2), facts)
+        out[name] = {"kind": v.kind, "line": v.line, "fix": v.fix}
+    e = LocalEngine(InProcessSettings(model, dummy_weights=True, precision=precision))
+    try:
+        e.engine_args("cuda")
+        out["gate"] = {"line": e.precision_choice.line}
+    except VoxcapError as exc:
+        out["gate"] = {"error": exc.message, "fix": exc.fix}
+    args = build_parser()[0].parse_args(["doctor", "--json", "--model", model, "--dummy-weights",
+                                         "--precision", precision])
+    doc = {c.id: c for c in run_checks(args)}["gpu_memory"]
+    out["doctor"] = {"verdict": doc.verdict, "summary": doc.summary, "fix": doc.fix}
+    out["settings"] = for_the_app(kv_note(model, True, Sizing(precision, 2))[1])  # as Settings shows it
+    out["first_run"] = FirstRunDialog(settings=AppSettings(precision=precision)).gpu_label.text()
+print(json.dumps(results))
 """
 
-
-def _places(fake_gpu, model, precision, total_gib, free_gib, cc, tmp_path):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FAKE_NVML")}
-    env.update(LD_LIBRARY_PATH=str(fake_gpu), FAKE_NVML_TOTAL=str(int(total_gib * GIB)),
-               FAKE_NVML_FREE=str(int(free_gib * GIB)), FAKE_NVML_RESERVED="0", FAKE_NVML_CC=cc,
-               VOXCAP_NVML="ctypes", **{f"VOXCAP_{d}_DIR": str(tmp_path / d.lower())
-                                        for d in ("CONFIG", "DATA", "CACHE")})
-    r = subprocess.run([sys.executable, "-c", PLACES, str(model), precision], env=env,
-                       capture_output=True, text=True, timeout=180)
-    assert r.returncode == 0, r.stderr[-3000:]
-    return json.loads(r.stdout.strip().splitlines()[-1])
-
-
-@pytest.mark.parametrize(("total_gib", "free_gib", "cc"), [
+CARDS_SHOWN = [
     (16, 4.0, "8.9"),  # a 16 GB card with a game open: the first-run dialog used to say 13.5 GiB
     (12, 11.5, "8.6"),
     (8, 6.3, "8.9"),  # an 8 GB card during a video call
@@ -138,11 +129,36 @@ def _places(fake_gpu, model, precision, total_gib, free_gib, cc, tmp_path):
     # the tiny model (1.7 GiB with the measured CUDA context) not fitting: not now, and never
     (12, 1.5, "8.6"),
     (1, 0.9, "8.6"),
-])
-@pytest.mark.parametrize("precision", ["auto", "bfloat16"])
-def test_the_four_places_say_the_same(fake_gpu, tiny_model_dir, tmp_path, total_gib, free_gib,
-                                      cc, precision):
-    got = _places(fake_gpu, tiny_model_dir, precision, total_gib, free_gib, cc, tmp_path)
+]
+PRECISIONS = ("auto", "bfloat16")
+
+
+def _case(precision, total_gib, free_gib, cc) -> str:
+    return f"{precision}-{total_gib}-{free_gib}-{cc}"
+
+
+@pytest.fixture(scope="module")
+def places(fake_gpu, tiny_model_dir, tmp_path_factory):
+    """What the four places say for every card and precision below, read in one process (its
+    start, Qt's and vLLM's imports, is most of the time; the fake driver reads its figures at
+    each call, so each case is another card)."""
+    tmp = tmp_path_factory.mktemp("places")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FAKE_NVML")}
+    env.update(LD_LIBRARY_PATH=str(fake_gpu), FAKE_NVML_RESERVED="0", VOXCAP_NVML="ctypes",
+               **{f"VOXCAP_{d}_DIR": str(tmp / d.lower()) for d in ("CONFIG", "DATA", "CACHE")})
+    cases = {_case(p, t, f, cc): (p, int(t * GIB), int(f * GIB), cc)
+             for t, f, cc in CARDS_SHOWN for p in PRECISIONS}
+    r = subprocess.run([sys.executable, "-c", PLACES, str(tiny_model_dir), json.dumps(cases)],
+                       env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize(("total_gib", "free_gib", "cc"), CARDS_SHOWN)
+@pytest.mark.parametrize("precision", PRECISIONS)
+def test_the_four_places_say_the_same(places, total_gib, free_gib, cc, precision):
+    got = places[_case(precision, total_gib, free_gib, cc)]
+    assert got["card"] == [int(total_gib * GIB), int(free_gib * GIB)], got  # this case's card
     tiny, real = got["tiny"], got["real"]
     doc, gate = got["doctor"], got["gate"]
     if tiny["kind"] in ("fits", "fewer_streams"):

@@ -110,8 +110,10 @@ def check_gpu(ctx: Context, args) -> Check:
                       "not tested with voxcap)",
                       "an RTX 30-series / A-series or newer GPU runs it as intended"))
     torch_info = None
-    if ctx.build == "cuda" or importlib.util.find_spec("torch") is not None:
-        torch_info = _torch_cuda()  # what vLLM will see (only a finding without vLLM)
+    # what vLLM will see; the CPU build's PyTorch has no CUDA to report (and its import costs
+    # seconds)
+    if ctx.build == "cuda" or (ctx.build != "cpu" and importlib.util.find_spec("torch")):
+        torch_info = _torch_cuda()
         details["torch"] = torch_info
     # the CUDA version the driver must support: the installed PyTorch's, or the GPU build's
     needs = _cuda_tuple(torch_info.get("cuda")) if ctx.build == "cuda" and torch_info else None
