@@ -49,8 +49,9 @@ os.environ.setdefault("VLLM_CPU_OMP_THREADS_BIND", "nobind")
 # the sound-server fixtures (pulse, speech_them, speech_you): one server for the session
 # the parity checks' audio and vLLM's own tokens for it (reference, reference_delays)
 # which tests share a worker when the suite runs in parallel (scripts/test.sh), and which run alone
-pytest_plugins = ["support.pulse_fixtures", "support.parity_fixtures", "support.parallel_groups",
-                  "support.quiet_tests"]
+# one `voxcap serve` for the modules that need a running server (shared_serve)
+pytest_plugins = ["support.pulse_fixtures", "support.parity_fixtures", "support.shared_serve",
+                  "support.parallel_groups", "support.quiet_tests"]
 
 SESSION_MAX_MODEL_LEN = 4096
 SESSION_MAX_STREAMS = 4

@@ -1,12 +1,14 @@
 """`voxcap serve` and `voxcap live --share` as processes, under hostile input on loopback.
 
-One real `voxcap serve` (vLLM's server, CPU build, the tiny model) for the module: without its
+The real `voxcap serve` (vLLM's server, CPU build, the tiny model's weights) that
+support/shared_serve.py starts for the modules needing one: without its
 key only GET /health answers (vLLM's own check covers /v1 only; the rest is closed through its
 --middleware option), the realtime websocket needs the key, and hostile HTTP (foreign Host,
 huge headers, garbage, 300 idle sockets) leaves it serving. `voxcap live --share --share-token`
 captions through that server with its remote engine and meets every case of
-tests/support/hostile_http.py, with nothing on its terminal. Last, SIGTERM stops the server and
-everything it started; a second server is stopped by SIGHUP after its terminal went away."""
+tests/support/hostile_http.py, with nothing on its terminal. After every other test, SIGTERM stops
+the server and everything it started; a server of this module's own is stopped by SIGHUP after
+its terminal went away."""
 
 from __future__ import annotations
 
@@ -43,12 +45,8 @@ PROBES = [("GET", "/metrics"), ("GET", "/version"), ("GET", "/load"), ("GET", "/
 
 
 @pytest.fixture(scope="module")
-def serve(tiny_model_dir, tmp_path_factory):
-    srv = VllmServer(tiny_model_dir, max_model_len=MAX_MODEL_LEN, max_streams=2,
-                     log_path=tmp_path_factory.mktemp("serve") / "serve.log")
-    srv.start()
-    yield srv
-    srv.stop()
+def serve(shared_serve):
+    return shared_serve
 
 
 def _call(srv, method: str, path: str, key: str | None = None, headers: dict | None = None):
@@ -201,8 +199,9 @@ def _port_free(port: int) -> bool:
     return True
 
 
+@pytest.mark.stops_shared_serve
 def test_sigterm_stops_the_server_and_all_it_started(serve):
-    """Last in the module: `kill PID` (SIGTERM) of `voxcap serve` stops vLLM's server (and its
+    """After every other test: `kill PID` (SIGTERM) of `voxcap serve` stops vLLM's server (and its
     engine core) cleanly and frees the port."""
     children = serve.descendants()
     assert children, "vLLM's server is running"

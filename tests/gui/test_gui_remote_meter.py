@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 from support.atspi import AtspiBus, pyatspi_available, walk
 from support.steered_process import SteeredProcess
-from support.vllm_server import VllmServer
 from support.xvfb import Xvfb
 
 pytestmark = [
@@ -46,37 +45,32 @@ def _until(bus, pid, check, timeout: float) -> dict:
         time.sleep(0.5)
 
 
-def test_the_meter_shows_the_server_path_and_hides_what_it_cannot_know(tiny_weights_dir,
-                                                                       tmp_path):
-    srv = VllmServer(tiny_weights_dir, max_model_len=1024,
-                     log_path=tmp_path / "server.log").start()
-    try:
-        with Xvfb(1400, 900) as x, AtspiBus() as bus:
-            # the same user on the same computer: the config folder `voxcap serve` used
-            app = SteeredProcess([sys.executable, str(APP), srv.url], tmp_path,
-                                 env={"VOXCAP_CONFIG_DIR": str(srv.home / "config")})
-            try:
-                labels = _until(bus, app.pid, lambda ls: "Captions from" in ls.get(
-                    "Engine status", {}).get("name", ""), 120)
-                status = labels["Engine status"]["name"]
-                assert status.startswith(f"Captions from the vLLM server: {srv.served_name} "
-                                         f"at {srv.url} (connected in "), status
-                assert "Graph mode" not in status and "Engine ready" not in status
-                assert labels["Server"]["name"] == f"{srv.served_name} at {srv.url}"
-                for field in SERVER_ONLY:
-                    assert field not in labels, (field, labels[field])
-                for field in ("Round trip p50 / p95", "Caption lag p50 / p95", "Backlog",
-                              "Tokens/s", "Dropped audio"):
-                    assert field in labels, (field, sorted(labels))
+def test_the_meter_shows_the_server_path_and_hides_what_it_cannot_know(shared_serve, tmp_path):
+    srv = shared_serve  # support/shared_serve.py's
+    with Xvfb(1400, 900) as x, AtspiBus() as bus:
+        # the same user on the same computer: the config folder `voxcap serve` used
+        app = SteeredProcess([sys.executable, str(APP), srv.url], tmp_path,
+                             env={"VOXCAP_CONFIG_DIR": str(srv.home / "config")})
+        try:
+            labels = _until(bus, app.pid, lambda ls: "Captions from" in ls.get(
+                "Engine status", {}).get("name", ""), 120)
+            status = labels["Engine status"]["name"]
+            assert status.startswith(f"Captions from the vLLM server: {srv.served_name} "
+                                     f"at {srv.url} (connected in "), status
+            assert "Graph mode" not in status and "Engine ready" not in status
+            assert labels["Server"]["name"] == f"{srv.served_name} at {srv.url}"
+            for field in SERVER_ONLY:
+                assert field not in labels, (field, labels[field])
+            for field in ("Round trip p50 / p95", "Caption lag p50 / p95", "Backlog",
+                          "Tokens/s", "Dropped audio"):
+                assert field in labels, (field, sorted(labels))
 
-                app.send("caption")
-                labels = _until(bus, app.pid, lambda ls: ls.get(
-                    "Round trip p50 / p95", {}).get("name", "n/a").split(" ")[0] != "n/a", 240)
-                assert labels["Round trip p50 / p95"]["name"].endswith(" ms"), labels
-                assert labels["Backlog"]["name"].endswith(" ms")
-                if SHOTS:
-                    x.screenshot(str(Path(SHOTS) / "remote-meter.png"))
-            finally:
-                app.close()
-    finally:
-        srv.stop()
+            app.send("caption")
+            labels = _until(bus, app.pid, lambda ls: ls.get(
+                "Round trip p50 / p95", {}).get("name", "n/a").split(" ")[0] != "n/a", 240)
+            assert labels["Round trip p50 / p95"]["name"].endswith(" ms"), labels
+            assert labels["Backlog"]["name"].endswith(" ms")
+            if SHOTS:
+                x.screenshot(str(Path(SHOTS) / "remote-meter.png"))
+        finally:
+            app.close()

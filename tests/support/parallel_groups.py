@@ -5,6 +5,8 @@ a pytest plugin, loaded by tests/conftest.py.
   (``SESSION_ENGINE_MODULES``); vLLM's reference tokens are shared by all workers
   (support/shared_reference.py).
 - tests/install shares its checkout copy and wheel (session fixtures): one worker.
+- The modules that use the shared ``voxcap serve`` (support/shared_serve.py) run on one worker,
+  so it starts once (``SHARED_SERVE_MODULES``).
 - Every other module runs whole on one worker (its module fixtures are made once).
 
 The grouping is a scheduler of our own (xdist's ``--dist loadgroup`` marks do nothing with pytest
@@ -16,6 +18,8 @@ tests' fixtures, and the tests of a module missing from it fail saying so.
 from __future__ import annotations
 
 import pytest
+
+from support.shared_serve import SHARED_SERVE_MODULES
 
 # tests that use the session engine (tests/conftest.py's ``engine``) run where it is; vLLM's
 # reference tokens are computed once per run for every worker (support/shared_reference.py)
@@ -53,6 +57,8 @@ def group_of(nodeid: str) -> str:
         return "session-engine"
     if module.startswith("tests/install/"):
         return "install"
+    if module in SHARED_SERVE_MODULES:
+        return "shared-serve"
     return module
 
 
@@ -64,7 +70,6 @@ SECONDS = {
     "session-engine": 450,  # 820 with the three modules below, before the shared references
     "install": 350,
     "tests/commands/test_transcribe_and_bench.py": 220,
-    "tests/engine/remote/test_remote_engine.py": 135,
     "tests/engine/inprocess/test_engine_lifecycle.py": 60,
     "tests/engine/inprocess/test_prepare.py": 190,
     "tests/engine/vllm_adapter/test_vllm_patches.py": 150,
@@ -75,10 +80,10 @@ SECONDS = {
     "tests/capture/test_app_sources.py": 60,
     "tests/engine/inprocess/test_engine_start_failures.py": 45,
     "tests/engine/server/test_serve_gpus.py": 65,  # 57-64 s in single runs on this shared machine
-    "tests/commands/test_serve_hostile.py": 110,  # two `voxcap serve` starts: 96 s alone
+    # five modules, five `voxcap serve` starts (one shared, the kill test's restart, one after
+    # the first test that stops it, test_serve_hostile's SIGHUP server, the carry-off server)
+    "shared-serve": 450,
     "tests/share/test_share_hostile.py": 50,  # 93 quick cases + load: 45 s alone
-    # two `vllm serve` starts, as test_serve_hostile's (not yet timed in a full run)
-    "tests/engine/vllm_adapter/test_realtime_carry.py": 110,
 }
 
 
@@ -112,6 +117,8 @@ def pytest_collection_modifyitems(config, items):
     if not hasattr(config, "workerinput"):  # only where xdist's workers collect
         return
     using = {item.nodeid.split("::", 1)[0] for item in items if uses_session_engine(item)}
+    serving = {item.nodeid.split("::", 1)[0] for item in items
+               if "shared_serve" in getattr(item, "fixturenames", ())}
     for item in items:
         module = item.nodeid.split("::", 1)[0]
         if module in using - SESSION_ENGINE_MODULES:
@@ -119,6 +126,10 @@ def pytest_collection_modifyitems(config, items):
                 f"{module} uses the session engine: add it to "
                 "SESSION_ENGINE_MODULES in tests/support/parallel_groups.py (else each worker "
                 "starts its own)")
+        elif module in serving - SHARED_SERVE_MODULES:
+            item.stash[STALE] = (
+                f"{module} uses the shared `voxcap serve`: add it to SHARED_SERVE_MODULES in "
+                "tests/support/shared_serve.py (else each worker starts its own)")
 
 
 @pytest.fixture(autouse=True)

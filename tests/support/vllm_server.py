@@ -91,6 +91,9 @@ class VllmServer:
                     "VLLM_CPU_OMP_THREADS_BIND": "nobind",
                     "OMP_NUM_THREADS": env.get("OMP_NUM_THREADS", "1")})
         env.pop("VLLM_API_KEY", None)
+        # as a person's shell has it: not what vLLM code run inside the tests' process left there
+        # (vLLM's serving modules set it to "spawn" when imported in a test)
+        env.pop("VLLM_WORKER_MULTIPROC_METHOD", None)
         if self.given_key:
             env[KEY_ENV] = self.given_key
         env.update(self.extra_env)

@@ -80,6 +80,8 @@ def run(args) -> int:
     from ..engine.server.gpus import parallel_from_vllm_args, serve_plan
     from ..engine.vllm_adapter import platform as engine_platform
     from ..engine.vllm_adapter.audio_frontend import FRONTEND_ENV
+    from ..engine.vllm_adapter.cpu_processes import CPU_AS_GPU_ENV
+    from ..engine.vllm_adapter.cpu_processes import START_ENV as START_METHOD_ENV
     from ..engine.vllm_adapter.env import cache_env
     from ..engine.vllm_adapter.patches import SESSION_FIX_ENV
 
@@ -120,6 +122,13 @@ def run(args) -> int:
            # a step's chunks in one front-end pass (vllm_adapter/audio_frontend.py); =0: per session
            FRONTEND_ENV: os.environ.get(FRONTEND_ENV, "1"),
            "DO_NOT_TRACK": "1", **cache_env()}
+    if build == "cpu" and args.gpus == 1 and args.api_servers == 1:
+        # vLLM's CPU build: the worker inside the engine core, as on one GPU, and the engine
+        # core forked from the server (which vLLM's command line would spawn) where it runs one
+        # OpenMP thread (vllm_adapter/cpu_processes.py): two imports of torch and vLLM fewer,
+        # ~40 s of CPU a start here. VOXCAP_VLLM_CPU_AS_GPU=0: as vLLM does
+        env[CPU_AS_GPU_ENV] = os.environ.get(CPU_AS_GPU_ENV, "1")
+        env[START_METHOD_ENV] = os.environ.get(START_METHOD_ENV, "fork")
     fix_on = session_fix.strip().lower() in ("1", "true", "yes", "on")  # as vllm_patches reads it
     return _serve(args, command, env, key_file, created, served, settings, fix_on)
 

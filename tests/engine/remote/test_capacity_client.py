@@ -1,5 +1,6 @@
 """The capacity benchmark's realtime client (benchmarks/lib/realtime_client.py) against a real
-``voxcap serve`` (vLLM's server, CPU build, the tiny model's weight files): two paced sessions
+``voxcap serve`` (vLLM's server, CPU build, the tiny model's weight files: support/shared_serve.py's
+server): two paced sessions
 of a few seconds. What it checks is that the client speaks vLLM's protocol and times what it
 says it times; no speed is asserted (the benchmark measures that)."""
 
@@ -9,7 +10,6 @@ import asyncio
 
 import pytest
 from support.framing import FIRST_STEP_SAMPLES, SAMPLE_RATE, STEP_SAMPLES, expected_tokens
-from support.vllm_server import VllmServer
 
 from benchmarks.capacity import speech
 from benchmarks.lib.realtime_client import run_sessions
@@ -17,22 +17,19 @@ from voxcap.framing import first_step_samples
 
 pytestmark = [pytest.mark.engine, pytest.mark.slow]
 
-KEY = "capacity-test-key"
 SECONDS = 3.2
 
 
 @pytest.fixture(scope="module")
-def server(tiny_weights_dir, tmp_path_factory):
-    with VllmServer(tiny_weights_dir, api_key=KEY, max_streams=2,
-                    log_path=tmp_path_factory.mktemp("capacity-server") / "server.log") as srv:
-        yield srv  # stopped (Ctrl-C to voxcap serve, SIGKILL to its group if need be) after
+def server(shared_serve):
+    return shared_serve
 
 
-def run(server, n, model=None, key=KEY, seconds=SECONDS):
+def run(server, n, model=None, key=None, seconds=SECONDS):
     audio = speech(seconds)
     return audio, asyncio.run(run_sessions(
-        server.url + "/v1/realtime", model or server.served_name, key, audio, n, spread_s=0.5,
-        drain_s=30.0, first_step=first_step_samples(480)))
+        server.url + "/v1/realtime", model or server.served_name, key or server.api_key, audio, n,
+        spread_s=0.5, drain_s=30.0, first_step=first_step_samples(480)))
 
 
 def test_two_paced_sessions_each_step_timed_once(server):

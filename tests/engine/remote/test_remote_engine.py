@@ -1,11 +1,12 @@
 """The remote engine against a real vLLM server started as a person would: ``voxcap serve``
 (vLLM's own server, CPU build, the tiny model's weight files).
 
-One server for the module (~50 s to start), with the API key it generated and a short max session length
-(512 tokens = 473 steps ≈ 37.8 s of audio) so a session's end is reachable in a test. Its
-clip limit (VLLM_MAX_AUDIO_CLIP_FILESIZE_MB=1: 1,048,576 samples per append) lets a test
-provoke a genuine server error event. The test that kills ``voxcap serve`` (kill -9) restarts it;
-the one that stops it with Ctrl-C runs last.
+The server is the one support/shared_serve.py starts for the modules that need one: the API key
+it generated, a short max session length (512 tokens = 473 steps ≈ 37.8 s of audio) so a
+session's end is reachable in a test, and a clip limit (VLLM_MAX_AUDIO_CLIP_FILESIZE_MB=1:
+1,048,576 samples per append) that lets a test provoke a genuine server error event. The test
+that kills ``voxcap serve`` (kill -9) restarts it; the one that stops it with Ctrl-C runs after
+every other test.
 """
 
 from __future__ import annotations
@@ -22,10 +23,11 @@ import time
 import psutil
 import pytest
 import soundfile as sf
+from support import shared_serve
 from support.framing import STEP_SAMPLES, expected_tokens
 from support.parity_fixtures import CONTINUED_AT_TOKEN, continued_audio
 from support.throttle_proxy import ThrottleProxy
-from support.vllm_server import VllmServer, free_port
+from support.vllm_server import free_port
 
 from voxcap.commands.bench import speech_like
 from voxcap.engine.base import CaptionEngine
@@ -43,19 +45,14 @@ from voxcap.events import (
 
 pytestmark = pytest.mark.engine
 
-MAX_MODEL_LEN = 512
+MAX_MODEL_LEN = shared_serve.MAX_MODEL_LEN
 SESSION_TOKENS = MAX_MODEL_LEN - 39  # the prompt takes 39
 SR = 16000
 
 
 @pytest.fixture(scope="module")
-def server(tiny_weights_dir, tmp_path_factory):
-    srv = VllmServer(tiny_weights_dir, max_model_len=MAX_MODEL_LEN,
-                     env={"VLLM_MAX_AUDIO_CLIP_FILESIZE_MB": "1"},
-                     log_path=tmp_path_factory.mktemp("vllm-server") / "server.log")
-    srv.start()
-    yield srv
-    srv.stop()
+def server(shared_serve):
+    return shared_serve
 
 
 def make(server, url=None, **kw) -> RemoteEngine:
@@ -457,9 +454,26 @@ def test_session_fix_is_active_in_the_servers_engine_core(server):
     log_text = server.server_log.read_text(errors="replace")
     forked = f"voxcap CPU processes (pid {core.ppid()}): worker inside the engine core, engine " \
              "core forked" in log_text
-    patched_in = core.ppid() if forked else core.pid
-    assert (f"voxcap session fix applied (vLLM 0.32.0, pid {patched_in}): consumed audio items "
-            "leave realtime sessions") in log_text
+    if forked:  # it says what it inherited (vLLM's server logs nothing of its plugin load)
+        said = f"voxcap fixes inherited by forked process (pid {core.pid} from {core.ppid()}): "
+        assert said in log_text, log_text[-3000:]
+        assert "session" in log_text.split(said, 1)[1].split("\n", 1)[0].split(", ")
+    else:
+        assert (f"voxcap session fix applied (vLLM 0.32.0, pid {core.pid}): consumed audio "
+                "items leave realtime sessions") in log_text
+
+
+def test_the_servers_engine_core_is_forked_with_its_worker_inside(server):
+    """On vLLM's CPU build with one OpenMP thread, `voxcap serve` starts as on one GPU: the
+    engine core forked from vLLM's server (no second import of torch and vLLM), the worker inside
+    it (no worker process): ~40 s of CPU less a start here (engine/vllm_adapter/cpu_processes.py)."""
+    below = server.descendants()
+    names = [p.name() for p in below]
+    assert [n for n in names if n.startswith("VLLM::EngineCore")] == ["VLLM::EngineCore"], names
+    assert not [n for n in names if n.startswith("VLLM::Worker")], names
+    (core,) = [p for p in below if p.name().startswith("VLLM::EngineCore")]
+    assert f"voxcap CPU processes (pid {core.ppid()}): worker inside the engine core, engine core " \
+           "forked" in server.server_log.read_text(errors="replace")
 
 
 # ------------------------------------------------------------------ server crash (last) ----
@@ -599,6 +613,7 @@ def test_stream_ids_stay_unique_when_a_remote_engine_is_restarted(server, tmp_pa
 
 
 # ------------------------------------------------------------------ Ctrl-C (last) ----
+@pytest.mark.stops_shared_serve
 def test_ctrl_c_stops_voxcap_serve_and_everything_it_started(server):
     started = server.descendants()
     assert len(started) >= 2

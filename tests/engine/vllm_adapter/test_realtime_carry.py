@@ -3,8 +3,8 @@
 vLLM 0.32's realtime serving itself (its ``transcribe_realtime`` with the tiny model's renderer,
 no engine): with the fix, chunks leave ahead of their tokens, flagged for the engine core; without
 it, each waits for the echoed token. Then two real ``voxcap serve`` (CPU build, the tiny model's
-weight files, tokens that follow the audio and the previous token), the carry on (its default) and
-off: the same session gives the same tokens."""
+weight files, tokens that follow the audio and the previous token), the carry on and off (its
+default: the shared server of support/shared_serve.py): the same session gives the same tokens."""
 
 from __future__ import annotations
 
@@ -165,24 +165,29 @@ async def _session(url: str, model: str, key: str, pcm: np.ndarray) -> list[str]
 
 @pytest.mark.engine
 @pytest.mark.slow
-@pytest.mark.timeout(1200)  # two server starts on a loaded 2-core machine
-def test_the_server_gives_the_echo_s_tokens(tiny_weights_dir, tmp_path):
+@pytest.mark.timeout(1200)  # a server start on a loaded 2-core machine
+def test_the_server_gives_the_echo_s_tokens(shared_serve, tiny_weights_dir, tmp_path):
     """Every 80 ms block of 6 s of audio is there before the first step: with the carry each
-    chunk is queued in the engine core ahead of its token; the words are the echo's. Seen failing
-    with the engine core's carry off under the placeholders (other words)."""
+    chunk is queued in the engine core ahead of its token; the words are those of the shared
+    server (the carry off, voxcap serve's default), the echo's. Seen failing with the engine
+    core's carry off under the placeholders (other words)."""
     from support.framing import expected_tokens
     from support.vllm_server import VllmServer
 
     rng = np.random.default_rng(37)
     pcm = (np.sin(np.cumsum(rng.uniform(0.02, 0.3, 6 * 16000))) * 8000 *
            np.repeat(rng.uniform(0, 1, 6 * 16000 // 1280), 1280)).astype(np.int16)
-    texts = {}
-    for switch in ("1", "0"):
-        with VllmServer(tiny_weights_dir, api_key="carry-test", max_streams=2,
-                        env={realtime_carry.REALTIME_CARRY_ENV: switch},
-                        log_path=tmp_path / f"serve-{switch}.log") as server:
-            texts[switch] = asyncio.run(_session(server.url, server.served_name, "carry-test", pcm))
-            log = server.server_log.read_text(errors="replace")
+    texts, logs = {}, {}
+    off = shared_serve  # voxcap serve's default: the carry off
+    texts["0"] = asyncio.run(_session(off.url, off.served_name, off.api_key, pcm))
+    logs["0"] = off.server_log.read_text(errors="replace")
+    with VllmServer(tiny_weights_dir, api_key="carry-test", max_streams=2,
+                    max_model_len=off.max_model_len,
+                    env={realtime_carry.REALTIME_CARRY_ENV: "1"},
+                    log_path=tmp_path / "serve-1.log") as on:
+        texts["1"] = asyncio.run(_session(on.url, on.served_name, "carry-test", pcm))
+        logs["1"] = on.server_log.read_text(errors="replace")
+    for switch, log in logs.items():
         assert ("voxcap realtime carry applied" in log) == (switch == "1"), log[-3000:]
     # a slow reader gets two steps' tokens in one delta: the text is compared, not the deltas
     assert 0 < len(texts["1"]) <= expected_tokens(len(pcm))

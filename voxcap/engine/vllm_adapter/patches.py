@@ -46,6 +46,7 @@ logger = logging.getLogger("vllm.voxcap_patches")
 SESSION_FIX_ENV = "VOXCAP_VLLM_SESSION_FIX"
 _PATCHED_FLAG = "_voxcap_session_fix"
 _CARRY_FLAG = "_voxcap_token_carry"
+_applied_here: list[str] = []  # what apply_enabled applied in this process (a fork inherits it)
 
 
 def session_fix_enabled() -> bool:
@@ -81,7 +82,16 @@ def apply_enabled() -> list[str]:
 
     if env_on(realtime_carry.REALTIME_CARRY_ENV) and realtime_carry.apply("token_carry" in applied):
         applied.append("realtime_carry")
+    _applied_here[:] = applied
     return applied
+
+
+def log_inherited() -> None:
+    """In a process forked from one that applied the fixes (an engine core vLLM forked): say so
+    in vLLM's log, as a spawned one's plugin does (a fork gets no plugin call of its own)."""
+    if _applied_here:
+        logger.info("voxcap fixes inherited by forked process (pid %d from %d): %s", os.getpid(),
+                    os.getppid(), ", ".join(_applied_here))
 
 
 def _wrap_session_update(fix: str, flag: str, make_wrapper, effect: str) -> bool:

@@ -101,6 +101,9 @@ def _after_fork_in_child() -> None:
     if app and os.getppid() == int(os.environ.get(PARENT_PID_ENV) or app):
         _leave_stdin_alone()
         detach_from_terminal()
+        from .patches import log_inherited
+
+        log_inherited()
 
 
 def _leave_stdin_alone() -> None:
