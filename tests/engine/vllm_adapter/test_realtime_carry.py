@@ -9,6 +9,7 @@ default: the shared server of support/shared_serve.py): the same session gives t
 from __future__ import annotations
 
 import asyncio
+import re
 
 import numpy as np
 import pytest
@@ -188,7 +189,10 @@ def test_the_server_gives_the_echo_s_tokens(shared_serve, tiny_weights_dir, tmp_
         texts["1"] = asyncio.run(_session(on.url, on.served_name, "carry-test", pcm))
         logs["1"] = on.server_log.read_text(errors="replace")
     for switch, log in logs.items():
-        assert ("voxcap realtime carry applied" in log) == (switch == "1"), log[-3000:]
+        # said by a spawned engine core's plugin, or by a forked one that inherited it
+        applied = "voxcap realtime carry applied" in log or bool(re.search(
+            r"voxcap fixes inherited by forked process \(pid \d+ from \d+\): .*realtime_carry", log))
+        assert applied == (switch == "1"), log[-3000:]
     # a slow reader gets two steps' tokens in one delta: the text is compared, not the deltas
     assert 0 < len(texts["1"]) <= expected_tokens(len(pcm))
     assert "".join(texts["1"]).strip(), "the tiny model's weights give words"
