@@ -4,7 +4,8 @@ a pytest plugin, loaded by tests/conftest.py.
 - The modules with tests of the session engine run on one worker, so it starts once
   (``SESSION_ENGINE_MODULES``); vLLM's reference tokens are shared by all workers
   (support/shared_reference.py).
-- tests/install shares its checkout copy and wheel (session fixtures): one worker.
+- The tests/install modules that share its checkout copy and wheel (session fixtures) run on one
+  worker; its doctor and launcher modules, which use neither, on any.
 - The modules that use the shared ``voxcap serve`` (support/shared_serve.py) run on one worker,
   so it starts once (``SHARED_SERVE_MODULES``).
 - Every other module runs whole on one worker (its module fixtures are made once).
@@ -24,6 +25,9 @@ from support.shared_serve import SHARED_SERVE_MODULES
 # tests that use the session engine (tests/conftest.py's ``engine``) run where it is; vLLM's
 # reference tokens are computed once per run for every worker (support/shared_reference.py)
 SESSION_ENGINE_FIXTURES = {"engine", "engine_events"}
+
+# tests/install modules that use none of its shared fixtures (checkout, wheel, installed)
+INSTALL_ON_THEIR_OWN = {"tests/install/test_install_doctor.py", "tests/install/test_install_launcher.py"}
 
 SESSION_ENGINE_MODULES = {
     "tests/app/test_controller_no_cuda.py",
@@ -55,7 +59,7 @@ def group_of(nodeid: str) -> str:
     module = nodeid.split("::", 1)[0]
     if module in SESSION_ENGINE_MODULES:
         return "session-engine"
-    if module.startswith("tests/install/"):
+    if module.startswith("tests/install/") and module not in INSTALL_ON_THEIR_OWN:
         return "install"
     if module in SHARED_SERVE_MODULES:
         return "shared-serve"
@@ -68,7 +72,8 @@ def group_of(nodeid: str) -> str:
 # group: 1 s per test.
 SECONDS = {
     "session-engine": 450,  # 820 with the three modules below, before the shared references
-    "install": 350,
+    "install": 330,
+    "tests/install/test_install_doctor.py": 90,  # doctor --selftest, ~45 doctor runs
     "tests/commands/test_transcribe_and_bench.py": 220,
     "tests/engine/inprocess/test_engine_lifecycle.py": 60,
     "tests/engine/inprocess/test_prepare.py": 190,
