@@ -9,9 +9,10 @@ VENV=${VOXCAP_VENV:-.venv}
 # Lint first ([tool.ruff] in pyproject.toml: errors, imports, complexity): seconds, and a finding
 # fails the run before any test starts.
 "$VENV/bin/ruff" check .
-# Two pytest-xdist workers by default (pytest 18.5-19 min here instead of ~29 in one process:
-# much of it waits on real time, each engine runs one thread); tests/support/parallel_groups.py
-# keeps the session engine's tests on one worker, each module together, and vLLM's reference
-# tokens are computed once for both (support/shared_reference.py); tests marked quiet run alone.
+# Three pytest-xdist workers by default (2 cores here, 2026-12-03: pytest 19 min; two workers used
+# 71 % of the cores: much of the suite waits on real time, and each engine runs one thread);
+# tests/support/parallel_groups.py keeps the session engine's tests on one worker, the shared
+# `voxcap serve`'s (support/shared_serve.py) on one, each module together, and vLLM's reference
+# tokens are computed once for all (support/shared_reference.py); tests marked quiet run alone.
 # VOXCAP_TEST_WORKERS=0: one process.
-exec "$VENV/bin/python" -m pytest -n "${VOXCAP_TEST_WORKERS:-2}" "$@"
+exec "$VENV/bin/python" -m pytest -n "${VOXCAP_TEST_WORKERS:-3}" "$@"
