@@ -6,15 +6,21 @@ Each app is a process of its own with its own temporary folder (TMPDIR)."""
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
+
+import pytest
 
 ENGINE = """
 import os, sys, time
 from voxcap.engine.inprocess.engine import LocalEngine
 from voxcap.engine.settings import InProcessSettings
-engine = LocalEngine(InProcessSettings(sys.argv[1], dummy_weights=True))
+engine = LocalEngine(InProcessSettings(sys.argv[1], dummy_weights=True, enforce_eager=True))
 print(engine._workdir, flush=True)
 if sys.argv[2] == "quit-while-starting":  # what the app does at quit: 3 s at most, then leaves
     engine.start()
@@ -23,6 +29,11 @@ if sys.argv[2] == "quit-while-starting":  # what the app does at quit: 3 s at mo
     os._exit(0)
 if sys.argv[2] == "hang":
     time.sleep(600)
+if sys.argv[2] == "start-stop":  # a whole start and a clean stop
+    engine.start().wait_ready(timeout=300)
+    print("sockets while running:", sorted(p.name for p in engine._workdir.iterdir()
+                                           if p.is_socket()), flush=True)
+    engine.shutdown()
 """
 
 
@@ -54,3 +65,33 @@ def test_the_engines_folder_goes_at_quit_and_after_a_kill(tmp_path, tiny_model_d
     app = _app(tmp_path, tiny_model_dir, "quit")  # the next start removes it
     assert app.wait(60) == 0
     assert _left(tmp_path) == []
+
+
+@pytest.fixture
+def short_tmp():
+    """A temporary folder with a short path, as /tmp is (a socket's path has at most 107 bytes:
+    under pytest's long tmp_path vLLM's sockets stay where vLLM puts them)."""
+    folder = Path(tempfile.mkdtemp(prefix="vx-", dir="/tmp"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.mark.engine
+def test_vllms_sockets_stay_in_the_engines_folder(short_tmp, tiny_model_dir):
+    """vLLM's ZeroMQ sockets (files named by a uuid4) go in the engine's folder, removed with it,
+    not in the temporary one, where a clean stop left them for good (seen: 3 a start)."""
+    app = _app(short_tmp, tiny_model_dir, "start-stop")
+    out, _ = app.communicate(timeout=400)
+    assert app.returncode == 0, out
+    assert re.search(r"sockets while running: \['[0-9a-f-]{36}'", out), out
+    left = [p.name for p in short_tmp.iterdir() if re.fullmatch(r"[0-9a-f-]{36}", p.name)]
+    assert left == [], left
+    assert _left(short_tmp) == []
+
+
+def test_a_long_temporary_path_leaves_the_sockets_where_vllm_puts_them(tmp_path):
+    from voxcap.engine.vllm_adapter.env import RPC_BASE_ENV, rpc_env
+
+    assert rpc_env(Path("/tmp/voxcap-engine-12345-abcdefgh")) == {
+        RPC_BASE_ENV: "/tmp/voxcap-engine-12345-abcdefgh"}
+    assert rpc_env(tmp_path / ("x" * 80)) == {}  # beyond a socket path's 107 bytes

@@ -46,6 +46,20 @@ def cache_env() -> dict[str, str]:
             JIT_CACHE_SIZE_ENV: os.environ.get(JIT_CACHE_SIZE_ENV) or str(JIT_CACHE_BYTES)}
 
 
+RPC_BASE_ENV = "VLLM_RPC_BASE_PATH"  # where vLLM puts its ZeroMQ socket files (default: the temporary folder)
+_SOCKET_PATH_MAX = 107  # a Unix socket's path: 108 bytes with the terminating NUL
+_SOCKET_NAME = 37  # vLLM's "/<uuid4>"
+
+
+def rpc_env(folder: Path) -> dict[str, str]:
+    """vLLM's ZeroMQ sockets in ``folder`` (a run's own, removed with it: vLLM leaves three
+    socket files a start in the temporary folder, after a clean stop too), unless its paths
+    would be too long for a socket there (then vLLM's default)."""
+    if len(os.fsencode(str(folder))) + _SOCKET_NAME > _SOCKET_PATH_MAX:
+        return {}
+    return {RPC_BASE_ENV: str(folder)}
+
+
 def jit_cache_dir() -> Path:
     return Path(os.environ.get(JIT_CACHE_ENV) or paths.cache_dir() / "cuda-jit")
 
