@@ -1,7 +1,7 @@
 """One ``voxcap serve`` for every test module that needs a running server and does not shape its
 start (a pytest plugin, loaded by tests/conftest.py).
 
-Each start is a vLLM start (40-60 s of both cores here), so the server of
+Each start is a vLLM start (25-35 s here, much of it both cores), so the server of
 tests/commands/test_serve_hostile.py, tests/engine/remote/test_capacity_client.py,
 tests/engine/remote/test_remote_engine.py, tests/engine/vllm_adapter/test_realtime_carry.py (its
 "carry off" server) and tests/gui/test_gui_remote_meter.py is one: the
