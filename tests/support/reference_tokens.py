@@ -6,6 +6,12 @@ lists) and no voxcap import: what vLLM's /v1/realtime server does for a client
 (``buffer_realtime_audio``, each output's token echoed back into the buffer's queue, chunks of
 1,280 samples), with the model folder given to vLLM as it is (no voxcap model view).
 
+Its engine core runs the model in its own process, as vLLM runs it on one GPU (the "uni"
+executor): ``VLLM_ENABLE_V1_MULTIPROCESSING=0``, vLLM's own switch, keeps the CPU platform from
+moving the model into one more spawned worker process (vllm/platforms/cpu.py), an import of
+torch and vLLM more for each engine (~20 s of CPU here). The engine core itself is still a process
+of its own (AsyncLLM always starts one).
+
     python reference_tokens.py JOB.json OUT.json
 
 JOB: {"model": DIR, "max_model_len": N, "runs": [{"name": RUN, "eager": bool,
@@ -115,6 +121,7 @@ class Pending:
         env = {k: v for k, v in os.environ.items()
                if not k.startswith("VOXCAP_VLLM_") and k != "PYTHONPATH"}
         env["VLLM_PLUGINS"] = NO_PLUGINS
+        env["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"  # the worker inside the core (module doc)
         self._log = open(tmp / "log.txt", "w+")  # noqa: SIM115 - closed in result()
         self._proc = subprocess.Popen([sys.executable, __file__, str(job_file), str(self._out)],
                                       env=env, stdout=self._log, stderr=subprocess.STDOUT,

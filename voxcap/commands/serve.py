@@ -122,11 +122,12 @@ def run(args) -> int:
            # a step's chunks in one front-end pass (vllm_adapter/audio_frontend.py); =0: per session
            FRONTEND_ENV: os.environ.get(FRONTEND_ENV, "1"),
            "DO_NOT_TRACK": "1", **cache_env()}
-    if build == "cpu" and args.gpus == 1 and args.api_servers == 1:
-        # vLLM's CPU build: the worker inside the engine core, as on one GPU, and the engine
-        # core forked from the server (which vLLM's command line would spawn) where it runs one
-        # OpenMP thread (vllm_adapter/cpu_processes.py): two imports of torch and vLLM fewer,
-        # ~40 s of CPU a start here. VOXCAP_VLLM_CPU_AS_GPU=0: as vLLM does
+    if build == "cpu" and args.api_servers == 1:
+        # vLLM's CPU build: its processes as on GPUs (vllm_adapter/cpu_processes.py): the engine
+        # cores forked from the server (which vLLM's command line would spawn) where it runs one
+        # OpenMP thread, and with one GPU the worker inside the engine core (with several, vLLM
+        # gives each core a worker process, forked, as on GPUs): an import of torch and vLLM
+        # fewer per process, ~20 s of CPU each here. VOXCAP_VLLM_CPU_AS_GPU=0: as vLLM does
         env[CPU_AS_GPU_ENV] = os.environ.get(CPU_AS_GPU_ENV, "1")
         env[START_METHOD_ENV] = os.environ.get(START_METHOD_ENV, "fork")
     fix_on = session_fix.strip().lower() in ("1", "true", "yes", "on")  # as vllm_patches reads it

@@ -1,7 +1,8 @@
 """``voxcap serve --gpus 2`` running: vLLM's data parallel on its CPU build, two simulated GPUs
 (tests/support/fake_nvml.c) for voxcap's check. Two engine processes behind one address, voxcap's
 plugin and its session fix in each, the app's remote engine's two sessions served one by each
-engine with the same text, and nothing left after a ``kill -9`` of ``voxcap serve``."""
+engine with the same text, the engines forked from the server (as on GPUs), and nothing left
+after a ``kill -9`` of ``voxcap serve``."""
 
 from __future__ import annotations
 
@@ -50,9 +51,22 @@ def test_two_gpus_two_engines_one_address(tiny_weights_dir, fake_nvml):
         cores = engine_cores(server)
         assert sorted(cores) == [0, 1], server.log_tail()
         log = server.server_log.read_text(errors="replace")
+        # the session fix in each engine: applied there (spawned), or inherited from the
+        # server it was forked from (vLLM's CPU build with one OpenMP thread, as on GPUs)
         fixed = {int(p) for p in re.findall(r"voxcap session fix applied \(vLLM [^,]+, pid (\d+)\)",
                                            log)}
+        fixed |= {int(p) for p, what in re.findall(
+            r"voxcap fixes inherited by forked process \(pid (\d+) from \d+\): (.*)", log)
+            if "session" in what.split(", ")}
         assert {p.pid for p in cores.values()} <= fixed, (fixed, cores)  # in each engine
+        # forked, as on GPUs (one OpenMP thread here, engine/vllm_adapter/cpu_processes.py): the
+        # engines, their workers and vLLM's coordinator, none an interpreter started afresh
+        assert f"voxcap CPU processes (pid {cores[0].ppid()}): engine core forked" in log, log[-3000:]
+        below = server.descendants()
+        spawned = [" ".join(p.cmdline())[:100] for p in below
+                   if "multiprocessing.spawn" in " ".join(p.cmdline())]
+        assert not spawned and len([p for p in below if p.name().startswith("VLLM::Worker")]) == 2, \
+            (spawned, [p.name() for p in below])
         cpu = {rank: sum(p.cpu_times()[:2]) for rank, p in cores.items()}
         time.sleep(3.0)  # idle: what an engine without a session costs
         before = {rank: sum(p.cpu_times()[:2]) for rank, p in cores.items()}
