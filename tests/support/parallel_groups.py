@@ -8,6 +8,9 @@ a pytest plugin, loaded by tests/conftest.py.
   worker; its doctor and launcher modules, which use neither, on any.
 - The modules that use the shared ``voxcap serve`` (support/shared_serve.py) run on one worker,
   so it starts once (``SHARED_SERVE_MODULES``).
+- The tests marked ``quiet`` (support/quiet_tests.py: each runs while the other workers run
+  none) are one group, started last (``QUIET_TESTS``): earlier, each waited for the others'
+  tests of the moment to end and held them up while it ran (~250 s of idle workers a run).
 - Every other module runs whole on one worker (its module fixtures are made once).
 
 The grouping is a scheduler of our own (xdist's ``--dist loadgroup`` marks do nothing with pytest
@@ -44,6 +47,13 @@ SESSION_ENGINE_MODULES = {
 }
 
 
+# the tests marked quiet (test functions; every parameter set of each)
+QUIET_TESTS = {
+    "tests/capture/test_echo_cancel.py::test_echo_removed_near_talker_kept",
+    "tests/capture/test_echo_cancel.py::test_both_with_an_app_keeps_its_sound_and_cancels_its_echo",
+}
+
+
 def uses_session_engine(item) -> bool:
     """Whether ``item`` uses conftest's session engine (a module may have an ``engine`` of its
     own, as test_remote_engine.py's server engine)."""
@@ -56,6 +66,8 @@ def uses_session_engine(item) -> bool:
 
 
 def group_of(nodeid: str) -> str:
+    if nodeid.split("[", 1)[0] in QUIET_TESTS:
+        return "quiet"
     module = nodeid.split("::", 1)[0]
     if module in SESSION_ENGINE_MODULES:
         return "session-engine"
@@ -89,6 +101,7 @@ SECONDS = {
     # the first test that stops it, test_serve_hostile's SIGHUP server, the carry-off server)
     "shared-serve": 450,
     "tests/share/test_share_hostile.py": 50,  # 93 quick cases + load: 45 s alone
+    "quiet": 0,  # last: when it waits, the others have no tests left to hold up
 }
 
 
@@ -126,7 +139,11 @@ def pytest_collection_modifyitems(config, items):
                if "shared_serve" in getattr(item, "fixturenames", ())}
     for item in items:
         module = item.nodeid.split("::", 1)[0]
-        if module in using - SESSION_ENGINE_MODULES:
+        if item.get_closest_marker("quiet") and group_of(item.nodeid) != "quiet":
+            item.stash[STALE] = (
+                f"{item.nodeid.split('[', 1)[0]} is marked quiet: add it to QUIET_TESTS in "
+                "tests/support/parallel_groups.py (else it holds the other workers up mid-run)")
+        elif module in using - SESSION_ENGINE_MODULES:
             item.stash[STALE] = (
                 f"{module} uses the session engine: add it to "
                 "SESSION_ENGINE_MODULES in tests/support/parallel_groups.py (else each worker "
