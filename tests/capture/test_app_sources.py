@@ -9,6 +9,7 @@ unrelated speech gives < 0.05, the mixed speaker monitor would give ~0.7 for bot
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 import time
 
@@ -175,12 +176,13 @@ def test_no_recorder_program_is_one_clear_error(sound_server, monkeypatch, tmp_p
 
 @pytest.mark.slow
 def test_an_app_that_cannot_be_recorded_is_one_notice_then_recovers(sound_server, clips, monkeypatch,
-                                                                      tmp_path):
+                                                                      tmp_path, caplog):
     """The server refuses to record the app's stream (here: the recorder is pointed at a server
     that is not there, as a sandbox without the permission to record refuses it): one notice
     naming the app, the error and what to do; silence keeps the stream going; once recording
     works again, still during the same stream, the notice is replaced and the app's sound is
     captured."""
+    caplog.set_level(logging.DEBUG, logger="voxcap.capture")  # a failure shows each recorder's start and end
     good = sound_server.server
     long_clip = tmp_path / "long.wav"  # one stream that outlasts the failures and the recovery
     subprocess.run(["sox", str(clips["b"][0]), str(clips["b"][0]), str(long_clip)], check=True, timeout=60)
@@ -204,12 +206,13 @@ def test_an_app_that_cannot_be_recorded_is_one_notice_then_recovers(sound_server
         wait_for(lambda: _after(rec, "failing")[-1:] == ["waiting"], 5.0)
         start = rec.mark()
         chosen = play(sound_server, clips["a1"][0], "PlayerA")
+        wait_for(lambda: _after(rec, "failing")[-1:] == ["playing"], 10.0)  # its new stream is recorded
         chosen.wait(30)
-        time.sleep(0.5)
+        rec.wait_audio(len(clips["a1"][1]) / 16000, since=start)  # all of it delivered, however loaded
     finally:
         cap.stop()
     m = match(clips["a1"][1][int(0.7 * 16000):], rec.audio(start))  # its speech (the pad is silence)
-    assert m.r >= MIN_R, m
+    assert m.r >= MIN_R, f"{m}; events: " + " | ".join(getattr(e, "message", repr(e)) for e in rec.events)
     assert len(notices(rec, "failing")) == 1
 
 

@@ -83,6 +83,9 @@ class _Parec:
                 return
             usable = len(buf) - len(buf) % (CHANNELS * 4)
             if usable:
+                if not self.got_data:
+                    log.debug("parec for stream %d: first audio after %.2f s", self.stream_index,
+                              time.monotonic() - self.started)
                 self.got_data = True
                 self._on_data(np.frombuffer(buf[:usable], np.float32).reshape(-1, CHANNELS).copy())
 
@@ -262,6 +265,7 @@ class AppRawStream:
         now = time.monotonic()
         if self._parec is None and now >= self._retry_at:
             self._parec = _Parec(best.index, self.token, self.block_frames, self._on_data)
+            log.debug("%s: recording stream %d (parec pid %d)", self.app, best.index, self._parec.proc.pid)
         self.playing = self._parec is not None and not best.corked
         if self.playing and self._state != "failing":
             self._say("playing", f"capturing {app.title!r} (only this application's sound)")
@@ -272,6 +276,8 @@ class AppRawStream:
 
     def _failed(self, p: _Parec) -> None:
         self._fails += 1
+        log.debug("%s: parec for stream %d ended with %s before any audio (failure %d)", self.app,
+                  p.stream_index, p.proc.returncode, self._fails)
         self._retry_at = time.monotonic() + min(5.0, 0.2 * 2 ** self._fails)
         if self._fails == 3:
             err = p.error() or f"parec exited with {p.proc.returncode}"
@@ -281,6 +287,7 @@ class AppRawStream:
 
     def _say(self, state: str, message: str, force: bool = False) -> None:
         if state != self._state or force:
+            log.debug("%s: %s -> %s", self.app, self._state or "start", state)
             self._state = state
             self._notice(state, message)
 

@@ -377,6 +377,7 @@ class Capture:
             self._server = None
 
     def _interrupt(self, reason: str, now: float) -> None:
+        log.info("%s: interrupted (%s); reopening", self.label, reason)
         self._close_stream()
         if self._down_since is None:
             self._down_since = self._last_audio_at or now
