@@ -4,6 +4,7 @@ tracebacks; those go to voxcap.log (vLLM prints two full tracebacks for one fail
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -14,10 +15,10 @@ import soundfile as sf
 pytestmark = pytest.mark.engine
 
 
-def transcribe(tmp_path, tiny_model_dir, *extra):
+def transcribe(tmp_path, tiny_model_dir, *extra, env_extra=None):
     audio = tmp_path / "a.wav"
     sf.write(audio, np.zeros(16000, np.float32), 16000)
-    env = dict(os.environ, VOXCAP_STATE_DIR=str(tmp_path / "state"))
+    env = dict(os.environ, VOXCAP_STATE_DIR=str(tmp_path / "state"), **(env_extra or {}))
     r = subprocess.run([sys.executable, "-m", "voxcap.cli", "transcribe", str(audio), "--model",
                         str(tiny_model_dir), "--dummy-weights", "--eager", "--no-journal", *extra],
                        capture_output=True, text=True, timeout=400, env=env)
@@ -49,8 +50,17 @@ def test_a_failure_inside_vllms_engine_core_is_one_line(tiny_model_dir, tmp_path
 
 def test_a_precision_vllms_cpu_build_cannot_run_is_refused_before_it_starts(tiny_model_dir,
                                                                             tmp_path):
-    r, _ = transcribe(tmp_path, tiny_model_dir, "--precision", "fp8")
-    assert r.returncode == 2, r.stderr
-    line = one_error_line(r.stderr)
+    """Refused before vLLM is even imported (~12 s of CPU here): the person sees it at once."""
+    r, _ = transcribe(tmp_path, tiny_model_dir, "--precision", "fp8",
+                      env_extra={"PYTHONPROFILEIMPORTTIME": "1"})  # Python lists each import
+    library_log = tmp_path / "state" / "vllm.log"  # where stderr goes while vLLM is imported
+    output = r.stderr + (library_log.read_text(errors="replace") if library_log.exists() else "")
+    imports = [ln for ln in output.splitlines() if ln.startswith("import time:")]
+    stderr = "\n".join(ln for ln in r.stderr.splitlines() if not ln.startswith("import time:"))
+    assert r.returncode == 2, stderr
+    line = one_error_line(stderr)
     assert "FP8 weights cannot run" in line and "no working FP8 kernels" in line, line
-    assert "loading weights" not in r.stderr and "Traceback" not in r.stderr
+    assert "loading weights" not in stderr and "Traceback" not in stderr
+    assert any(ln.endswith("voxcap.engine.inprocess.engine") for ln in imports), imports[-5:]
+    vllm = [ln for ln in imports if re.search(r"\|\s+(vllm|torch)(\.|$)", ln)]
+    assert not vllm, f"vLLM was imported before the refusal: {vllm[:3]}"

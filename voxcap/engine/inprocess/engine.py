@@ -231,10 +231,10 @@ class LocalEngine(EngineBase):
     async def _create_engine(self, build: str):
         # torch's and vLLM's import warnings, and all that vLLM's processes write to stderr,
         # go to the library log unless -v asked for vLLM's log (logs.py)
+        args = self.engine_args(build)  # before vLLM's import (~12 s of CPU): a refusal is at once
         with logs.library_output_to_log(enabled=not self._verbose):
             from vllm.engine.arg_utils import AsyncEngineArgs
 
-            args = self.engine_args(build)
             self._progress("starting engine process")
             # No local holds the engine: vLLM keeps a traceback of this frame from an exception
             # it handles during start-up, and a live local would keep AsyncLLM alive until exit.
