@@ -58,6 +58,10 @@ def run(args) -> int:
                           engine_platform.NO_VLLM_FIX)
     from ..engine.inprocess.prepare import fill_model_info_cache, prepared_settings
 
+    if args.model:  # a folder that cannot be prepared is said at once, before vLLM's ~20 s of work
+        from ..engine.model.folder import inspect_model_dir
+
+        inspect_model_dir(args.model, dummy_weights=True)
     t0 = time.monotonic()
     path = fill_model_info_cache()
     print(f"vLLM's model-class inspection is cached ({path}) in {time.monotonic() - t0:.1f} s",

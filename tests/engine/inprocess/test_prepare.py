@@ -85,6 +85,7 @@ def test_a_preparation_that_fails_says_why(tmp_path):
     assert prep.start().wait(300)
     assert prep.state == "failed"
     assert "does not exist" in prep.message and str(missing) in prep.message, prep.message
+    assert "inspection is cached" not in (tmp_path / "p.log").read_text()  # said before vLLM's work
 
 
 def _tree(pid: int) -> set[int]:
