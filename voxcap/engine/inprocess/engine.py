@@ -229,9 +229,9 @@ class LocalEngine(EngineBase):
         self._progress(stage, detail, note)
 
     async def _create_engine(self, build: str):
+        args = self.engine_args(build)  # before vLLM's import (~12 s of CPU): a refusal is at once
         # torch's and vLLM's import warnings, and all that vLLM's processes write to stderr,
         # go to the library log unless -v asked for vLLM's log (logs.py)
-        args = self.engine_args(build)  # before vLLM's import (~12 s of CPU): a refusal is at once
         with logs.library_output_to_log(enabled=not self._verbose):
             from vllm.engine.arg_utils import AsyncEngineArgs
 
