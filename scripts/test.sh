@@ -15,7 +15,7 @@ VENV=${VOXCAP_VENV:-.venv}
 # setup-dev.sh compiles none), also where PYTHONDONTWRITEBYTECODE is set, as on this machine;
 # without it every vLLM process would compile its ~4,000 imports again (~20 s of CPU).
 unset PYTHONDONTWRITEBYTECODE
-# Three pytest-xdist workers by default (2 cores here: pytest 12-19 min by the machine; two workers
+# Three pytest-xdist workers by default (2 cores here: pytest 11-19 min by the machine; two workers
 # used 71 % of the cores: much of the suite waits on real time, and each engine runs one thread);
 # tests/support/parallel_groups.py keeps the session engine's tests on one worker, the shared
 # `voxcap serve`'s (support/shared_serve.py) on one, each module together, and vLLM's reference
