@@ -187,7 +187,8 @@ def test_an_app_that_cannot_be_recorded_is_one_notice_then_recovers(sound_server
     long_clip = tmp_path / "long.wav"  # one stream that outlasts the failures and the recovery
     subprocess.run(["sox", str(clips["b"][0]), str(clips["b"][0]), str(long_clip)], check=True, timeout=60)
     rec = Recorder()
-    cap = Capture("app:PlayerA", rec.on_block, rec.on_event).start()  # its own connection is made
+    cap = Capture("app:PlayerA", rec.on_block, rec.on_event).start()  # its own connection made in start()
+    assert cap._server is not None  # so the bad address below is parec's alone
     try:
         monkeypatch.setenv("PULSE_SERVER", "unix:/nonexistent/voxcap-test/native")  # parec's only
         player = play(sound_server, long_clip, "PlayerA")
@@ -203,7 +204,7 @@ def test_an_app_that_cannot_be_recorded_is_one_notice_then_recovers(sound_server
         assert player.poll() is None  # recovered while the app still played
         player.kill()
         player.wait(30)
-        wait_for(lambda: _after(rec, "failing")[-1:] == ["waiting"], 5.0)
+        wait_for(lambda: _after(rec, "failing")[-1:] == ["waiting"], 10.0)
         start = rec.mark()
         chosen = play(sound_server, clips["a1"][0], "PlayerA")
         wait_for(lambda: _after(rec, "failing")[-1:] == ["playing"], 10.0)  # its new stream is recorded

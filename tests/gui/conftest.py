@@ -15,6 +15,13 @@ from voxcap.app.controller import SessionController  # noqa: E402
 from voxcap.app.settings import AppSettings  # noqa: E402
 
 
+@pytest.fixture(autouse=True)
+def _own_config_dir(monkeypatch, tmp_path):
+    """Each test's settings file its own: an app saves on quit, also one a test left behind,
+    and the workers of a parallel run would otherwise share one file."""
+    monkeypatch.setenv("VOXCAP_CONFIG_DIR", str(tmp_path / "config"))
+
+
 @pytest.fixture
 def fake_audio():
     return FakeAudio()

@@ -113,6 +113,10 @@ def test_quit_while_a_real_engine_starts(tiny_weights_dir, tmp_path):
     helper = Path(__file__).resolve().parents[1] / "support" / "real_engine_app.py"
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", VOXCAP_DATA_DIR=str(tmp_path / "data"),
                VOXCAP_CONFIG_DIR=str(tmp_path / "config"), OMP_NUM_THREADS="1")
+    # started as from a desktop: without what an engine started earlier in this test process
+    # set in its environment (vLLM's CPU platform sets these; its forked core is then unnamed)
+    for leaked in ("LOCAL_WORLD_SIZE", "LD_PRELOAD"):
+        env.pop(leaked, None)
     proc = subprocess.Popen([sys.executable, str(helper), str(tiny_weights_dir)], env=env,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, start_new_session=True)

@@ -136,6 +136,7 @@ class Capture:
                                   self._stream.channels,
                                   f"{self.label}: capturing {dev.description!r} ({self._stream.rate} Hz, "
                                   f"{self._stream.channels} ch)"))
+        self._connect_server()  # now, not in the first tick: its events are seen from the start
         self._proc_thread = threading.Thread(target=self._process_loop, daemon=True,
                                              name=f"voxcap-capture-proc-{self.label}")
         self._watch_thread = threading.Thread(target=self._supervise_loop, daemon=True,
