@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QPoint, Qt
 
-from voxcap.app.settings import AppSettings, OverlaySettings
+from voxcap.app.settings import AppSettings, OverlaySettings, load_settings
 from voxcap.captions.assembly import CaptionAssembler
 from voxcap.events import TextDelta
 from voxcap.gui.overlay import CaptionOverlay, place_overlay
@@ -64,6 +64,24 @@ def test_drag_moves_and_is_saved(qtbot, make_app):
     qtbot.mouseMove(ov, QPoint(697, 60))
     qtbot.mouseRelease(ov, Qt.MouseButton.LeftButton, pos=QPoint(697, 60))
     assert ov.width() == 700 and app.settings.overlay.geometry[2] == 700
+
+
+def test_a_move_just_before_quitting_is_saved_by_the_quit_and_nothing_after(qtbot, make_app,
+                                                                          tmp_path, monkeypatch):
+    """The overlay saves its place 0.4 s after it moves (a drag or the compositor sends many
+    moves): one moved just before Ctrl+Q is saved as the app quits, and nothing is written
+    after that (a save still pending would write these settings into whatever settings folder
+    is current by then: in the tests, the next test's)."""
+    app = make_app()
+    ov = app.overlay
+    ov.move(ov.x() + 40, ov.y() + 10)
+    assert ov._save_timer.isActive()  # the move's save is pending
+    app.window.act_quit.trigger()
+    assert load_settings()[0].overlay.geometry[:2] == [ov.x(), ov.y()]
+    later = tmp_path / "later"
+    monkeypatch.setenv("VOXCAP_CONFIG_DIR", str(later))
+    qtbot.wait(800)
+    assert not later.exists()
 
 
 def test_click_through_toggles_and_there_is_a_way_back(qtbot, make_app):

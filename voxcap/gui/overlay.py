@@ -427,6 +427,12 @@ class CaptionOverlay(QWidget):
         if self._drag is None and self.isVisible() and not self._moved_by_app():
             self._save_timer.start()
 
+    def hideEvent(self, event) -> None:  # noqa: N802
+        super().hideEvent(event)
+        if self._save_timer.isActive():  # a move not saved yet: now, while the app still runs
+            self._save_timer.stop()
+            self.geometryChangedByUser.emit()
+
     # ---------------------------------------------------------------- click-through ----
     @property
     def click_through(self) -> bool:
