@@ -65,6 +65,6 @@ def test_active_is_a_session_open_and_capturing_is_not_paused():
 
 def test_every_state_has_its_words_in_the_main_window():
     pytest.importorskip("PySide6")
-    from voxcap.gui.main_window import STATE_TEXT
+    from voxcap.gui.main.window import STATE_TEXT
 
     assert set(STATE_TEXT) == set(Captioning)

@@ -14,7 +14,7 @@ TWINS = ("twin_a", "twin_b")
 
 
 def test_twin_sinks_are_listed_apart_and_chosen_by_name(qtbot, pulse):
-    from voxcap.gui.main_window import MainWindow
+    from voxcap.gui.main.window import MainWindow
 
     modules = [pulse.pactl("load-module", "module-null-sink", f"sink_name={name}", "norewinds=1",
                            "sink_properties=device.description=USB-Headset").strip()

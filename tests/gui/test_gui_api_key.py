@@ -8,8 +8,8 @@ import stat
 
 from voxcap.app.settings import AppSettings
 from voxcap.engine.remote.settings import save_api_key
-from voxcap.gui.api_key_row import ApiKeyRow
 from voxcap.gui.application import engine_settings
+from voxcap.gui.settings.api_key_row import ApiKeyRow
 
 
 def test_the_key_row_says_where_the_key_comes_from_and_takes_one(qtbot, tmp_path, monkeypatch):
@@ -54,7 +54,7 @@ def test_the_key_row_says_where_the_key_comes_from_and_takes_one(qtbot, tmp_path
 def test_the_dialogs_show_the_key_and_settings_only_what_the_engine_uses(qtbot, tmp_path,
                                                                          monkeypatch):
     from voxcap.gui.first_run import FirstRunDialog
-    from voxcap.gui.settings_dialog import SettingsDialog
+    from voxcap.gui.settings.dialog import SettingsDialog
 
     cfg = tmp_path / "cfg"
     monkeypatch.setenv("VOXCAP_CONFIG_DIR", str(cfg))

@@ -3,7 +3,7 @@ at its path (which could point at any file the planter chose)."""
 
 from __future__ import annotations
 
-from voxcap.gui.api_key_row import ApiKeyRow
+from voxcap.gui.settings.api_key_row import ApiKeyRow
 
 
 def test_storing_a_key_never_writes_through_a_planted_link(qtbot, tmp_path, monkeypatch):

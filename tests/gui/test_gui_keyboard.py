@@ -188,8 +188,8 @@ def test_f1_lists_every_key_where_it_is_defined(qtbot, make_app):
     from PySide6.QtWidgets import QMessageBox
 
     from voxcap.app.desktop_environment import SHORTCUTS
-    from voxcap.gui.search_bar import FIND_KEYS
-    from voxcap.gui.shortcut_list import key_text, mnemonic_of, mnemonic_texts
+    from voxcap.gui.main.search_bar import FIND_KEYS
+    from voxcap.gui.main.shortcut_list import key_text, mnemonic_of, mnemonic_texts
 
     app = make_app()
     w = app.window
@@ -213,7 +213,7 @@ def test_f1_lists_every_key_where_it_is_defined(qtbot, make_app):
 def test_no_two_alt_letters_clash_in_the_main_window(qtbot, make_app):
     from PySide6.QtWidgets import QMessageBox
 
-    from voxcap.gui.shortcut_list import mnemonic_clashes
+    from voxcap.gui.main.shortcut_list import mnemonic_clashes
 
     app = make_app()
     w = app.window

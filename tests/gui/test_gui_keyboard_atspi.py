@@ -10,7 +10,7 @@ import pytest
 from support.atspi import pyatspi_available, until, walk
 from support.atspi_session import atspi_app_ready
 
-from voxcap.gui.overlay import KEY_STEP
+from voxcap.gui.overlay.window import KEY_STEP
 
 pytestmark = [
     pytest.mark.slow,

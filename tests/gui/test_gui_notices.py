@@ -11,7 +11,7 @@ from voxcap.app.notices import NOTICES
 from voxcap.captions.journal import JournalStatus
 from voxcap.commands import build_parser
 from voxcap.commands.terminal_frontend import CaptionRun
-from voxcap.gui.plain_words import for_the_app
+from voxcap.gui.settings.plain_words import for_the_app
 
 DESC = "Monitor of Built-in Audio"
 EVENTS = [  # in the order a run could bring them

@@ -7,7 +7,7 @@ from PySide6.QtCore import QPoint, Qt
 from voxcap.app.settings import AppSettings, OverlaySettings, load_settings
 from voxcap.captions.assembly import CaptionAssembler
 from voxcap.events import TextDelta
-from voxcap.gui.overlay import CaptionOverlay, place_overlay
+from voxcap.gui.overlay.window import CaptionOverlay, place_overlay
 
 SCREENS = [("DP-1", (0, 0, 1920, 1050)), ("HDMI-1", (1920, 0, 2560, 1410))]
 

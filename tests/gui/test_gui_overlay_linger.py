@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from voxcap.gui.overlay_linger import MAX_MS, MIN_MS, reading_time_ms
+from voxcap.gui.overlay.linger import MAX_MS, MIN_MS, reading_time_ms
 
 HOLD_MS = 1500  # the test's reading time (the app's is 5-15 s)
 

@@ -9,7 +9,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QDialog
 
 from voxcap.events import EngineFailed
-from voxcap.gui.overlay import KEY_STEP
+from voxcap.gui.overlay.window import KEY_STEP
 
 RED = "#ff2020"
 

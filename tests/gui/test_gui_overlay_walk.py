@@ -15,7 +15,7 @@ from support.atspi import overlay_node, pyatspi_available, until
 from support.atspi_session import atspi_app_ready
 from support.gui_fakes import SCRIPT
 
-from voxcap.gui.overlay import KEY_STEP
+from voxcap.gui.overlay.window import KEY_STEP
 
 pytestmark = [
     pytest.mark.slow,

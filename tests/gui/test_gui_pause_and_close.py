@@ -8,7 +8,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from voxcap.events import Captioning
-from voxcap.gui.shortcut_list import shortcut_rows
+from voxcap.gui.main.shortcut_list import shortcut_rows
 
 
 def _captioning_with_text(qtbot, app, fake_audio):

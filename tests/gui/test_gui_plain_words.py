@@ -9,7 +9,7 @@ from pathlib import Path
 
 from voxcap.app.controller import default_engine_factory
 from voxcap.app.settings import AppSettings
-from voxcap.gui.plain_words import FLAG, for_the_app
+from voxcap.gui.settings.plain_words import FLAG, for_the_app
 
 PKG = Path(__file__).resolve().parents[2] / "voxcap"
 # where a command is truly the answer, or the text is not an instruction to the app's user

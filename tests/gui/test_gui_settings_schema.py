@@ -18,7 +18,7 @@ from voxcap.app.settings import (
     save_settings,
 )
 from voxcap.app.settings_schema import specs
-from voxcap.gui.plain_words import for_the_app
+from voxcap.gui.settings.plain_words import for_the_app
 
 # the dialog's widget (attribute path) for each setting that has a range, and the factor
 # between the stored value and the one shown (opacity: a fraction stored, percent shown)
@@ -51,7 +51,7 @@ def _typed(cls, name: str, value):
 
 
 def _open_settings(qtbot, settings):
-    from voxcap.gui.settings_dialog import SettingsDialog
+    from voxcap.gui.settings.dialog import SettingsDialog
 
     dlg = SettingsDialog(settings)
     qtbot.addWidget(dlg)

@@ -104,7 +104,7 @@ def test_export_while_stopping_waits_for_the_last_words(qtbot, make_app, fake_au
 
 
 def test_a_long_stage_counts_up_and_says_what_to_expect(qtbot):
-    from voxcap.gui.engine_status import EngineStatus
+    from voxcap.gui.main.engine_status import EngineStatus
 
     status = EngineStatus()
     qtbot.addWidget(status)
@@ -119,7 +119,7 @@ def test_a_long_stage_counts_up_and_says_what_to_expect(qtbot):
 def test_a_stage_with_a_note_shows_it_and_says_it_once(qtbot, monkeypatch):
     """The first start on an RTX 50 card spends minutes capturing graphs (the driver compiles FA2):
     the line says why, and a screen reader hears it once, not at each record of that stage."""
-    import voxcap.gui.engine_status as es
+    import voxcap.gui.main.engine_status as es
     from voxcap.engine.vllm_adapter.env import FIRST_JIT_NOTE
 
     spoken = []
@@ -138,7 +138,7 @@ def test_a_stage_with_a_note_shows_it_and_says_it_once(qtbot, monkeypatch):
 
 
 def test_chart_scale_is_never_a_tiny_number():
-    from voxcap.gui.chart import scale_top
+    from voxcap.gui.main.chart import scale_top
 
     assert scale_top([]) == 1.0
     assert scale_top([0.0, 0.0]) == 1.0  # was "max 1e-09"
@@ -147,7 +147,7 @@ def test_chart_scale_is_never_a_tiny_number():
 
 
 def test_repeating_notices_are_not_announced_each_time(qtbot, make_app, monkeypatch):
-    import voxcap.gui.main_window as mw
+    import voxcap.gui.main.window as mw
 
     spoken = []
     monkeypatch.setattr(mw, "announce", lambda widget, text, assertive=False: spoken.append(text))

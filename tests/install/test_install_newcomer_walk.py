@@ -48,7 +48,7 @@ from support.vllm_server import VllmServer, free_port
 from support.xvfb import SPEECH_THEM, Xvfb
 
 from voxcap.engine.sizing.cards import needs
-from voxcap.gui.meter import MeterWidget
+from voxcap.gui.main.meter_panel import MeterWidget
 
 pytestmark = [
     pytest.mark.slow, pytest.mark.engine, pytest.mark.timeout(1500),

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from support.atspi import AtspiBus, walk
 from support.xvfb import Xvfb
-from voxcap.gui.plain_words import FLAG
+from voxcap.gui.settings.plain_words import FLAG
 
 
 def labels(tree: dict) -> dict[str, str]:

@@ -29,7 +29,7 @@ from voxcap import paths
 from voxcap.app.controller import SessionController
 from voxcap.app.settings import load_settings
 from voxcap.gui.application import VoxcapApp
-from voxcap.gui.overlay_placement import prepare_platform
+from voxcap.gui.overlay.placement import prepare_platform
 
 
 class OtherWindow(QLabel):

@@ -50,16 +50,16 @@ from ..events import (
     TextDelta,
 )
 from .bridge import EventBridge
-from .export_controller import ExportController
 from .global_shortcuts import GlobalShortcuts
 from .icons import app_icon
-from .main_window import MainWindow
-from .overlay import CaptionOverlay, place_overlay
-from .overlay_linger import OverlayLinger
-from .overlay_placement import OverlayPlacement, prepare_platform
-from .overlay_state import OverlayState
-from .settings_controller import SettingsController
-from .sharing_controller import SharingController
+from .main.export_controller import ExportController
+from .main.window import MainWindow
+from .overlay.linger import OverlayLinger
+from .overlay.placement import OverlayPlacement, prepare_platform
+from .overlay.state_band import OverlayState
+from .overlay.window import CaptionOverlay, place_overlay
+from .settings.controller import SettingsController
+from .share.controller import SharingController
 from .tray import Tray, tray_available
 
 log = logging.getLogger(__name__)

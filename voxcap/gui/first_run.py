@@ -34,8 +34,8 @@ from ..engine.sizing.memory import Sizing
 from ..engine.sizing.verdict import read_gpu_facts, verdict
 from ..errors import VoxcapError
 from .a11y import announce, status_label
-from .api_key_row import ApiKeyRow
-from .plain_words import for_the_app
+from .settings.api_key_row import ApiKeyRow
+from .settings.plain_words import for_the_app
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from .memory import Sizing, choose_precision
 from .precision import Choice, GpuFacts
 
 USABLE_SHARE = 0.95  # of a card's memory that a choice may count on (precision.choose)
-# written for the terminal; the app shows them through gui/plain_words.for_the_app
+# written for the terminal; the app shows them through gui/settings/plain_words.for_the_app
 SERVER_FIX = ("caption through a vLLM server on a bigger GPU: run `voxcap serve` there, then "
               "choose the vLLM server engine (--engine remote --server ws://HOST:8000)")
 CLOSE_FIX = ("close programs that use the GPU (`nvidia-smi` lists them: games, other AI tools, "

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..app.settings import AppSettings
-from ..captions.masking import make_masker
-from ..share import ShareOptions, Sharing, new_token, page_style
+from ...app.settings import AppSettings
+from ...captions.masking import make_masker
+from ...share import ShareOptions, Sharing, new_token, page_style
 
 
 class SharingController:

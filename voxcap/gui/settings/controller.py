@@ -9,10 +9,10 @@ import logging
 import threading
 from collections.abc import Callable
 
-from ..app.settings import AppSettings, RunOverrides, save_settings
-from ..engine.vllm_adapter.platform import cuda_here
-from .first_run import FirstRunDialog
-from .settings_dialog import SettingsDialog
+from ...app.settings import AppSettings, RunOverrides, save_settings
+from ...engine.vllm_adapter.platform import cuda_here
+from ..first_run import FirstRunDialog
+from .dialog import SettingsDialog
 
 log = logging.getLogger(__name__)
 OVERLAY_PLACE = ("visible", "click_through", "geometry", "screen")  # the overlay's, not the dialog's

@@ -17,13 +17,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..app.settings import AppSettings
-from .a11y import announce
-from .settings_captions import CaptionsPanel
-from .settings_engine import EnginePanel
-from .settings_fields import point_buddies_at_fields
-from .settings_overlay import OverlayPanel
-from .share_panel import SharePanel
+from ...app.settings import AppSettings
+from ..a11y import announce
+from ..share.panel import SharePanel
+from .captions_page import CaptionsPanel
+from .engine_page import EnginePanel
+from .fields import point_buddies_at_fields
+from .overlay_page import OverlayPanel
 
 
 class SettingsDialog(QDialog):

@@ -15,9 +15,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..captions.export import render
-from ..captions.sessions import SessionInfo, SessionStore
-from ..errors import VoxcapError
+from ...captions.export import render
+from ...captions.sessions import SessionInfo, SessionStore
+from ...errors import VoxcapError
 
 
 def list_text(info: SessionInfo) -> str:

@@ -18,16 +18,16 @@ from PySide6.QtWidgets import (
     QPushButton,
 )
 
-from ..app.model_check import check_model_dir, choice_costs, kv_note
-from ..app.settings import ENGINE_STREAMS, AppSettings
-from ..app.settings_schema import specs
-from ..engine.settings import applies
-from ..engine.sizing.memory import Sizing
-from ..engine.sizing.precision import BY_NAME as PRECISION_BY_NAME
-from .a11y import announce, status_label
+from ...app.model_check import check_model_dir, choice_costs, kv_note
+from ...app.settings import ENGINE_STREAMS, AppSettings
+from ...app.settings_schema import specs
+from ...engine.settings import applies
+from ...engine.sizing.memory import Sizing
+from ...engine.sizing.precision import BY_NAME as PRECISION_BY_NAME
+from ..a11y import announce, status_label
 from .api_key_row import ApiKeyRow
+from .fields import check_box, choice_box, number_box, number_of, row_label, wrap
 from .plain_words import for_the_app
-from .settings_fields import check_box, choice_box, number_box, number_of, row_label, wrap
 
 SPECS = specs(AppSettings)
 NO_CUDA = ("Not applicable on this computer: no NVIDIA GPU, so vLLM runs without CUDA graphs "

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 
-from ..app.settings import AppSettings
-from ..app.settings_schema import specs
+from ...app.settings import AppSettings
+from ...app.settings_schema import specs
 
 SPECS = specs(AppSettings)
 ENGINE = "Settings → Engine"

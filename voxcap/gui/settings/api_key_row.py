@@ -8,9 +8,9 @@ import logging
 
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
-from ..engine.remote.settings import default_api_key_path, find_api_key, load_api_key, save_api_key
-from ..errors import ConfigError
-from .a11y import announce, status_label
+from ...engine.remote.settings import default_api_key_path, find_api_key, load_api_key, save_api_key
+from ...errors import ConfigError
+from ..a11y import announce, status_label
 
 log = logging.getLogger(__name__)
 

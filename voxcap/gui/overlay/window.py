@@ -51,10 +51,10 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QMenu, QWidget
 
-from ..app.caption_announcer import CaptionAnnouncer
-from ..app.overlay_status import OverlayStatus
-from ..app.settings import OverlaySettings
-from .a11y import announce
+from ...app.caption_announcer import CaptionAnnouncer
+from ...app.overlay_status import OverlayStatus
+from ...app.settings import OverlaySettings
+from ..a11y import announce
 
 MAX_KEPT = 40  # caption lines kept for display (the history keeps everything)
 ROW_IMAGES = 48  # rendered rows kept (outlined text is costly to draw: each row is drawn once)

@@ -15,7 +15,7 @@ import logging
 
 from PySide6.QtCore import QObject, QTimer
 
-from ..events import Captioning
+from ...events import Captioning
 
 log = logging.getLogger(__name__)
 

@@ -21,13 +21,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..app.settings import ShareSettings
-from ..app.settings_schema import specs
-from ..netaddr import OBS_ADDRESS, parse_origin
-from ..share import ShareStatus, new_token
-from ..share.qr import qr_png
-from .a11y import status_label
-from .settings_fields import number_box, row_label
+from ...app.settings import ShareSettings
+from ...app.settings_schema import specs
+from ...netaddr import OBS_ADDRESS, parse_origin
+from ...share import ShareStatus, new_token
+from ...share.qr import qr_png
+from ..a11y import status_label
+from ..settings.fields import number_box, row_label
 
 SPECS = specs(ShareSettings)
 MASKED_TOKEN = re.compile(r"(?<=[?&]token=)[^&#]+")

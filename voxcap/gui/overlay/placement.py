@@ -16,7 +16,7 @@ import os
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QGuiApplication
 
-from ..app.desktop_environment import LAYER_SHELL, OFFSCREEN, WINDOW, X11, XWAYLAND, OverlayPath, detect
+from ...app.desktop_environment import LAYER_SHELL, OFFSCREEN, WINDOW, X11, XWAYLAND, OverlayPath, detect
 
 log = logging.getLogger(__name__)
 

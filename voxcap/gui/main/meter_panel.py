@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QFormLayout, QLabel, QVBoxLayout, QWidget
 
-from ..app.meter import pace
-from ..engine.stats import STEP_BUDGET_MS
-from .a11y import status_label
+from ...app.meter import pace
+from ...engine.stats import STEP_BUDGET_MS
+from ..a11y import status_label
 from .chart import MiniChart
 
 NA = "n/a"

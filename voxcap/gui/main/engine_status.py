@@ -27,8 +27,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .a11y import announce, status_label
-from .plain_words import for_the_app
+from ..a11y import announce, status_label
+from ..settings.plain_words import for_the_app
 
 STAGES = ("importing", "starting engine process", "loading weights", "compiling",
           "capturing graphs", "allocating cache")

@@ -10,8 +10,8 @@ import time
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
 
-from ..captions.search import SearchHit, search_sessions, start_of_day
-from .a11y import announce, status_label
+from ...captions.search import SearchHit, search_sessions, start_of_day
+from ..a11y import announce, status_label
 
 SHOWN_HITS = 200
 

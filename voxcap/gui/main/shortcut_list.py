@@ -14,7 +14,7 @@ import re
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QAbstractButton, QLabel, QMainWindow, QTabWidget, QWidget
 
-from ..app.desktop_environment import SHORTCUTS
+from ...app.desktop_environment import SHORTCUTS
 from .search_bar import FIND_KEYS
 
 _MNEMONIC = re.compile(r"&([^&\s])")

@@ -6,7 +6,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QTextCursor, QTextDocument
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QWidget
 
-from .a11y import announce, status_label
+from ..a11y import announce, status_label
 
 # the find box's own keys (eventFilter and returnPressed below); Help → Keyboard shortcuts lists them
 FIND_KEYS = (("Return", "next match"), ("Shift+Return", "previous match"),

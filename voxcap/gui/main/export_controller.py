@@ -8,10 +8,10 @@ from collections.abc import Callable
 
 from PySide6.QtWidgets import QFileDialog
 
-from ..captions.export import check_export_path, default_name, export
-from ..captions.sessions import SessionStore
-from ..errors import VoxcapError
-from ..events import Captioning, CaptioningState
+from ...captions.export import check_export_path, default_name, export
+from ...captions.sessions import SessionStore
+from ...errors import VoxcapError
+from ...events import Captioning, CaptioningState
 
 EXPORT_FILTERS = {"SubRip subtitles (*.srt)": ".srt", "WebVTT subtitles (*.vtt)": ".vtt",
                   "Plain text (*.txt)": ".txt"}

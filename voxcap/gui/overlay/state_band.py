@@ -13,8 +13,8 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 
-from ..app.overlay_status import OverlayStatusTracker
-from .overlay_aside import OverlayAside
+from ...app.overlay_status import OverlayStatusTracker
+from .aside import OverlayAside
 
 RECENT_LAG_S = 3.0
 MOVE_KEYS = "Ctrl+Shift+O"

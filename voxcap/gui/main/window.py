@@ -26,13 +26,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..events import Captioning
-from .a11y import announce, status_label
+from ...events import Captioning
+from ..a11y import announce, status_label
+from ..settings.plain_words import for_the_app
 from .day_search import DaySearch
 from .engine_status import EngineStatus
 from .history import HistoryView
-from .meter import MeterWidget
-from .plain_words import for_the_app
+from .meter_panel import MeterWidget
 from .search_bar import SearchBar
 from .sessions_view import SessionsView
 from .shortcut_list import shortcut_rows

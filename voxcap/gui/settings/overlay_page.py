@@ -13,9 +13,9 @@ from PySide6.QtWidgets import (
     QPushButton,
 )
 
-from ..app.settings import OverlaySettings
-from ..app.settings_schema import specs
-from .settings_fields import check_box, number_box, number_of, row_label, wrap
+from ...app.settings import OverlaySettings
+from ...app.settings_schema import specs
+from .fields import check_box, number_box, number_of, row_label, wrap
 
 SPECS = specs(OverlaySettings)
 

@@ -1,0 +1,1 @@
+"""Settings → Share captions: the panel and what starts and stops the caption server."""
