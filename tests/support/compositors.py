@@ -230,6 +230,8 @@ class Mutter(_Compositor):
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(self.runtime),
                "XDG_RUNTIME_DIR": str(self.runtime), "XDG_CURRENT_DESKTOP": "GNOME",
                "XDG_SESSION_TYPE": "wayland"}
+        if self.xwayland:  # Xwayland's socket folder, made as X servers make it: mutter refused
+            _x11_socket_folder()  # "/tmp/.X11-unix is not writable" once on a fresh machine
         self._log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
             ["dbus-run-session", "--", "mutter", "--headless", "--wayland", "--virtual-monitor",
@@ -338,3 +340,9 @@ class KWin(_Compositor):
         img.save(str(path))
         return Path(path)
 
+
+def _x11_socket_folder() -> None:
+    folder = Path("/tmp/.X11-unix")
+    folder.mkdir(mode=0o1777, exist_ok=True)
+    if folder.stat().st_uid == os.getuid():
+        folder.chmod(0o1777)
