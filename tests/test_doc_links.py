@@ -1,6 +1,6 @@
-"""README.md and the user guide (docs/guide/): every relative link reaches a file, and a link to
-a heading (``page.md#heading``) reaches a heading of that page; README stays short and links
-every page of the guide."""
+"""README.md, the user guide (docs/guide/) and every other page of docs/ and benchmarks/: each
+relative link reaches a file, and a link to a heading (``page.md#heading``) a heading of that
+page; README stays short and links every page of the guide and the reference."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs" / "guide").glob("*.md")),
-         *sorted((ROOT / "docs" / "reference").glob("*.md"))]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")),
+         *sorted((ROOT / "benchmarks").rglob("*.md"))]
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
 FENCE = re.compile(r"^```.*?^```", re.M | re.S)
 
