@@ -43,7 +43,7 @@ def neutral_environment() -> None:
 
 def md(text: str) -> str:
     """Prose for a markdown table cell: pipes and stars escaped outside code spans."""
-    parts = str(text).replace(HOME, "~").split("`")
+    parts = str(text).replace(HOME, "~").replace("``", "`").split("`")
     for i in range(0, len(parts), 2):  # the even parts are outside backticks
         parts[i] = parts[i].replace("\\", "\\\\").replace("|", "\\|").replace("*", "\\*") \
                            .replace("<", "\\<")
@@ -138,7 +138,7 @@ def _label(spec) -> str:
     return (getattr(spec, "label", "") or "").replace("&&", "\0").replace("&", "").replace("\0", "&")
 
 
-def _values(spec) -> list[str]:
+def _values(spec, kind: str) -> list[str]:
     """The values a setting takes, as lines of its section."""
     out = [f"- {code(json.dumps(value, ensure_ascii=False), cell=False)}: {md(text)}"
            for value, text in getattr(spec, "choices", ()) or ()]
@@ -150,8 +150,19 @@ def _values(spec) -> list[str]:
     if automatic:
         out.append(f"- `null`: {md(automatic)}")
     if getattr(spec, "check", None) is not None and not out:
-        out.append("- checked when the file is loaded and when Settings applies it")
+        out.append(f"- {_checked(spec.check, kind)}")
     return out
+
+
+def _checked(check, kind: str) -> str:
+    """What the setting's own check asks for, in its words: the note a wrong value gets
+    (asked with an empty value of the field's type)."""
+    probe = [] if kind.startswith("list") else ""
+    try:
+        check(probe)
+    except ValueError as exc:
+        return f"{md(exc)} (else a note says so and the default is used)"
+    return "checked when the file is loaded and when Settings applies it"
 
 
 def _setting_section(s: Setting, commands_of: dict[str, list[str]]) -> list[str]:
@@ -168,7 +179,7 @@ def _setting_section(s: Setting, commands_of: dict[str, list[str]]) -> list[str]
             lines.append(f"{md(spec.flag_help)}  ")
     lines.append(f"Type: {code(s.type, cell=False)}; default: {code(_json(s.default), cell=False)}"
                  + ("; a change restarts the engine" if getattr(spec, "restarts_engine", False) else ""))
-    values = _values(spec)
+    values = _values(spec, s.type)
     if values:
         lines += ["", "Values:", ""] + values
     return lines + [""]
