@@ -127,7 +127,7 @@ def setting_groups(cls, prefix: str = "", seen: tuple = ()) -> list[Group]:
 def _json(value) -> str:
     if value is dataclasses.MISSING:
         return "(required)"
-    return json.dumps(value, ensure_ascii=False)
+    return json.dumps(value, ensure_ascii=False, default=str)  # a Path, an enum: as written
 
 
 def _number(value) -> str:
@@ -140,7 +140,7 @@ def _label(spec) -> str:
 
 def _values(spec, kind: str) -> list[str]:
     """The values a setting takes, as lines of its section."""
-    out = [f"- {code(json.dumps(value, ensure_ascii=False), cell=False)}: {md(text)}"
+    out = [f"- {code(_json(value), cell=False)}: {md(text)}"
            for value, text in getattr(spec, "choices", ()) or ()]
     low, high, step = (getattr(spec, name, None) for name in ("low", "high", "step"))
     if low is not None and high is not None:
@@ -211,7 +211,7 @@ def settings_page(groups: list[Group], commands_of: dict[str, list[str]]) -> str
     out += [_summary_row(s) for g in groups for s in g.settings]
     for g in groups:
         title = g.key or "Top level"
-        out += ["", f"## {title}", ""]
+        out += ([""] if out[-1] else []) + [f"## {title}", ""]
         if g.doc:
             out += [md(g.doc), ""]
         for s in g.settings:
