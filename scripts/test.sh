@@ -9,7 +9,7 @@ VENV=${VOXCAP_VENV:-.venv}
 # Lint first ([tool.ruff] in pyproject.toml: errors, imports, complexity): seconds, and a finding
 # fails the run before any test starts.
 "$VENV/bin/ruff" check .
-# The machine's speed, to compare this run's time with README.md's figures.
+# The machine's speed, to compare this run's time with docs/guide/developers.md's figures.
 "$VENV/bin/python" scripts/machine_speed.py
 # Python writes the bytecode of what the tests import (each file once, at its first import:
 # setup-dev.sh compiles none), also where PYTHONDONTWRITEBYTECODE is set, as on this machine;
