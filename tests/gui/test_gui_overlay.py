@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from PySide6.QtCore import QPoint, Qt
 
-from voxcap.app.settings import AppSettings, OverlaySettings, load_settings
+from voxcap.app.settings import OverlaySettings
+from voxcap.app.window_state import WindowState, load_window_state
 from voxcap.captions.assembly import CaptionAssembler
 from voxcap.events import TextDelta
 from voxcap.gui.overlay.window import CaptionOverlay, place_overlay
@@ -34,18 +35,18 @@ def test_place_first_run():
 
 
 def test_app_restores_geometry_and_recovers_from_missing_monitor(qtbot, make_app):
-    s = AppSettings(model_dir="/tmp/fake-model")
+    s = WindowState()
     s.overlay.geometry, s.overlay.screen = [8000, 5000, 700, 110], "DP-9"  # that monitor is gone
-    app = make_app(s)
+    app = make_app(window_state=s)
     screen = app.overlay.screen().availableGeometry()
     g = app.overlay.geometry()
     assert screen.contains(g), (g, screen)
     assert (g.width(), g.height()) == (700, 110)
     # a geometry on the existing screen comes back exactly
     name = app.overlay.screen().name()
-    s2 = AppSettings(model_dir="/tmp/fake-model")
+    s2 = WindowState()
     s2.overlay.geometry, s2.overlay.screen = [40, 50, 640, 120], name
-    app2 = make_app(s2)
+    app2 = make_app(window_state=s2)
     assert app2.overlay.geometry().getRect() == (40, 50, 640, 120)
 
 
@@ -58,12 +59,12 @@ def test_drag_moves_and_is_saved(qtbot, make_app):
     qtbot.mouseMove(ov, QPoint(350, 80))
     qtbot.mouseRelease(ov, Qt.MouseButton.LeftButton, pos=QPoint(350, 80))
     assert ov.geometry().topLeft() == start + QPoint(50, 20)
-    assert app.settings.overlay.geometry[:2] == [150, 120]
+    assert app.window_state.overlay.geometry[:2] == [150, 120]
     # a drag at the right edge resizes instead
     qtbot.mousePress(ov, Qt.MouseButton.LeftButton, pos=QPoint(597, 60))
     qtbot.mouseMove(ov, QPoint(697, 60))
     qtbot.mouseRelease(ov, Qt.MouseButton.LeftButton, pos=QPoint(697, 60))
-    assert ov.width() == 700 and app.settings.overlay.geometry[2] == 700
+    assert ov.width() == 700 and app.window_state.overlay.geometry[2] == 700
 
 
 def test_a_move_just_before_quitting_is_saved_by_the_quit_and_nothing_after(qtbot, make_app,
@@ -77,7 +78,7 @@ def test_a_move_just_before_quitting_is_saved_by_the_quit_and_nothing_after(qtbo
     ov.move(ov.x() + 40, ov.y() + 10)
     assert ov._save_timer.isActive()  # the move's save is pending
     app.window.act_quit.trigger()
-    assert load_settings()[0].overlay.geometry[:2] == [ov.x(), ov.y()]
+    assert load_window_state()[0].overlay.geometry[:2] == [ov.x(), ov.y()]
     later = tmp_path / "later"
     monkeypatch.setenv("VOXCAP_CONFIG_DIR", str(later))
     qtbot.wait(800)
@@ -89,7 +90,7 @@ def test_click_through_toggles_and_there_is_a_way_back(qtbot, make_app):
     ov, w = app.overlay, app.window
     assert not ov.click_through
     w.act_click.trigger()  # Ctrl+T / View menu / the window's button
-    assert ov.click_through and app.settings.overlay.click_through
+    assert ov.click_through and app.window_state.overlay.click_through
     assert ov.windowFlags() & Qt.WindowType.WindowTransparentForInput
     assert ov.testAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
     assert ov.isVisible()
@@ -106,13 +107,13 @@ def test_click_through_toggles_and_there_is_a_way_back(qtbot, make_app):
     w.click_button.click()
     assert ov.click_through
     w.act_click.trigger()
-    assert not ov.click_through and not app.settings.overlay.click_through
+    assert not ov.click_through and not app.window_state.overlay.click_through
 
 
 def test_overlay_hide_show_and_reset(qtbot, make_app):
     app = make_app()
     app.window.act_overlay.trigger()
-    assert not app.overlay.isVisible() and not app.settings.overlay.visible
+    assert not app.overlay.isVisible() and not app.window_state.overlay.visible
     app.overlay.setGeometry(5, 5, 300, 60)
     app.window.act_reset_overlay.trigger()
     assert app.overlay.isVisible() and app.overlay.width() > 300

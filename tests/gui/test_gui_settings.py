@@ -11,8 +11,7 @@ def test_round_trip(tmp_path):
     s = AppSettings(model_dir="/models/voxtral", graph_mode="PIECEWISE", delay_ms=960,
                     kv_cache_gib=2.5, source="Virtual Microphone", mask_profanity=True)
     s.overlay.lines = 4
-    s.overlay.geometry = [10, 20, 900, 150]
-    s.overlay.screen = "HDMI-1"
+    s.overlay.font_family = "DejaVu Serif"
     s.overlay.background_opacity = 0.3
     path = save_settings(s, tmp_path / "settings.json")
     loaded, problem = load_settings(path)
