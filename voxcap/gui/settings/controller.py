@@ -46,9 +46,10 @@ class SettingsController:
     # ----------------------------------------------------------------------- settings ----
     def open(self) -> None:
         if self.dialog is None:
-            self.dialog = SettingsDialog(self.settings, self.window, cuda=self.cuda is not False)
-            self.dialog.applied.connect(self._dialog_applied)
-            self.dialog.finished.connect(self._closed)
+            dlg = self.dialog = SettingsDialog(self.settings, self.window,
+                                               cuda=self.cuda is not False)
+            dlg.applied.connect(lambda new: self._dialog_applied(dlg, new))
+            dlg.finished.connect(self._closed)
         self.dialog.show()
         self.dialog.raise_()
         self.dialog.activateWindow()
@@ -60,10 +61,10 @@ class SettingsController:
         self.dialog.deleteLater()
         self.dialog = None
 
-    def _dialog_applied(self, new: AppSettings) -> None:
+    def _dialog_applied(self, dlg: SettingsDialog, new: AppSettings) -> None:
         # the dialog's base: the settings it opened (or last applied) with
-        self.apply(new, base=self.dialog.base)
-        if self.dialog.share.take_new_address():
+        self.apply(new, base=dlg.base)
+        if dlg.share.take_new_address():
             self.on_new_address()
 
     def apply(self, new: AppSettings, base: AppSettings | None = None) -> None:
