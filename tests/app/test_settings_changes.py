@@ -42,6 +42,14 @@ def test_a_subscriber_is_called_for_its_setting_and_not_for_another():
     assert len(font) + len(masker) + len(overlay) == 4
 
 
+def test_a_subscriber_to_every_application_is_called_even_for_no_change():
+    changes, calls = SettingsChanges(), []
+    changes.subscribe(calls.append)  # e.g. sharing: Apply again retries what failed
+    changes.announce(AppSettings(), AppSettings())
+    changes.announce(AppSettings(), AppSettings(mask_profanity=True))
+    assert [c.names for c in calls] == [(), ("mask_profanity",)]
+
+
 def test_a_name_is_not_a_prefix_of_another():
     changes, calls = SettingsChanges(), []
     changes.subscribe(calls.append, "share")

@@ -229,5 +229,7 @@ def test_allow_site_is_one_site_and_the_local_token(qtbot, make_app, tmp_path, m
     panel.new_address.click()  # a new token once applied: the old address stops working
     assert app.window_state.share_token == token
     dlg.apply()
-    assert app.window_state.share_token not in ("", token)
-    assert load_window_state()[0].share_token == app.window_state.share_token
+    renewed = app.window_state.share_token
+    assert renewed not in ("", token) and load_window_state()[0].share_token == renewed
+    qtbot.waitUntil(lambda: app.sharing.service.status().url.endswith(f"?token={renewed}"),
+                    timeout=15_000)

@@ -6,6 +6,7 @@ of the app is told about the settings it uses (napari's evented settings, qutebr
     changes.subscribe(restyle, "overlay")                       # any overlay.* setting
     changes.subscribe(refit, "overlay.lines", "overlay.font_size")
     changes.subscribe(restart, restarting_engine=True)          # a setting that restarts it
+    changes.subscribe(retry)                      # every application, even of unchanged settings
     changes.announce(old, new)     # each subscriber whose settings differ: called with the change
 
 Names are dotted paths of the settings dataclasses ("overlay.font_size"); a group's name stands
@@ -93,18 +94,17 @@ class SettingsChanges:
     def subscribe(self, callback: Callable[[SettingsChange], None], *names: str,
                   restarting_engine: bool = False) -> None:
         """Call ``callback(change)`` when one of ``names`` (settings or groups) changed, or,
-        with ``restarting_engine``, a setting that restarts the engine."""
-        if not names and not restarting_engine:
-            raise ValueError("subscribe to some settings (names) or to restarting_engine")
+        with ``restarting_engine``, a setting that restarts the engine; with neither, at every
+        application of settings (Apply pressed again, nothing changed, included)."""
+        every = not names and not restarting_engine
 
         def deliver(change: SettingsChange) -> None:
-            if change.touches(*names) or (restarting_engine and change.restarting_engine):
+            if every or change.touches(*names) or (restarting_engine and change.restarting_engine):
                 callback(change)
         self._hub.subscribe(deliver)
 
     def announce(self, old, new) -> SettingsChange:
         """Work out what changed from ``old`` to ``new`` and tell the subscribers concerned."""
         change = SettingsChange(old, new, changed_names(old, new))
-        if change.names:
-            self._hub.publish(change)
+        self._hub.publish(change)
         return change

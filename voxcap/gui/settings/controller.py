@@ -31,7 +31,7 @@ class SettingsController:
         self.overrides = overrides  # command-line values for this run only: never saved
         self.first_run_enabled = first_run
         self.on_applied = on_applied  # (old, new): the app follows the change
-        self.on_new_address = on_new_address  # Share captions → "New address", applied
+        self.on_new_address = on_new_address  # Share captions → "New address", being applied
         self.dialog: SettingsDialog | None = None
         self.first_run_dialog: FirstRunDialog | None = None
         self.cuda: bool | None = None  # a CUDA GPU here; None until known (NVML: not on this thread)
@@ -62,10 +62,10 @@ class SettingsController:
         self.dialog = None
 
     def _dialog_applied(self, dlg: SettingsDialog, new: AppSettings) -> None:
+        if dlg.share.take_new_address():
+            self.on_new_address()  # first: sharing, applied with the settings, takes the new token
         # the dialog's base: the settings it opened (or last applied) with
         self.apply(new, base=dlg.base)
-        if dlg.share.take_new_address():
-            self.on_new_address()
 
     def apply(self, new: AppSettings, base: AppSettings | None = None) -> None:
         """``new`` become the settings; with ``base`` (what a dialog started from), only what

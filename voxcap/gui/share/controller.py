@@ -1,8 +1,9 @@
 """Sharing captions as the app runs it: the caption server started, restarted or stopped for the
-settings it uses (``share.*``, the overlay's look for the page, the masking), each change of
-them announced by ``SettingsChanges`` (``share.Sharing`` does the work off the GUI thread); how
-it is doing shown on the main window and in the Settings dialog's share panel while that is
-open. The access token is window state: made here when first needed, kept across restarts."""
+settings it uses (``share.*``, the overlay's look for the page, the masking) at each application
+of settings that ``SettingsChanges`` announces (``share.Sharing`` does the work off the GUI
+thread); how it is doing shown on the main window and in the Settings dialog's share panel while
+that is open. The access token is window state: made here when first needed, kept across
+restarts."""
 
 from __future__ import annotations
 
@@ -16,8 +17,6 @@ from ...share import ShareOptions, Sharing, new_token, page_style
 
 
 class SharingController:
-    USES = ("share", "overlay", "mask_profanity")  # the settings whose change re-applies sharing
-
     def __init__(self, hub, window, *, settings: Callable[[], AppSettings], state: WindowState,
                  save_state: Callable[[], None], changes: SettingsChanges, session_source,
                  share_panel: Callable[[], object]) -> None:
@@ -28,7 +27,9 @@ class SharingController:
         self.save_state = save_state
         self.share_panel = share_panel  # the open Settings dialog's share panel, or None
         self._problem = ""
-        changes.subscribe(lambda _change: self.apply(), *self.USES)
+        # every Apply, changed or not: a server or an OBS password that failed is tried again
+        # (the service compares: what runs with the same options is left alone)
+        changes.subscribe(lambda _change: self.apply())
 
     def apply(self) -> None:
         """Start, restart or stop the caption server for the settings (returns at once)."""
@@ -44,11 +45,10 @@ class SharingController:
                            masker=make_masker(settings.mask_profanity))
 
     def new_address(self) -> None:
-        """Settings → Share captions → "New address", applied: a new token (the old links and QR
-        codes stop working)."""
+        """Settings → Share captions → "New address": a new token (the old links and QR codes
+        stop working once the settings being applied start sharing with it)."""
         self.state.share_token = new_token()
         self.save_state()
-        self.apply()
 
     def switch_off(self) -> None:
         """Viewers disconnected and the port freed, in the background (the app is leaving)."""
