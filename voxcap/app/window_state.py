@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import paths
+from .settings import SETTINGS_NAME
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +111,11 @@ def from_dict(data: dict) -> tuple[WindowState, list[str]]:
     return _fill(WindowState, data, notes), notes
 
 
+def _problem(notes: list[str]) -> str | None:
+    return ("Some window state was invalid and is back to its defaults: " + "; ".join(notes)
+            + ".") if notes else None
+
+
 def to_dict(state: WindowState) -> dict:
     return dataclasses.asdict(state)
 
@@ -125,7 +131,7 @@ def load_window_state(path: str | Path | None = None,
         raw = p.read_bytes()
     except FileNotFoundError:
         return _migrated(p, Path(settings_file) if settings_file is not None
-                         else p.with_name("settings.json"))
+                         else p.with_name(SETTINGS_NAME))
     except OSError as exc:
         log.warning("cannot read the window state %s", p, exc_info=True)
         return WindowState(), (f"Could not read where the windows were ({exc.strerror}: {p}); "
@@ -145,10 +151,7 @@ def load_window_state(path: str | Path | None = None,
         return WindowState(), (f"The window state file was damaged ({str(exc)[:80]}); the windows "
                                f"start at their defaults and {where}.")
     state, notes = from_dict(data)
-    if notes:
-        return state, "Some window state was invalid and is back to its defaults: " + "; ".join(
-            notes) + "."
-    return state, None
+    return state, _problem(notes)
 
 
 def save_window_state(state: WindowState, path: str | Path | None = None) -> Path:
@@ -163,12 +166,13 @@ def legacy_state(settings_data: dict) -> dict:
     """The state values found in a settings file of an older voxcap, as this file nests them."""
     out: dict = {}
     for old, new in LEGACY_KEYS.items():
-        value = settings_data
-        for key in old:
-            value = value.get(key, dataclasses.MISSING) if isinstance(value, dict) else \
-                dataclasses.MISSING
-        if value is dataclasses.MISSING:
+        *old_groups, old_name = old
+        group = settings_data
+        for key in old_groups:
+            group = group.get(key) if isinstance(group, dict) else None
+        if not isinstance(group, dict) or old_name not in group:
             continue
+        value = group[old_name]
         *groups, name = new.split(".")
         target = out
         for g in groups:
@@ -196,8 +200,4 @@ def _migrated(p: Path, settings_file: Path) -> tuple[WindowState, str | None]:
         log.info("window state: moved from %s to %s", settings_file, p)
     except OSError:  # kept for this run; the next save tries again
         log.warning("window state: could not write %s", p, exc_info=True)
-    problem = None
-    if notes:
-        problem = ("Some window state was invalid and is back to its defaults: "
-                   + "; ".join(notes) + ".")
-    return state, problem
+    return state, _problem(notes)

@@ -582,8 +582,10 @@ def run_gui(args) -> int:
     if message != "show":
         print("voxcap: no running app to toggle", file=sys.stderr)
         return 1
+    # first: the first time, the state is taken from an older settings file, before anything
+    # could write that file again
+    state, state_problem = load_window_state()
     stored, problem = load_settings()
-    state, state_problem = load_window_state()  # the first time: taken from an older settings file
     problem = " ".join(p for p in (problem, state_problem) if p) or None
     overrides = RunOverrides.from_args(stored, args)
     if overrides.values:
