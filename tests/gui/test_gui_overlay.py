@@ -156,3 +156,39 @@ def test_labels_with_two_streams(qtbot):
     ov.add_updates(asm.finish("a") + asm.finish("b"))
     assert ov.visible_text() == ["Them: hello there", "You: hi back"]
     assert ov.label_color("Them") != ov.label_color("You")
+
+
+def test_the_first_start_with_an_older_settings_file_keeps_where_the_windows_were(
+        qtbot, make_app, tmp_path, monkeypatch):
+    """A settings file of voxcap dbd677b (the window state in it): the app starts with the
+    overlay's place, its click-through and the meter as they were; after the app quits the
+    settings file no longer carries them and the state file does."""
+    import json
+
+    from voxcap.app.settings import settings_path
+    from voxcap.app.window_state import state_path
+    from voxcap.gui.application import load_saved
+
+    monkeypatch.setenv("VOXCAP_CONFIG_DIR", str(tmp_path / "cfg"))
+    first = CaptionOverlay(OverlaySettings())  # where the offscreen screen is
+    name = first.screen().name()
+    first.close()
+    old = {"model_dir": "/tmp/fake-model", "show_meter": False, "window_geometry": "",
+           "overlay": {"visible": True, "font_size": 30, "click_through": True, "screen": name,
+                       "geometry": [40, 50, 640, 120]},
+           "share": {"token": "landed-token-0123456789"}}
+    settings_path().parent.mkdir(parents=True)
+    settings_path().write_text(json.dumps(old))
+    settings, state, problem = load_saved()
+    assert problem is None and settings.overlay.font_size == 30
+    app = make_app(settings, window_state=state)
+    assert app.overlay.geometry().getRect() == (40, 50, 640, 120)
+    assert app.overlay.click_through and app.window.act_click.isChecked()
+    assert not app.window.meter_dock.isVisible() and not app.window.act_meter.isChecked()
+    app.window.act_quit.trigger()
+    saved = json.loads(settings_path().read_text())
+    assert "show_meter" not in saved and "geometry" not in saved["overlay"]
+    assert "token" not in saved["share"] and saved["overlay"]["font_size"] == 30
+    kept = json.loads(state_path().read_text())
+    assert kept["overlay"]["geometry"] == [40, 50, 640, 120] and kept["overlay"]["click_through"]
+    assert kept["share_token"] == "landed-token-0123456789" and kept["show_meter"] is False

@@ -563,6 +563,15 @@ class VoxcapApp(QObject):
         QTimer.singleShot(90_000, QApplication.quit)  # never hang on the way out
 
 
+def load_saved() -> tuple[AppSettings, WindowState, str | None]:
+    """The saved settings, the window state and what the person is told about either."""
+    # the state first: the first time it is taken from an older settings file, before anything
+    # could write that file again
+    state, state_problem = load_window_state()
+    settings, problem = load_settings()
+    return settings, state, " ".join(p for p in (problem, state_problem) if p) or None
+
+
 def run_gui(args) -> int:
     """``voxcap gui``: one app per user; a second start hands its request to the first."""
     overlay_path = prepare_platform()  # may set QT_QPA_PLATFORM (GNOME: XWayland)
@@ -582,11 +591,7 @@ def run_gui(args) -> int:
     if message != "show":
         print("voxcap: no running app to toggle", file=sys.stderr)
         return 1
-    # first: the first time, the state is taken from an older settings file, before anything
-    # could write that file again
-    state, state_problem = load_window_state()
-    stored, problem = load_settings()
-    problem = " ".join(p for p in (problem, state_problem) if p) or None
+    stored, state, problem = load_saved()
     overrides = RunOverrides.from_args(stored, args)
     if overrides.values:
         log.info("for this run only: %s", ", ".join(f"{k}={v}" for k, v in overrides.values.items()))
