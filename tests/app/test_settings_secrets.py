@@ -1,4 +1,5 @@
-"""The settings file holds secrets (the share token, the OBS password): written owner-only (0600)
+"""The settings file holds a secret (the OBS password; the share token is window state, its file
+tested in test_window_state): written owner-only (0600)
 whatever the umask, atomically through a temporary file of its own (concurrent saves never
 share one, a reader never sees half a file), an older file others could read made owner-only
 when loaded, and the secrets never in a repr or a note; the allowed site is checked to one
@@ -20,7 +21,7 @@ TOKEN, PASSWORD = "tok-Secret-123456789", "obs-Secret-pw"
 
 
 def _secret_settings() -> AppSettings:
-    return AppSettings(share=ShareSettings(enabled=True, lan=True, token=TOKEN, obs=True,
+    return AppSettings(share=ShareSettings(enabled=True, lan=True, obs=True,
                                            obs_password=PASSWORD))
 
 
@@ -35,7 +36,7 @@ def test_written_owner_only_and_atomically(tmp_path, wide_umask):
     path = tmp_path / "cfg" / "settings.json"
     save_settings(_secret_settings(), path)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    assert load_settings(path)[0].share.token == TOKEN
+    assert load_settings(path)[0].share.obs_password == PASSWORD
     path.chmod(0o644)  # as an older voxcap left it
     save_settings(_secret_settings(), path)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
@@ -53,7 +54,7 @@ def test_written_owner_only_and_atomically(tmp_path, wide_umask):
     reader = threading.Thread(target=read)
     reader.start()
     savers = [threading.Thread(target=lambda i=i: [save_settings(
-        AppSettings(delay_ms=480 + 80 * (i % 3), share=ShareSettings(token=TOKEN)), path)
+        AppSettings(delay_ms=480 + 80 * (i % 3), share=ShareSettings(obs_password=PASSWORD)), path)
         for _ in range(30)]) for i in range(4)]
     for t in savers:
         t.start()
@@ -68,10 +69,10 @@ def test_written_owner_only_and_atomically(tmp_path, wide_umask):
 
 def test_a_file_others_could_read_is_made_owner_only_when_loaded(tmp_path, wide_umask):
     path = tmp_path / "settings.json"
-    path.write_text(json.dumps({"share": {"token": TOKEN}}))
+    path.write_text(json.dumps({"share": {"obs_password": PASSWORD}}))
     path.chmod(0o644)
     settings, problem = load_settings(path)
-    assert problem is None and settings.share.token == TOKEN
+    assert problem is None and settings.share.obs_password == PASSWORD
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     path.write_text("{not json")  # a damaged file is kept aside owner-only too
     path.chmod(0o644)
@@ -86,10 +87,10 @@ def test_secrets_are_in_no_repr_and_no_note(tmp_path):
     for text in (repr(s), repr(s.share), str(s), repr(options)):
         assert TOKEN not in text and PASSWORD not in text, text
     path = tmp_path / "settings.json"
-    path.write_text(json.dumps({"share": {"token": 12345678, "obs_password": ["hunter2"]}}))
+    path.write_text(json.dumps({"share": {"obs_password": ["hunter2"]}}))
     _, problem = load_settings(path)
-    assert "share.token = (hidden) (must be text)" in problem
-    assert "12345678" not in problem and "hunter2" not in problem
+    assert "share.obs_password = (hidden) (must be text)" in problem
+    assert "hunter2" not in problem
 
 
 @pytest.mark.parametrize(("value", "kept"), [

@@ -144,6 +144,6 @@ def test_meter_dock_survives_hiding_the_window(qtbot, make_app):
     assert w.meter_dock.isVisible() and w.act_meter.isChecked()
     w.hide()  # minimised to a tray, or the screenshot script
     w.show()
-    assert w.meter_dock.isVisible() and w.act_meter.isChecked() and app.settings.show_meter
+    assert w.meter_dock.isVisible() and w.act_meter.isChecked() and app.window_state.show_meter
     w.act_meter.trigger()
-    assert not w.meter_dock.isVisible() and not app.settings.show_meter
+    assert not w.meter_dock.isVisible() and not app.window_state.show_meter

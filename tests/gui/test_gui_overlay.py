@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from PySide6.QtCore import QPoint, Qt
 
-from voxcap.app.settings import AppSettings, OverlaySettings, load_settings
+from voxcap.app.settings import OverlaySettings
+from voxcap.app.window_state import WindowState, load_window_state
 from voxcap.captions.assembly import CaptionAssembler
 from voxcap.events import TextDelta
 from voxcap.gui.overlay.window import CaptionOverlay, place_overlay
@@ -34,18 +35,18 @@ def test_place_first_run():
 
 
 def test_app_restores_geometry_and_recovers_from_missing_monitor(qtbot, make_app):
-    s = AppSettings(model_dir="/tmp/fake-model")
+    s = WindowState()
     s.overlay.geometry, s.overlay.screen = [8000, 5000, 700, 110], "DP-9"  # that monitor is gone
-    app = make_app(s)
+    app = make_app(window_state=s)
     screen = app.overlay.screen().availableGeometry()
     g = app.overlay.geometry()
     assert screen.contains(g), (g, screen)
     assert (g.width(), g.height()) == (700, 110)
     # a geometry on the existing screen comes back exactly
     name = app.overlay.screen().name()
-    s2 = AppSettings(model_dir="/tmp/fake-model")
+    s2 = WindowState()
     s2.overlay.geometry, s2.overlay.screen = [40, 50, 640, 120], name
-    app2 = make_app(s2)
+    app2 = make_app(window_state=s2)
     assert app2.overlay.geometry().getRect() == (40, 50, 640, 120)
 
 
@@ -58,12 +59,12 @@ def test_drag_moves_and_is_saved(qtbot, make_app):
     qtbot.mouseMove(ov, QPoint(350, 80))
     qtbot.mouseRelease(ov, Qt.MouseButton.LeftButton, pos=QPoint(350, 80))
     assert ov.geometry().topLeft() == start + QPoint(50, 20)
-    assert app.settings.overlay.geometry[:2] == [150, 120]
+    assert app.window_state.overlay.geometry[:2] == [150, 120]
     # a drag at the right edge resizes instead
     qtbot.mousePress(ov, Qt.MouseButton.LeftButton, pos=QPoint(597, 60))
     qtbot.mouseMove(ov, QPoint(697, 60))
     qtbot.mouseRelease(ov, Qt.MouseButton.LeftButton, pos=QPoint(697, 60))
-    assert ov.width() == 700 and app.settings.overlay.geometry[2] == 700
+    assert ov.width() == 700 and app.window_state.overlay.geometry[2] == 700
 
 
 def test_a_move_just_before_quitting_is_saved_by_the_quit_and_nothing_after(qtbot, make_app,
@@ -77,7 +78,7 @@ def test_a_move_just_before_quitting_is_saved_by_the_quit_and_nothing_after(qtbo
     ov.move(ov.x() + 40, ov.y() + 10)
     assert ov._save_timer.isActive()  # the move's save is pending
     app.window.act_quit.trigger()
-    assert load_settings()[0].overlay.geometry[:2] == [ov.x(), ov.y()]
+    assert load_window_state()[0].overlay.geometry[:2] == [ov.x(), ov.y()]
     later = tmp_path / "later"
     monkeypatch.setenv("VOXCAP_CONFIG_DIR", str(later))
     qtbot.wait(800)
@@ -89,7 +90,7 @@ def test_click_through_toggles_and_there_is_a_way_back(qtbot, make_app):
     ov, w = app.overlay, app.window
     assert not ov.click_through
     w.act_click.trigger()  # Ctrl+T / View menu / the window's button
-    assert ov.click_through and app.settings.overlay.click_through
+    assert ov.click_through and app.window_state.overlay.click_through
     assert ov.windowFlags() & Qt.WindowType.WindowTransparentForInput
     assert ov.testAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
     assert ov.isVisible()
@@ -106,13 +107,13 @@ def test_click_through_toggles_and_there_is_a_way_back(qtbot, make_app):
     w.click_button.click()
     assert ov.click_through
     w.act_click.trigger()
-    assert not ov.click_through and not app.settings.overlay.click_through
+    assert not ov.click_through and not app.window_state.overlay.click_through
 
 
 def test_overlay_hide_show_and_reset(qtbot, make_app):
     app = make_app()
     app.window.act_overlay.trigger()
-    assert not app.overlay.isVisible() and not app.settings.overlay.visible
+    assert not app.overlay.isVisible() and not app.window_state.overlay.visible
     app.overlay.setGeometry(5, 5, 300, 60)
     app.window.act_reset_overlay.trigger()
     assert app.overlay.isVisible() and app.overlay.width() > 300
@@ -155,3 +156,39 @@ def test_labels_with_two_streams(qtbot):
     ov.add_updates(asm.finish("a") + asm.finish("b"))
     assert ov.visible_text() == ["Them: hello there", "You: hi back"]
     assert ov.label_color("Them") != ov.label_color("You")
+
+
+def test_the_first_start_with_an_older_settings_file_keeps_where_the_windows_were(
+        qtbot, make_app, tmp_path, monkeypatch):
+    """A settings file of voxcap dbd677b (the window state in it): the app starts with the
+    overlay's place, its click-through and the meter as they were; after the app quits the
+    settings file no longer carries them and the state file does."""
+    import json
+
+    from voxcap.app.settings import settings_path
+    from voxcap.app.window_state import state_path
+    from voxcap.gui.application import load_saved
+
+    monkeypatch.setenv("VOXCAP_CONFIG_DIR", str(tmp_path / "cfg"))
+    first = CaptionOverlay(OverlaySettings())  # where the offscreen screen is
+    name = first.screen().name()
+    first.close()
+    old = {"model_dir": "/tmp/fake-model", "show_meter": False, "window_geometry": "",
+           "overlay": {"visible": True, "font_size": 30, "click_through": True, "screen": name,
+                       "geometry": [40, 50, 640, 120]},
+           "share": {"token": "landed-token-0123456789"}}
+    settings_path().parent.mkdir(parents=True)
+    settings_path().write_text(json.dumps(old))
+    settings, state, problem = load_saved()
+    assert problem is None and settings.overlay.font_size == 30
+    app = make_app(settings, window_state=state)
+    assert app.overlay.geometry().getRect() == (40, 50, 640, 120)
+    assert app.overlay.click_through and app.window.act_click.isChecked()
+    assert not app.window.meter_dock.isVisible() and not app.window.act_meter.isChecked()
+    app.window.act_quit.trigger()
+    saved = json.loads(settings_path().read_text())
+    assert "show_meter" not in saved and "geometry" not in saved["overlay"]
+    assert "token" not in saved["share"] and saved["overlay"]["font_size"] == 30
+    kept = json.loads(state_path().read_text())
+    assert kept["overlay"]["geometry"] == [40, 50, 640, 120] and kept["overlay"]["click_through"]
+    assert kept["share_token"] == "landed-token-0123456789" and kept["show_meter"] is False

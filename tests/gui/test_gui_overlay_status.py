@@ -78,7 +78,7 @@ def test_overlay_steps_aside_of_a_dialog_and_comes_back_unsaved(qtbot, make_app)
     ov = app.overlay
     ov.show()
     ov.setGeometry(200, 400, 700, 120)
-    qtbot.waitUntil(lambda: app.settings.overlay.geometry == [200, 400, 700, 120], timeout=3000)
+    qtbot.waitUntil(lambda: app.window_state.overlay.geometry == [200, 400, 700, 120], timeout=3000)
     dlg = QDialog(app.window)
     dlg.setGeometry(300, 350, 400, 250)
     dlg.show()
@@ -87,13 +87,13 @@ def test_overlay_steps_aside_of_a_dialog_and_comes_back_unsaved(qtbot, make_app)
     dlg.close()
     qtbot.waitUntil(lambda: ov.geometry() == QRect(200, 400, 700, 120), timeout=3000)
     qtbot.wait(600)  # the save timer's time
-    assert app.settings.overlay.geometry == [200, 400, 700, 120]  # the user's place kept
+    assert app.window_state.overlay.geometry == [200, 400, 700, 120]  # the user's place kept
 
 
 def test_menus_and_top_row_kept_clear_of_an_automatically_placed_overlay(qtbot, make_app):
     app = make_app()
     ov, w = app.overlay, app.window
-    assert not app.settings.overlay.geometry  # placed by the app
+    assert not app.window_state.overlay.geometry  # placed by the app
     ov.show()
     w.setGeometry(100, 100, 900, 600)
     ov.setGeometry(150, 110, 600, 100)  # over the menus and Start captioning
@@ -121,5 +121,5 @@ def test_move_and_resize_by_keys(qtbot, make_app):
     assert ov.size().toTuple() == (600 + KEY_STEP, 120 + KEY_STEP)
     qtbot.keyClick(ov, Qt.Key.Key_Return)
     assert not ov.keyboard_mode
-    qtbot.waitUntil(lambda: app.settings.overlay.geometry ==
+    qtbot.waitUntil(lambda: app.window_state.overlay.geometry ==
                     [100 + KEY_STEP, 300 - KEY_STEP, 600 + KEY_STEP, 120 + KEY_STEP], timeout=3000)

@@ -14,9 +14,9 @@ def test_gui_graph_mode_override_is_used_but_never_saved(make_app, tmp_path, mon
     overrides = RunOverrides(stored, {"graph_mode": "PIECEWISE", "source": None})
     app = make_app(overrides.apply(), overrides=overrides, persist=True)
     assert app.settings.graph_mode == "PIECEWISE"
-    app.set_overlay_visible(False)  # any change saves the settings
+    app.choose_source("mic")  # any change saves the settings
     saved = json.loads(settings_path().read_text())
-    assert saved["graph_mode"] == "FULL_DECODE_ONLY" and saved["overlay"]["visible"] is False
+    assert saved["graph_mode"] == "FULL_DECODE_ONLY" and saved["source"] == "mic"
     changed = app.settings.copy()  # the person changes other engine settings in the panel
     changed.delay_ms = 960
     app.settings_control.apply(changed)

@@ -11,8 +11,7 @@ def test_round_trip(tmp_path):
     s = AppSettings(model_dir="/models/voxtral", graph_mode="PIECEWISE", delay_ms=960,
                     kv_cache_gib=2.5, source="Virtual Microphone", mask_profanity=True)
     s.overlay.lines = 4
-    s.overlay.geometry = [10, 20, 900, 150]
-    s.overlay.screen = "HDMI-1"
+    s.overlay.font_family = "DejaVu Serif"
     s.overlay.background_opacity = 0.3
     path = save_settings(s, tmp_path / "settings.json")
     loaded, problem = load_settings(path)
@@ -149,3 +148,36 @@ def test_precision_is_a_setting_with_its_cost_said(qtbot, make_app, tmp_path, mo
     path.write_text(json.dumps({"model_dir": "/m", "precision": "int4"}))
     settings, problem = load_settings(path)
     assert settings.precision == "auto" and "precision" in problem
+
+
+def test_applied_settings_are_the_dialogs_changes_and_each_part_follows_its_own(
+        qtbot, make_app, tmp_path, monkeypatch):
+    """What the dialog changed is applied; what the main window changed meanwhile (the source,
+    the overlay's place) stays. The overlay restyles and refits live, the masker follows its
+    setting, and the engine restarts only for a setting declared to restart it."""
+    monkeypatch.setenv("VOXCAP_CONFIG_DIR", str(tmp_path / "cfg"))
+    app = make_app(AppSettings(model_dir="/tmp/fake-model"))
+    qtbot.waitUntil(lambda: app.window.engine_status.state == "ready", timeout=10000)
+    restarts, masker = [], app.assembler.masker
+    app.settings_changes.subscribe(restarts.append, restarting_engine=True)
+    app.window.act_settings.trigger()
+    dlg = app.settings_control.dialog
+    dlg.overlay_panel.font_size.setValue(40)
+    dlg.overlay_panel.lines.setValue(3)
+    app.choose_source("mic")  # the main window, while the dialog is open
+    app.overlay.setGeometry(30, 40, 650, 100)
+    app.save_overlay_geometry()
+    dlg.apply()
+    assert app.settings.source == "mic" and load_settings()[0].source == "mic"
+    assert app.window_state.overlay.geometry[:2] == [30, 40]
+    assert app.overlay.settings.font_size == 40 and app.overlay.height() == app.overlay.fitted_height(3)
+    assert restarts == [] and app.assembler.masker is masker
+    assert app.window.engine_status.state == "ready"
+
+    dlg.captions_panel.mask.setChecked(True)
+    dlg.apply()
+    assert app.assembler.masker is not masker and restarts == []
+    dlg.engine_panel.delay.setValue(960)
+    dlg.apply()
+    assert [c.restarting_engine for c in restarts] == [("delay_ms",)]
+    qtbot.waitUntil(lambda: app.window.engine_status.state == "ready", timeout=10000)

@@ -5,12 +5,14 @@ off at once, and a busy port as one line with its fix."""
 from __future__ import annotations
 
 import socket
+import stat
 import urllib.error
 import urllib.request
 
 from PySide6.QtGui import QGuiApplication, QImage
 
-from voxcap.app.settings import AppSettings, load_settings
+from voxcap.app.settings import AppSettings, load_settings, settings_path
+from voxcap.app.window_state import load_window_state, state_path
 from voxcap.share.qr import qr_png
 
 
@@ -67,10 +69,11 @@ def test_share_captions_section(qtbot, make_app, fake_audio, tmp_path, monkeypat
     panel.lan.setChecked(True)
     dlg.apply()
     _status(app, qtbot, panel, "(the address works on this network)")
-    token = app.settings.share.token
-    saved, problem = load_settings()
+    token = app.window_state.share_token
+    saved, problem = load_window_state()
     # kept: the QR stays valid (where the save failed, the window's notice says why)
-    assert len(token) >= 20 and saved.share.token == token, (problem, app.window.notice.text())
+    assert len(token) >= 20 and saved.share_token == token, (problem, app.window.notice.text())
+    assert token not in settings_path().read_text()  # window state, not a preference
     # the token hidden until asked for (a screen may be shared or streamed): the address
     # masked, no QR code; Copy still copies the whole address
     assert token not in panel.url.text() and panel.url.text().endswith("/?token=••••••••")
@@ -206,7 +209,7 @@ def test_allow_site_is_one_site_and_the_local_token(qtbot, make_app, tmp_path, m
     panel.local_token.setChecked(True)
     dlg.apply()
     _status(app, qtbot, panel, "(this computer only, with the token)")
-    token = app.settings.share.token
+    token = app.window_state.share_token
     assert len(token) >= 20 and token not in panel.url.text()  # hidden until asked for
     panel.reveal.setChecked(True)
     assert panel.url.text() == f"http://127.0.0.1:{port}/?token={token}"
@@ -219,5 +222,14 @@ def test_allow_site_is_one_site_and_the_local_token(qtbot, make_app, tmp_path, m
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/captions.txt?token={token}") as r:
         assert r.status == 200
     saved = load_settings()[0].share
-    assert saved.local_token and saved.token == token
-    assert token not in repr(app.settings) and token not in repr(saved)
+    assert saved.local_token and load_window_state()[0].share_token == token
+    assert token not in repr(app.window_state) and token not in repr(load_window_state()[0])
+    assert stat.S_IMODE(state_path().stat().st_mode) == 0o600  # a secret: the owner's only
+
+    panel.new_address.click()  # a new token once applied: the old address stops working
+    assert app.window_state.share_token == token
+    dlg.apply()
+    renewed = app.window_state.share_token
+    assert renewed not in ("", token) and load_window_state()[0].share_token == renewed
+    qtbot.waitUntil(lambda: app.sharing.service.status().url.endswith(f"?token={renewed}"),
+                    timeout=15_000)

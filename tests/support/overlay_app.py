@@ -28,6 +28,7 @@ from support.gui_fakes import FakeAudio, scripted_factory
 from voxcap import paths
 from voxcap.app.controller import SessionController
 from voxcap.app.settings import load_settings
+from voxcap.app.window_state import load_window_state
 from voxcap.gui.application import VoxcapApp
 from voxcap.gui.overlay.placement import prepare_platform
 
@@ -67,7 +68,8 @@ class OverlayDriver:
                 "geometry": [g.x(), g.y(), g.width(), g.height()],
                 "visible": ov.isVisible(), "text": ov.visible_text(), "paints": ov.paints,
                 "click_through": ov.click_through,
-                "saved": vapp.settings.overlay.geometry, "saved_screen": vapp.settings.overlay.screen,
+                "saved": vapp.window_state.overlay.geometry,
+                "saved_screen": vapp.window_state.overlay.screen,
                 "layer": None if layer is None else {"mapped": layer.layer_surface is not None,
                                                      "configured": layer.configured,
                                                      "output": layer.output_name,
@@ -147,7 +149,7 @@ def main() -> int:
     vapp = VoxcapApp(settings, None, controller_factory=lambda publish: SessionController(
         publish, engine_factory=scripted_factory(), audio=audio, journal_root=journal),
         sessions_root=journal, use_tray=False,
-        first_run=False, overlay_path=path)
+        first_run=False, overlay_path=path, window_state=load_window_state()[0])
     driver = OverlayDriver(app, vapp, audio)
     notifier = QSocketNotifier(sys.stdin.fileno(), QSocketNotifier.Type.Read)
     notifier.activated.connect(driver.read_command)

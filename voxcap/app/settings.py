@@ -9,7 +9,8 @@ A file that cannot be read as settings (not JSON, not an object) is renamed to
 ``settings.json.corrupt-<time>`` and the defaults are used; a single value of the wrong type or
 out of range falls back to its default. Either way ``problem`` says what happened, so the app
 shows it instead of silently forgetting the user's choices. Unknown keys are ignored (a newer
-version's file still loads).
+version's file still loads). Where the windows are, and the share token, are not preferences:
+``window_state`` keeps them in a file of their own.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from .settings_schema import engine_fields, flag_values, setting, spec_of, specs
 log = logging.getLogger(__name__)
 
 SETTINGS_NAME = "settings.json"
-SECRETS = frozenset({"token", "obs_password"})  # never shown in a note (nor a repr: field(repr=False))
+SECRETS = frozenset({"obs_password"})  # never shown in a note (nor a repr: field(repr=False))
 ENGINE_STREAMS = 2  # the engine always has room for "both": switching sources never restarts it
 
 
@@ -62,15 +63,10 @@ def _origin(value: str) -> str:
     return parse_origin(value) if value else value  # ValueError: one line saying what is wrong
 
 
-def _rectangle(value: list) -> list:
-    if len(value) != 4 or not all(isinstance(v, int) for v in value):
-        raise ValueError("[x, y, width, height]")
-    return value
-
-
 @dataclass
 class OverlaySettings:
-    visible: bool = True
+    """How the caption overlay looks (where it is and whether it is shown: ``window_state``)."""
+
     lines: int = setting(2, label="L&ines", low=1, high=5)
     font_family: str = setting("", label="&Font")  # "" = the desktop's sans-serif
     font_size: int = setting(28, label="Si&ze", words="font size", low=6, high=200)  # points
@@ -80,30 +76,24 @@ class OverlaySettings:
     # 0 = no band, text outline only
     background_opacity: float = setting(0.65, label="&Opacity", low=0.0, high=1.0)
     outline: bool = setting(True, label="Dark outline around the letters")
-    click_through: bool = False
-    screen: str = ""  # the monitor it was on (QScreen.name())
-    # x, y, width, height in virtual-desktop pixels
-    geometry: list[int] | None = setting(None, check=_rectangle)
 
 
 @dataclass
 class ShareSettings:
     """Settings → Share captions (``voxcap.share``): off by default; this computer only unless
-    ``lan``; ``token``: the access token of the LAN address (and of 127.0.0.1 with
-    ``local_token``), kept so that links and QR codes stay valid across restarts ("New
-    address" replaces it). The token and the OBS password are secrets: the file is written
-    readable by its owner only (0600) and neither is ever in a repr, the log or a note."""
+    ``lan``. The access token of the LAN address (and of 127.0.0.1 with ``local_token``) is
+    window state (``window_state``), made by the app. The OBS password is a secret: the file
+    is written readable by its owner only (0600) and it is never in a repr, the log or a note."""
 
     enabled: bool = False
     lan: bool = False
     port: int = setting(SHARE_PORT, label="Port", low=1024, high=65535)
     # one site whose pages may read the feed, e.g. "https://notes.example"
     allow_origin: str = setting("", label="Allow site", check=_origin)
-    token: str = field(default="", repr=False)  # a secret: never in a repr, a log or a note
     local_token: bool = False  # the token on this computer's address (127.0.0.1) too
     obs: bool = False  # the stream's closed captions in OBS Studio (obs-websocket)
     obs_url: str = setting(OBS_ADDRESS, label="OBS WebSocket", check=_websocket_address)
-    # obs-websocket's (Tools → WebSocket Server Settings); a secret like the token
+    # obs-websocket's (Tools → WebSocket Server Settings); a secret
     obs_password: str = field(default="", repr=False)
 
 
@@ -193,8 +183,6 @@ class AppSettings:
                                     flag_help="start minimized")
     start_captioning: bool = setting(False, label="Start captioning on laun&ch", flag="--start",
                                      flag_help="start captioning at once")
-    show_meter: bool = True
-    window_geometry: str = ""  # QWidget.saveGeometry() as hex: opaque to this module
     overlay: OverlaySettings = field(default_factory=OverlaySettings)
     share: ShareSettings = field(default_factory=ShareSettings)
 
@@ -339,8 +327,8 @@ def load_settings(path: str | Path | None = None) -> tuple[AppSettings, str | No
 def save_settings(settings: AppSettings, path: str | Path | None = None) -> Path:
     """Write atomically (a temporary file of its own, renamed over the old one: a reader sees
     the old file or the new one, never half of one, and two saves never share a temporary
-    file), readable and writable by the owner only (0600: the file holds the share token and
-    the OBS password). Raises OSError (the caller tells the user)."""
+    file), readable and writable by the owner only (0600: the file holds the OBS password).
+    Raises OSError (the caller tells the user)."""
     p = Path(path) if path is not None else settings_path()
     p.parent.mkdir(parents=True, exist_ok=True)
     data = json.dumps(to_dict(settings), indent=2, ensure_ascii=False).encode("utf-8")

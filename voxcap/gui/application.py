@@ -29,7 +29,9 @@ from ..app.lag import RecentValues
 from ..app.meter import MeterSampler
 from ..app.notices import notice_for
 from ..app.settings import AppSettings, RunOverrides, describe_change, load_settings
+from ..app.settings_changes import SettingsChange, SettingsChanges
 from ..app.start_times import StartTimes
+from ..app.window_state import WindowState, load_window_state, save_window_state
 from ..captions.assembly import CaptionAssembler
 from ..captions.masking import make_masker
 from ..errors import VoxcapError
@@ -64,6 +66,8 @@ from .tray import Tray, tray_available
 
 log = logging.getLogger(__name__)
 LINE_COLUMNS = 160  # assembler lines; the overlay wraps them to its width, the history joins them
+# the overlay's settings that change the height it needs
+OVERLAY_HEIGHT = ("overlay.lines", "overlay.font_size", "overlay.font_family", "overlay.bold")
 
 
 def engine_settings(settings: AppSettings):
@@ -82,19 +86,25 @@ def screens_info() -> tuple[list, int]:
 class VoxcapApp(QObject):
     """The windows, the session controller and the routing of its events between them; sharing,
     export and the settings dialogs are controllers of their own (``sharing``, ``exports``,
-    ``settings_control``)."""
+    ``settings_control``). Applied settings are announced through ``settings_changes``: each
+    part follows the settings it uses. Where the windows are is ``window_state``."""
 
     def __init__(self, settings: AppSettings | None = None, settings_problem: str | None = None, *,
                  controller_factory=None, sessions_root=None, persist: bool = True,
                  use_tray: bool = True, first_run: bool = True, overlay_path=None,
-                 overrides: RunOverrides | None = None, engine_verbose: bool = False) -> None:
+                 overrides: RunOverrides | None = None, engine_verbose: bool = False,
+                 window_state: WindowState | None = None) -> None:
         super().__init__()
         self.settings_problem = settings_problem
+        self.persist = persist
+        self.window_state = window_state or WindowState()
         self.window = MainWindow(sessions_root)
         self.window.setWindowIcon(app_icon())
+        self.settings_changes = SettingsChanges()
         self.settings_control = SettingsController(
             settings or AppSettings(), self.window, persist=persist, overrides=overrides,
-            first_run=first_run, on_applied=self._settings_applied)
+            first_run=first_run, on_applied=self.settings_changes.announce,
+            on_new_address=lambda: self.sharing.new_address())
         self.bridge = EventBridge(self)
         # the controller's events: to the GUI thread, and to sharing (which, started later,
         # learns whether captioning is on from the latest CaptioningState)
@@ -106,8 +116,9 @@ class VoxcapApp(QObject):
         self.exports = ExportController(self.window, self.controller, sessions_root,
                                         masker=lambda: make_masker(self.settings.mask_profanity))
         self.sharing = SharingController(
-            self.hub, self.window, settings=lambda: self.settings,
-            save=self.settings_control.save, session_source=self.exports.current_session,
+            self.hub, self.window, settings=lambda: self.settings, state=self.window_state,
+            save_state=self.save_state, changes=self.settings_changes,
+            session_source=self.exports.current_session,
             share_panel=self.settings_control.share_panel)
         self.caption_lag = RecentValues()
         self.paint_lag = RecentValues()
@@ -128,6 +139,7 @@ class VoxcapApp(QObject):
         self.overlay = CaptionOverlay(self.settings.overlay)
         self.overlay.setWindowIcon(app_icon())
         self.overlay.on_painted = self._painted
+        self.overlay.set_click_through(self.window_state.overlay.click_through)
         self.overlay_linger = OverlayLinger(self.overlay)  # the last rows after Stop, then clear
         self.placement = OverlayPlacement(self.overlay, overlay_path)  # on top: X11/layer-shell
         self.placement.menuRequested.connect(self.show_window)
@@ -149,6 +161,7 @@ class VoxcapApp(QObject):
         self.meter_timer = QTimer(self, interval=1000)
         self.meter_timer.timeout.connect(self.tick)
         self._wire()
+        self._follow_settings()
         self.overlay_state = OverlayState(self)  # after _wire: the app's handlers run first
 
     @property
@@ -181,17 +194,17 @@ class VoxcapApp(QObject):
 
     def start(self) -> None:
         """Show the windows and start the engine (or the first-run dialog). Returns at once."""
-        s = self.settings
+        s, state = self.settings, self.window_state
         w = self.window
-        if s.window_geometry:
-            w.restoreGeometry(QByteArray.fromHex(s.window_geometry.encode()))
+        if state.window_geometry:
+            w.restoreGeometry(QByteArray.fromHex(state.window_geometry.encode()))
         w.set_source(s.source)
-        w.act_meter.setChecked(s.show_meter)
-        w.meter_dock.setVisible(s.show_meter)
+        w.act_meter.setChecked(state.show_meter)
+        w.meter_dock.setVisible(state.show_meter)
         self.place_overlay()
         w.act_click.setChecked(self.overlay.click_through)
-        w.act_overlay.setChecked(s.overlay.visible)
-        self.overlay.setVisible(s.overlay.visible)
+        w.act_overlay.setChecked(state.overlay.visible)
+        self.overlay.setVisible(state.overlay.visible)
         if s.start_minimized:
             if self.tray is None:
                 w.showMinimized()
@@ -418,24 +431,24 @@ class VoxcapApp(QObject):
             self._start_captioning(key)
 
     def set_overlay_visible(self, on: bool) -> None:
-        self.settings.overlay.visible = on
+        self.window_state.overlay.visible = on
         self.overlay.setVisible(on)
-        self.settings_control.save()
+        self.save_state()
 
     def _click_through_changed(self, on: bool) -> None:
         self.window.act_click.setChecked(on)
-        self.settings.overlay.click_through = on
-        self.settings_control.save()
+        self.window_state.overlay.click_through = on
+        self.save_state()
 
     def place_overlay(self) -> None:
-        o = self.settings.overlay
+        o = self.window_state.overlay
         screens, primary = screens_info()
         rect = place_overlay(tuple(o.geometry) if o.geometry else None, o.screen, screens, primary,
                              self.overlay.fitted_height())
         self.overlay.setGeometry(*rect)
 
     def reset_overlay(self) -> None:
-        o = self.settings.overlay
+        o = self.window_state.overlay
         o.geometry, o.screen = None, ""
         self.place_overlay()
         self.set_overlay_visible(True)
@@ -443,17 +456,17 @@ class VoxcapApp(QObject):
         self.save_overlay_geometry()
 
     def save_overlay_geometry(self) -> None:
-        o = self.settings.overlay
+        o = self.window_state.overlay
         g = self.overlay.geometry()
         o.geometry = [g.x(), g.y(), g.width(), g.height()]
         screen = self.overlay.screen()
         o.screen = screen.name() if screen is not None else ""
-        self.settings_control.save()
+        self.save_state()
 
     def _meter_toggled(self, on: bool) -> None:
-        if self.settings.show_meter != on:
-            self.settings.show_meter = on
-            self.settings_control.save()
+        if self.window_state.show_meter != on:
+            self.window_state.show_meter = on
+            self.save_state()
         if on:
             self.tick()
 
@@ -497,23 +510,35 @@ class VoxcapApp(QObject):
         self.settings_control.open()
         self.sharing.show_status()  # the share panel says how sharing is doing at once
 
-    def _settings_applied(self, old: AppSettings, new: AppSettings) -> None:
-        """A dialog changed the settings: the overlay, the masker, sharing and the engine follow."""
-        refit = (new.overlay.lines, new.overlay.font_size, new.overlay.font_family,
-                 new.overlay.bold) != (old.overlay.lines, old.overlay.font_size,
-                                       old.overlay.font_family, old.overlay.bold)
-        self.overlay.apply_settings(new.overlay)
-        if refit:
-            self.overlay.fit_height()
-        self.assembler.masker = make_masker(new.mask_profanity)
-        self.sharing.apply()
-        if new.engine_key() != old.engine_key():
-            try:
-                es = engine_settings(new)
-            except VoxcapError as exc:
-                self.window.engine_status.failed(EngineFailed(exc.message, exc.fix))
-            else:
-                self.controller.apply_engine_settings(es, describe_change(old, new))
+    def _follow_settings(self) -> None:
+        """What follows a change of the settings it uses (sharing subscribes itself), in this
+        order: the overlay's look, then its height, the masker, the engine."""
+        changes = self.settings_changes
+        changes.subscribe(lambda c: self.overlay.apply_settings(c.new.overlay), "overlay")
+        changes.subscribe(lambda _c: self.overlay.fit_height(), *OVERLAY_HEIGHT)
+        changes.subscribe(lambda c: setattr(self.assembler, "masker",
+                                            make_masker(c.new.mask_profanity)), "mask_profanity")
+        changes.subscribe(self._restart_engine, restarting_engine=True)
+
+    def _restart_engine(self, change: SettingsChange) -> None:
+        """A setting that the engine is started with changed: it restarts with the new ones."""
+        try:
+            es = engine_settings(change.new)
+        except VoxcapError as exc:
+            self.window.engine_status.failed(EngineFailed(exc.message, exc.fix))
+        else:
+            self.controller.apply_engine_settings(es, describe_change(change.old, change.new))
+
+    def save_state(self) -> None:
+        """Where the windows are (and the share token), saved at once."""
+        if not self.persist:
+            return
+        try:
+            save_window_state(self.window_state)
+        except OSError as exc:
+            log.warning("the window state could not be saved", exc_info=True)
+            self.window.show_notice(f"Window positions could not be saved: {exc.strerror or exc}",
+                                    "check that the config folder is writable")
 
     # --------------------------------------------------------------------------- quit ----
     def quit(self) -> None:
@@ -521,8 +546,9 @@ class VoxcapApp(QObject):
         if self._quitting:
             return
         self._quitting = True
-        self.settings.window_geometry = bytes(self.window.saveGeometry().toHex()).decode()
-        self.settings_control.save()
+        self.window_state.window_geometry = bytes(self.window.saveGeometry().toHex()).decode()
+        self.save_state()
+        self.settings_control.save()  # an older file's window state left out from now on
         self.meter_timer.stop()
         self.sharing.switch_off()
         self.overlay.hide()
@@ -535,6 +561,15 @@ class VoxcapApp(QObject):
         # (14 s measured) is not waited for: its processes die with the app (PR_SET_PDEATHSIG)
         self.controller.shutdown(engine_wait_s=QUIT_ENGINE_WAIT_S)
         QTimer.singleShot(90_000, QApplication.quit)  # never hang on the way out
+
+
+def load_saved() -> tuple[AppSettings, WindowState, str | None]:
+    """The saved settings, the window state and what the person is told about either."""
+    # the state first: the first time it is taken from an older settings file, before anything
+    # could write that file again
+    state, state_problem = load_window_state()
+    settings, problem = load_settings()
+    return settings, state, " ".join(p for p in (problem, state_problem) if p) or None
 
 
 def run_gui(args) -> int:
@@ -556,12 +591,12 @@ def run_gui(args) -> int:
     if message != "show":
         print("voxcap: no running app to toggle", file=sys.stderr)
         return 1
-    stored, problem = load_settings()
+    stored, state, problem = load_saved()
     overrides = RunOverrides.from_args(stored, args)
     if overrides.values:
         log.info("for this run only: %s", ", ".join(f"{k}={v}" for k, v in overrides.values.items()))
     vapp = VoxcapApp(overrides.apply(), problem, overlay_path=overlay_path, overrides=overrides,
-                     engine_verbose=logs.engine_verbose(logs.level_of(args)))
+                     engine_verbose=logs.engine_verbose(logs.level_of(args)), window_state=state)
     server = InstanceServer(vapp)
     server.messageReceived.connect(vapp.handle_message)
     server.listen()

@@ -30,7 +30,7 @@ class OverlayState:
         app.bridge.event.connect(self.on_event)
         app.meter_timer.timeout.connect(self.tick)
         self.aside = OverlayAside(app.overlay, app.window,
-                                  auto_placed=lambda: not app.settings.overlay.geometry)
+                                  auto_placed=lambda: not app.window_state.overlay.geometry)
         self.act_move = self._move_action(app.window, app.overlay)
 
     @staticmethod

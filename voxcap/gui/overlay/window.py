@@ -168,7 +168,6 @@ class CaptionOverlay(QWidget):
         self._outline = s.outline
         self._cache.clear()
         self._images.clear()
-        self.set_click_through(s.click_through)
         self.update()
 
     def line_height(self) -> int:
@@ -442,7 +441,6 @@ class CaptionOverlay(QWidget):
         if on == self._click_through:
             return
         self._click_through = on
-        self.settings.click_through = on
         visible, geom = self.isVisible(), self.geometry()
         # the attribute first: while it is set, Qt keeps the window flag on
         self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents, on)

@@ -1,7 +1,9 @@
 """The app's settings and the two dialogs that change them: Settings and the first-run choice
-(one of each at a time, deleted once closed). What a dialog applies replaces the settings, less
-what the windows own (source, geometry, meter, the overlay's place), and is saved; command-line
-values for this run only are never saved. The app reacts to a change through ``on_applied``."""
+(one of each at a time, deleted once closed). What a dialog changed is applied to the settings
+(a setting changed elsewhere meanwhile, the source from the main window, stays as it is now) and
+saved; command-line values for this run only are never saved. ``on_applied(old, new)`` announces
+the change (``app.settings_changes``): the parts of the app follow the settings they use. Where
+the windows are is not a setting (``app.window_state``): a dialog never touches it."""
 
 from __future__ import annotations
 
@@ -10,24 +12,26 @@ import threading
 from collections.abc import Callable
 
 from ...app.settings import AppSettings, RunOverrides, save_settings
+from ...app.settings_changes import changed_names, set_value_at, value_at
 from ...engine.vllm_adapter.platform import cuda_here
 from ..first_run import FirstRunDialog
 from .dialog import SettingsDialog
 
 log = logging.getLogger(__name__)
-OVERLAY_PLACE = ("visible", "click_through", "geometry", "screen")  # the overlay's, not the dialog's
 
 
 class SettingsController:
     def __init__(self, settings: AppSettings, window, *, persist: bool,
                  overrides: RunOverrides | None, first_run: bool,
-                 on_applied: Callable[[AppSettings, AppSettings], None]) -> None:
+                 on_applied: Callable[[AppSettings, AppSettings], object],
+                 on_new_address: Callable[[], None] = lambda: None) -> None:
         self.settings = settings
         self.window = window
         self.persist = persist
         self.overrides = overrides  # command-line values for this run only: never saved
         self.first_run_enabled = first_run
         self.on_applied = on_applied  # (old, new): the app follows the change
+        self.on_new_address = on_new_address  # Share captions → "New address", being applied
         self.dialog: SettingsDialog | None = None
         self.first_run_dialog: FirstRunDialog | None = None
         self.cuda: bool | None = None  # a CUDA GPU here; None until known (NVML: not on this thread)
@@ -42,9 +46,10 @@ class SettingsController:
     # ----------------------------------------------------------------------- settings ----
     def open(self) -> None:
         if self.dialog is None:
-            self.dialog = SettingsDialog(self.settings, self.window, cuda=self.cuda is not False)
-            self.dialog.applied.connect(self.apply)
-            self.dialog.finished.connect(self._closed)
+            dlg = self.dialog = SettingsDialog(self.settings, self.window,
+                                               cuda=self.cuda is not False)
+            dlg.applied.connect(lambda new: self._dialog_applied(dlg, new))
+            dlg.finished.connect(self._closed)
         self.dialog.show()
         self.dialog.raise_()
         self.dialog.activateWindow()
@@ -56,14 +61,21 @@ class SettingsController:
         self.dialog.deleteLater()
         self.dialog = None
 
-    def apply(self, new: AppSettings) -> None:
+    def _dialog_applied(self, dlg: SettingsDialog, new: AppSettings) -> None:
+        if dlg.share.take_new_address():
+            self.on_new_address()  # first: sharing, applied with the settings, takes the new token
+        # the dialog's base: the settings it opened (or last applied) with
+        self.apply(new, base=dlg.base)
+
+    def apply(self, new: AppSettings, base: AppSettings | None = None) -> None:
+        """``new`` become the settings; with ``base`` (what a dialog started from), only what
+        differs from it: a setting changed elsewhere since is not the dialog's to undo."""
         old = self.settings
-        # what the windows changed meanwhile is not the dialog's to undo
-        new.source, new.window_geometry, new.show_meter = old.source, old.window_geometry, old.show_meter
-        for f in OVERLAY_PLACE:
-            setattr(new.overlay, f, getattr(old.overlay, f))
-        if not new.share.token:  # made by the app after the dialog opened
-            new.share.token = old.share.token
+        if base is not None:
+            edited = new
+            new = old.copy()
+            for name in changed_names(base, edited):
+                set_value_at(new, name, value_at(edited, name))
         self.settings = new
         self.on_applied(old, new)
         self.save()

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 from ...app.settings import ShareSettings
 from ...app.settings_schema import specs
 from ...netaddr import OBS_ADDRESS, parse_origin
-from ...share import ShareStatus, new_token
+from ...share import ShareStatus
 from ...share.qr import qr_png
 from ..a11y import status_label
 from ..settings.fields import number_box, row_label
@@ -41,7 +41,7 @@ LOOPBACK_EXPOSURE = (
 class SharePanel(QGroupBox):
     def __init__(self, settings: ShareSettings, parent=None) -> None:
         super().__init__("Share captions (OBS, a phone, a second screen, programs)", parent)
-        self.token = settings.token
+        self.new_address_asked = False  # "New address": a new token once the settings are applied
         self.enabled = QCheckBox("Share captions &via a page and a feed at the address below", self)
         self.enabled.setChecked(settings.enabled)
         self.lan = QCheckBox("On the local network too: an access token and a &QR code", self)
@@ -117,7 +117,7 @@ class SharePanel(QGroupBox):
         lay.addWidget(self.qr, 0, Qt.AlignmentFlag.AlignTop)
         self.copy.clicked.connect(lambda: QGuiApplication.clipboard().setText(self._status.url))
         self.reveal.toggled.connect(lambda _on: self.show_status(self._status))
-        self.new_address.clicked.connect(self._new_token)
+        self.new_address.clicked.connect(self._ask_new_address)
         self.enabled.toggled.connect(self._enable)
         self.obs.toggled.connect(self._enable)
         self.origin.textChanged.connect(self._check_origin)
@@ -134,9 +134,14 @@ class SharePanel(QGroupBox):
         for w in (self.obs_url, self.obs_password):
             w.setEnabled(self.obs.isChecked())
 
-    def _new_token(self) -> None:
-        self.token = new_token()
+    def _ask_new_address(self) -> None:
+        self.new_address_asked = True
         self.viewers.setText("A new address is made when you apply the settings.")
+
+    def take_new_address(self) -> bool:
+        """Whether "New address" was pressed since the last apply (asked once)."""
+        asked, self.new_address_asked = self.new_address_asked, False
+        return asked
 
     def origin_error(self) -> str:
         """What is wrong with the "Allow site" text, in one line ("" if nothing)."""
@@ -168,7 +173,7 @@ class SharePanel(QGroupBox):
     def result(self) -> ShareSettings:
         return ShareSettings(enabled=self.enabled.isChecked(), lan=self.lan.isChecked(),
                              port=self.port.value(), allow_origin=self._allowed_site(),
-                             token=self.token, local_token=self.local_token.isChecked(),
+                             local_token=self.local_token.isChecked(),
                              obs=self.obs.isChecked(),
                              obs_url=self.obs_url.text().strip() or OBS_ADDRESS,
                              obs_password=self.obs_password.text())
