@@ -19,35 +19,11 @@ own (stages, ready, failed, deltas, stream ends), the capture layer's, and the c
 called on whatever thread produced the event (engine, capture, controller): it must be quick
 (an ``EventHub``, a Qt signal emit, a queue put).
 
-What it promises:
+What it promises is listed in ``app.session`` (the package's docstring), with its rooms.
 
-- Captures start as soon as captioning is asked for, even while the engine is still loading or
-  being restarted (a graph-mode switch): their audio is held (up to ``hold_s`` per source, the
-  excess reported as ``AppProblem``) and pushed into the new streams once the engine is ready, so
-  nothing said in the meantime is lost; it is transcribed late instead.
-- An engine restart first flushes the open streams (their last words still arrive), then stops
-  the old engine, then starts the new one; the journal session goes on (one session, new stream
-  ids with the same labels, the new graph mode recorded in its settings).
-- The journal is fed on its own thread (never the engine's), and closed after every delta that
-  reached it was written.
-- One flush policy: stopping (or a source's end) closes the streams and waits for their last
-  words as long as the engine keeps producing; after ``flush_timeout_s`` without any progress
-  (or on ``abort()``) the streams are aborted, and that is reported.
-- A source that ends (a file) closes its stream; when every source has ended, captioning
-  stops as if asked to (flush, journal closed, ``CaptioningState(OFF)``).
-- Pause keeps the session: the captures stop (nothing is captured while paused), the open
-  streams are flushed (their last words arrive), the journal gets a ``pause`` record and
-  ``CaptioningState(PAUSED)`` is published; the engine stays up. Resume opens the captures
-  and new streams (same labels) in the same session, journals ``resume`` and goes on as a
-  start does ("waiting" while the engine is not ready). Stop while paused ends the session.
-  A file cannot be paused (its reader would start again from the beginning).
-- ``clock`` (``CaptureClock``) knows when each stream sample was captured: the GUI measures
-  caption lag with it.
-
-The controller composes rooms with one job each (``app.session``): the state machine, the
-engine's lifecycle, capture routing with the hold buffer, the flush policy, the journal feed,
-the device watch, its command thread. What is left here is the session's course: what starting,
-pausing, resuming, stopping and the engine's news do to captures, streams and journal.
+The rooms (``app.session``, one job each) hold the parts; here is the session's course: what
+starting, pausing, resuming, stopping and the engine's news do to captures, streams, journal
+and the state (``session.state_machine``: which state may follow which).
 """
 
 from __future__ import annotations
@@ -56,7 +32,6 @@ import logging
 import threading
 from collections.abc import Callable
 
-from ..captions.journal import engine_session_settings
 from ..errors import VoxcapError
 from ..events import (
     AppProblem,
@@ -71,12 +46,12 @@ from ..events import (
 )
 from .lag import CaptureClock
 from .session.caption_streams import CaptionStreams
-from .session.capture_problems import none_started, some_started
 from .session.capture_routing import HOLD_S, CaptureRouting
 from .session.command_thread import EXIT, CommandThread
 from .session.device_watch import DeviceWatch
 from .session.engine_lifecycle import EngineLifecycle, default_engine_factory
 from .session.journal_feed import JournalFeed
+from .session.session_sources import SessionSources
 from .session.state_machine import ACTIVE, CAPTURING, CaptioningStateMachine
 from .session.stream_flush import FLUSH_TIMEOUT_S, StreamFlush
 from .sources import AudioSources
@@ -97,9 +72,7 @@ class SessionController:
         self.clock = CaptureClock()
         self.session_id = ""
         self.rollovers = 0  # engine-session switches in this captioning session (the meter's count)
-        self._sources: list[tuple] = []  # (spec, description)
-        self._source = ""  # what start_captioning was asked for
-        self._ended: set[str] = set()  # labels whose source has no more audio
+        self._sources = SessionSources(self._emit)
         self._closing = threading.Event()
         self.closed = threading.Event()
         self._states = CaptioningStateMachine(self._emit)
@@ -219,8 +192,7 @@ class SessionController:
             log.exception("an event consumer failed on %s", type(event).__name__)
 
     def _set_state(self, state: Captioning, message: str = "") -> None:
-        labels = tuple(spec.label for spec, _ in self._sources)
-        self._states.move_to(state, self.session_id, labels, message)
+        self._states.move_to(state, self.session_id, self._sources.labels, message)
 
     # ------------------------------------------------------------------ engine's news ----
     def _on_engine_event(self, event) -> None:
@@ -240,8 +212,7 @@ class SessionController:
     def _on_engine_ready(self, gen: int) -> None:
         if not self._engine.current(gen) or self.engine is None:
             return
-        self._journal.update_settings(engine_session_settings(self.engine_settings,
-                                                              self.engine.ready_info))
+        self._journal.engine_ready(self.engine_settings, self.engine.ready_info)
         if self.state in (Captioning.WAITING, Captioning.RESTARTING):
             self._open_streams()
 
@@ -303,32 +274,24 @@ class SessionController:
             return
         if event.error:
             self._emit(AppProblem(f"{label}: {event.error}", "check the file", "capture"))
-        self._ended.add(label)
+        self._sources.end(label)
         if self.state != Captioning.ON:
             return  # no stream yet: _open_streams closes it after its held audio
         sid = self._routing.stream_of(label)
         if sid is not None and self.engine is not None:
             self.engine.close_stream(sid)
-        if self._all_ended():
+        if self._sources.all_ended():
             self._do_stop_captioning(event.message)
 
-    def _all_ended(self) -> bool:
-        return all(spec.label in self._ended for spec, _ in self._sources)
-
-    def _open_captures(self) -> list[tuple]:
-        return self._routing.open_captures(self._sources, self.audio, self._on_capture_event)
-
-    def _report_capture_failures(self, failed: list[tuple]) -> None:
-        for problem in none_started(failed):
-            self._emit(problem)
-
-    def _drop_failed_halves(self, failed: list) -> None:
-        """A pair of which one half could not start goes on with the other."""
-        gone = {spec.label for spec, _ in failed}
-        self._sources = [(spec, desc) for spec, desc in self._sources if spec.label not in gone]
-        self._routing.forget(gone)
-        for problem in some_started(failed, [spec.label for spec, _ in self._sources]):
-            self._emit(problem)
+    def _open_captures(self) -> str | None:
+        """Captures for the session's sources, which goes on with those that start; None, or
+        why none could (each failure said)."""
+        failed = self._routing.open_captures(self._sources.resolved, self.audio,
+                                             self._on_capture_event)
+        why_none = self._sources.drop_failed(failed)
+        if why_none is None:
+            self._routing.forget(spec.label for spec, _ in failed)
+        return why_none
 
     # ------------------------------------------------------------------------- streams ----
     def _open_streams_or_wait(self) -> None:
@@ -338,10 +301,10 @@ class SessionController:
             self._set_state(Captioning.WAITING, "waiting for the engine; the audio meanwhile is kept")
 
     def _open_streams(self) -> None:
-        self._streams.open_all(self.engine, self._sources, self._ended)
+        self._streams.open_all(self.engine, self._sources.resolved, self._sources.ended)
         if self._streams:
             self._set_state(Captioning.ON)
-            if self._all_ended():
+            if self._sources.all_ended():
                 self._do_stop_captioning("end of the audio")
         else:
             self._routing.close()
@@ -351,37 +314,33 @@ class SessionController:
     # ---------------------------------------------------------------------- captioning ----
     def _do_start_captioning(self, source: str) -> None:
         if self.state == Captioning.PAUSED:
-            if source == self._source:
+            if source == self._sources.asked:
                 self._do_resume()
                 return
             self._do_stop_captioning()  # another source: a new session
         if self.state in ACTIVE or self._closing.is_set():
             return
-        self._source = source
+        self._sources.asked = source
         if not self._engine_runs("start"):
             self._set_state(Captioning.OFF)
             return
-        self._sources = []
-        self._ended.clear()
+        self._sources.begin(source)
         self._flush.rearm()
         self.rollovers = 0
         self._set_state(Captioning.STARTING)
         try:
-            self._sources = self.audio.resolve(source)
+            self._sources.resolved = self.audio.resolve(source)
         except VoxcapError as exc:
             self._emit(AppProblem(exc.message, exc.fix, "capture"))
             self._set_state(Captioning.OFF, exc.message)
             return
-        self._routing.expect(spec.label for spec, _ in self._sources)
-        failed = self._open_captures()
-        if failed and len(failed) == len(self._sources):
-            self._report_capture_failures(failed)
+        self._routing.expect(self._sources.labels)
+        why_none = self._open_captures()
+        if why_none is not None:
             self._routing.close()
             self.session_id = ""  # no session was opened for it
-            self._set_state(Captioning.OFF, failed[0][1].message)
+            self._set_state(Captioning.OFF, why_none)
             return
-        if failed:
-            self._drop_failed_halves(failed)
         self._open_journal()  # with the sources that really capture
         self._open_streams_or_wait()
 
@@ -393,11 +352,9 @@ class SessionController:
         return problem is None
 
     def _open_journal(self) -> None:
-        sources = {spec.label: desc for spec, desc in self._sources}
-        settings = engine_session_settings(self.engine_settings, self.ready_info, sources)
-        kind = getattr(self.audio, "journal_kind", "live")
-        title = " + ".join(sources) if kind != "live" else " + ".join(sources.values())
-        self.session_id = self._journal.open(settings, kind, title)
+        self.session_id = self._journal.open(self.engine_settings, self.ready_info,
+                                             self._sources.descriptions(),
+                                             getattr(self.audio, "journal_kind", "live"))
 
     def _do_pause(self) -> None:
         if self.state not in CAPTURING:
@@ -419,13 +376,9 @@ class SessionController:
         if not self._engine_runs("resume"):
             return  # still paused
         self._flush.rearm()
-        failed = self._open_captures()
-        if failed and len(failed) == len(self._sources):
-            self._report_capture_failures(failed)
+        if self._open_captures() is not None:
             self._routing.stop_captures()
             return  # still paused: resume again once the device is back
-        if failed:
-            self._drop_failed_halves(failed)
         self._journal.resumed()
         self._open_streams_or_wait()
 

@@ -9,7 +9,7 @@ import queue
 import threading
 from collections.abc import Callable
 
-from ...captions.journal import Journal
+from ...captions.journal import Journal, engine_session_settings
 from ...events import AppProblem, SessionRolled, StreamFinished, TextDelta
 
 log = logging.getLogger(__name__)
@@ -27,11 +27,14 @@ class JournalFeed:
         self._thread = threading.Thread(target=self._run, daemon=True, name="voxcap-journal-feed")
         self._thread.start()
 
-    def open(self, settings: dict, kind: str, title: str) -> str:
-        """A new session's journal (the open one closed first); its id, "" when journalling is off."""
+    def open(self, engine_settings, ready_info, sources: dict[str, str], kind: str) -> str:
+        """A new session's journal (the open one closed first): the engine's settings, and the
+        sources (label -> device or file) in its title; its id, "" when journalling is off."""
         self.close()
         if not self.enabled:
             return ""
+        settings = engine_session_settings(engine_settings, ready_info, sources)
+        title = " + ".join(sources) if kind != "live" else " + ".join(sources.values())
         self._journal = Journal.create(settings, kind=kind, title=title, root=self._root,
                                        on_status=self._emit)
         return self._journal.session_id
@@ -52,9 +55,10 @@ class JournalFeed:
         if self._journal is not None:
             self._journal.stream_opened(stream_id, label=label, source=source)
 
-    def update_settings(self, settings: dict) -> None:
+    def engine_ready(self, engine_settings, ready_info) -> None:
+        """The engine the session runs on is ready (again): what it resolved to is recorded."""
         if self._journal is not None:
-            self._journal.update_settings(**settings)
+            self._journal.update_settings(**engine_session_settings(engine_settings, ready_info))
 
     def paused(self) -> None:
         if self._journal is not None:
