@@ -165,7 +165,8 @@ class SessionController:
 
     @property
     def ready_info(self):
-        return self.engine.ready_info if self._engine.ready else None
+        eng = self.engine  # read once: the controller's thread may replace it meanwhile
+        return eng.ready_info if eng is not None and eng.is_ready else None
 
     def stats(self):
         """The engine's measured stats now (``StatsSnapshot``), or None without an engine."""
