@@ -12,6 +12,7 @@ from voxcap.events import Captioning, CaptioningState
 
 PACKAGE = Path(__file__).resolve().parents[2] / "voxcap"
 STATE_WORDS = {c.value for c in Captioning}
+STATE_SETTERS = ("CaptioningState", "_set_state", "move_to")
 
 
 def _strings(node) -> list[ast.Constant]:
@@ -26,7 +27,7 @@ def _named_state(node) -> bool:
 
 def bare_states(root: Path) -> list[str]:
     """``file:line`` of each state written as a string: compared with something named
-    ``*state``, passed to ``CaptioningState``/``_set_state``, or keying a dict by state."""
+    ``*state``, passed to ``CaptioningState``/``_set_state``/``move_to``, or keying a dict by state."""
     found = []
     for path in sorted(root.rglob("*.py")):
         if path.name == "events.py" and path.parent == root:
@@ -38,7 +39,7 @@ def bare_states(root: Path) -> list[str]:
                 if any(_named_state(s) for s in sides):
                     hits = [c for s in sides for c in _strings(s)]
             elif isinstance(node, ast.Call) and node.args and getattr(
-                    node.func, "attr", getattr(node.func, "id", "")) in ("CaptioningState", "_set_state"):
+                    node.func, "attr", getattr(node.func, "id", "")) in STATE_SETTERS:
                 hits = _strings(node.args[0])
             elif isinstance(node, ast.Dict) and len(node.keys) > 2 and \
                     len(_strings(ast.Tuple(node.keys))) == len(node.keys):  # keyed by state
