@@ -14,6 +14,7 @@ import threading
 import pytest
 
 from voxcap.app.settings import AppSettings, ShareSettings, load_settings, save_settings
+from voxcap.engine.choice import EngineChoice
 from voxcap.share import ShareOptions
 
 TOKEN, PASSWORD = "tok-Secret-123456789", "obs-Secret-pw"
@@ -53,7 +54,7 @@ def test_written_owner_only_and_atomically(tmp_path, wide_umask):
     reader = threading.Thread(target=read)
     reader.start()
     savers = [threading.Thread(target=lambda i=i: [save_settings(
-        AppSettings(delay_ms=480 + 80 * (i % 3), share=ShareSettings(token=TOKEN)), path)
+        AppSettings(engine=EngineChoice(delay_ms=480 + 80 * (i % 3)), share=ShareSettings(token=TOKEN)), path)
         for _ in range(30)]) for i in range(4)]
     for t in savers:
         t.start()

@@ -6,6 +6,7 @@ from PySide6.QtCore import QPoint, Qt
 
 from voxcap.app.settings import AppSettings, OverlaySettings, load_settings
 from voxcap.captions.assembly import CaptionAssembler
+from voxcap.engine.choice import EngineChoice
 from voxcap.events import TextDelta
 from voxcap.gui.overlay.window import CaptionOverlay, place_overlay
 
@@ -34,7 +35,7 @@ def test_place_first_run():
 
 
 def test_app_restores_geometry_and_recovers_from_missing_monitor(qtbot, make_app):
-    s = AppSettings(model_dir="/tmp/fake-model")
+    s = AppSettings(engine=EngineChoice(model_dir="/tmp/fake-model"))
     s.overlay.geometry, s.overlay.screen = [8000, 5000, 700, 110], "DP-9"  # that monitor is gone
     app = make_app(s)
     screen = app.overlay.screen().availableGeometry()
@@ -43,7 +44,7 @@ def test_app_restores_geometry_and_recovers_from_missing_monitor(qtbot, make_app
     assert (g.width(), g.height()) == (700, 110)
     # a geometry on the existing screen comes back exactly
     name = app.overlay.screen().name()
-    s2 = AppSettings(model_dir="/tmp/fake-model")
+    s2 = AppSettings(engine=EngineChoice(model_dir="/tmp/fake-model"))
     s2.overlay.geometry, s2.overlay.screen = [40, 50, 640, 120], name
     app2 = make_app(s2)
     assert app2.overlay.geometry().getRect() == (40, 50, 640, 120)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from voxcap.app.controller import default_engine_factory
 from voxcap.app.settings import AppSettings
+from voxcap.engine.choice import EngineChoice
 from voxcap.gui.settings.plain_words import FLAG, for_the_app
 
 PKG = Path(__file__).resolve().parents[2] / "voxcap"
@@ -111,7 +112,7 @@ def test_a_real_engine_failure_in_the_window_names_the_setting(qtbot, make_app):
     threading.Thread(target=web.serve_forever, daemon=True).start()
     try:
         address = f"127.0.0.1:{web.server_address[1]}"
-        app = make_app(AppSettings(engine="remote", server_url=f"ws://{address}"),
+        app = make_app(AppSettings(engine=EngineChoice(kind="remote", server_url=f"ws://{address}")),
                        engine_factory=default_engine_factory())
         status = app.window.engine_status
         qtbot.waitUntil(lambda: status.fix.text() != "", timeout=60_000)

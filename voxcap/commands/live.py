@@ -12,10 +12,10 @@ from __future__ import annotations
 import os
 
 from ..app.settings import AppSettings
-from ..app.settings_schema import add_setting_flags
 from ..app.sources import AudioSources
 from ..errors import ConfigError
 from ..netaddr import OBS_ADDRESS, SHARE_PORT, parse_origin
+from ..settings_schema import add_setting_flags
 from ..share import ShareOptions, Sharing
 from .options import engine_settings, settings_from_flags
 from .terminal_frontend import CaptionRun, add_run_options

@@ -290,8 +290,8 @@ class VoxcapApp(QObject):
 
     def _on_engine_ready(self, ev: EngineReady) -> None:
         w = self.window
-        w.engine_status.ready(ev, random_weights=self.settings.engine == "local"
-                              and self.settings.dummy_weights,
+        w.engine_status.ready(ev, random_weights=not self.settings.engine.remote
+                              and self.settings.engine.dummy_weights,
                               captioning=self.state.active,
                               paused=self.state == Captioning.PAUSED)
         w.clear_notice("engine", "held")  # "cannot start: the engine is not running" ...
@@ -307,7 +307,7 @@ class VoxcapApp(QObject):
         w = self.window
         w.engine_status.restarting(ev)
         w.engine_status.expected_s = self.start_times.expected(self.settings.engine_key())
-        mode = self.settings.graph_mode if self.settings.engine == "local" else ""
+        mode = "" if self.settings.engine.remote else self.settings.engine.graph_mode
         w.meter.pending = f"restarting → {mode}" if mode else "restarting"
         self.tick()
 
@@ -458,7 +458,7 @@ class VoxcapApp(QObject):
             self.tick()
 
     def tick(self) -> None:
-        self.window.meter.expect_remote = self.settings.engine == "remote"
+        self.window.meter.expect_remote = self.settings.engine.remote
         reading = self.sampler.sample()
         if self.window.meter_dock.isVisible():
             self.window.meter.show_reading(reading, self.sampler)

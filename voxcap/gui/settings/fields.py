@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...app.settings_schema import Spec
+from ...settings_schema import Spec
 
 
 def number_box(spec: Spec, value, parent, *, scale: int = 1, suffix: str = "", decimals: int = 0,

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import re
 
-from ...app.settings import AppSettings
-from ...app.settings_schema import specs
+from ...engine.choice import EngineChoice
+from ...settings_schema import specs
 
-SPECS = specs(AppSettings)
+SPECS = specs(EngineChoice)
 ENGINE = "Settings → Engine"
 SERVER = f"{ENGINE}: “A vLLM server”, and its address in Server"
 _RULES = (  # (pattern, words); the first ones are whole phrasings, then single flags

@@ -1,15 +1,19 @@
-"""What a setting is, declared once beside its field: the values it may take, its label in
-Settings, its command-line flag, whether a change restarts the engine, and how a wrong value
-reads. Validation, the engine key, the words a restart is explained with, the command-line
-flags, the Settings dialog's widgets and the overrides of one run all derive from it.
+"""What a setting is, declared once beside its field where it is used (the engine's on
+``InProcessSettings``/``RemoteSettings``, the app's on ``AppSettings``): the values it may take,
+its label in Settings, its command-line flag, whether a change restarts the engine, and how a
+wrong value reads. Validation, the engine key, the words a restart is explained with, the
+command-line flags, the Settings dialog's widgets and the overrides of one run all derive from it.
 
     font_size: int = setting(28, label="Si&ze", low=6, high=200)   # in a settings dataclass
+    graph_mode: str = same_setting(InProcessSettings, "graph_mode")  # a group gathering it
     spec_of(OverlaySettings, "font_size").high                     # 200
     spec.validate(value)                      # the value, or ValueError("6 to 200")
-    add_setting_flags(parser, AppSettings, ["graph_mode", "precision"])
-    flag_values(args, AppSettings)            # {"graph_mode": "NONE"}: the flags given
+    add_setting_flags(parser, AppSettings, ["graph_mode", "precision"])  # groups searched too
+    flag_values(args, AppSettings)            # {"engine.graph_mode": "NONE"}: the flags given
+    settings_like(InProcessSettings, choice, max_streams=2)  # the same-named fields copied
 
-No Qt here: the dialog reads the same declarations to build its widgets.
+No Qt here (the ground floor: the engine uses it too); the dialog reads the same declarations
+to build its widgets.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import ConfigError
+from .errors import ConfigError
 
 
 @dataclass(frozen=True)
@@ -80,6 +84,71 @@ def setting(default, **spec) -> Any:
     return dataclasses.field(default=default, metadata=meta)
 
 
+def same_setting(cls, name: str) -> Any:
+    """A field declared as field ``name`` of ``cls`` is (the same default and ``Spec``): for a
+    group that gathers settings declared where they are used (``EngineChoice``)."""
+    f = next(f for f in dataclasses.fields(cls) if f.name == name)
+    return dataclasses.field(default=f.default, metadata=f.metadata)
+
+
+def settings_like(cls, source, **more):
+    """A ``cls`` from ``source``'s fields that ``cls`` declares under the same name, and
+    ``more`` (the fields that are not settings, e.g. ``max_streams``, or one set otherwise)."""
+    same = {name: getattr(source, name) for name in specs(cls) if hasattr(source, name)}
+    return cls(**{**same, **more})
+
+
+def check_declared(obj) -> None:
+    """ConfigError naming the first declared field of ``obj`` whose value its ``Spec`` refuses
+    (``ConfigError.setting``: the field's name)."""
+    for name, s in specs(type(obj)).items():
+        value = getattr(obj, name)
+        try:
+            s.validate(value)
+        except ValueError as exc:
+            words = s.name_in_messages
+            raise ConfigError(f"{words[:1].upper()}{words[1:]} {value} is not valid.",
+                              f"it must be {exc}", setting=name) from None
+
+
+def group_type(f: dataclasses.Field):
+    """The settings dataclass a field groups (``AppSettings.overlay``), or None."""
+    factory = f.default_factory
+    return factory if factory is not dataclasses.MISSING and dataclasses.is_dataclass(factory) \
+        else None
+
+
+def declared(cls, prefix: str = "") -> dict[str, tuple[type, str, Spec]]:
+    """{path: (class, field, spec)} of every declared setting of ``cls`` and of its groups
+    ("engine.graph_mode"), in field order."""
+    out: dict[str, tuple[type, str, Spec]] = {}
+    for f in dataclasses.fields(cls):
+        if (group := group_type(f)) is not None:
+            out.update(declared(group, f"{prefix}{f.name}."))
+        elif "spec" in f.metadata:
+            out[prefix + f.name] = (cls, f.name, f.metadata["spec"])
+    return out
+
+
+def _find(cls, name: str) -> tuple[str, tuple[type, str, Spec]]:
+    """The declared setting ``name`` of ``cls`` or of one of its groups: (path, declaration)."""
+    for path, found in declared(cls).items():
+        if path == name or path.rpartition(".")[2] == name:
+            return path, found
+    raise KeyError(f"{cls.__name__} has no setting {name!r}")
+
+
+def get_path(obj, path: str):
+    for part in path.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def set_path(obj, path: str, value) -> None:
+    head, _, last = path.rpartition(".")
+    setattr(get_path(obj, head) if head else obj, last, value)
+
+
 def spec_of(cls, name: str) -> Spec:
     """The declaration of field ``name`` of the settings dataclass ``cls``."""
     for f in dataclasses.fields(cls):
@@ -99,7 +168,8 @@ def engine_fields(cls) -> tuple[str, ...]:
 
 
 def _flag_type(cls, name: str):
-    annotation = str(next(f.type for f in dataclasses.fields(cls) if f.name == name))
+    path, (owner, field_name, _spec) = _find(cls, name)
+    annotation = str(next(f.type for f in dataclasses.fields(owner) if f.name == field_name))
     if annotation == "bool":
         return None
     return int if annotation.startswith("int") else float if annotation.startswith("float") else str
@@ -113,9 +183,10 @@ def flag_dest(s: Spec) -> str:
 def add_setting_flags(parser, cls, names, more_help: dict[str, str] | None = None) -> None:
     """The command-line flags of the settings ``names`` of ``cls``, as declared. A flag with a
     value defaults to None and a switch to False (not given), so that ``flag_values`` tells
-    what the command line set. ``more_help``: words one command adds to a flag's help."""
+    what the command line set. ``more_help``: words one command adds to a flag's help. A name
+    may be a group's setting ("graph_mode" of ``AppSettings.engine``)."""
     for name in names:
-        s = spec_of(cls, name)
+        s = _find(cls, name)[1][2]
         help_text = s.flag_help + (more_help or {}).get(name, "")
         kind = _flag_type(cls, name)
         if kind is None:  # a switch: given means True
@@ -127,15 +198,16 @@ def add_setting_flags(parser, cls, names, more_help: dict[str, str] | None = Non
 
 
 def flag_values(args, cls) -> dict[str, Any]:
-    """{field: value} of the flags given in ``args`` (those added by ``add_setting_flags``);
-    ConfigError with the fix for a value the setting does not take."""
+    """{path: value} of the flags given in ``args`` (those added by ``add_setting_flags``), a
+    group's setting by its path ("engine.graph_mode"); ConfigError with the fix for a value the
+    setting does not take."""
     out = {}
-    for name, s in specs(cls).items():
+    for name, (_owner, _field, s) in declared(cls).items():
         value = getattr(args, flag_dest(s), None) if s.flag else None
         if value is not None and value is not False:
             try:
                 out[name] = s.validate(value)
             except ValueError as exc:
                 raise ConfigError(f"{s.flag} {value} is not a {s.name_in_messages} voxcap takes.",
-                                  f"give {s.flag} {exc}") from None
+                                  f"give {s.flag} {exc}", setting=name.rpartition(".")[2]) from None
     return out
