@@ -138,6 +138,15 @@ def _find(cls, name: str) -> tuple[str, tuple[type, str, Spec]]:
     raise KeyError(f"{cls.__name__} has no setting {name!r}")
 
 
+def spec_named(cls, name: str) -> Spec | None:
+    """The declaration of setting ``name`` of ``cls`` or of one of its groups, or None (what a
+    front end needs to word a ``ConfigError.setting``)."""
+    try:
+        return _find(cls, name)[1][2]
+    except KeyError:
+        return None
+
+
 def get_path(obj, path: str):
     for part in path.split("."):
         obj = getattr(obj, part)

@@ -1,16 +1,23 @@
 """No command-line flags in what the app tells its user where a setting or a button would do:
 the GUI's own strings, every message of the core as the app shows it (``for_the_app``), and a
-real engine failure in a running window."""
+real engine failure in a running window. A setting is named by its label in Settings, which
+its declaration gives (as the terminal names it by the declaration's flag)."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
+import pytest
+
 from voxcap.app.controller import default_engine_factory
 from voxcap.app.settings import AppSettings
+from voxcap.commands import fix_in_flags
 from voxcap.engine.choice import EngineChoice
-from voxcap.gui.settings.plain_words import FLAG, for_the_app
+from voxcap.engine.settings import InProcessSettings
+from voxcap.errors import ConfigError
+from voxcap.gui.settings.plain_words import FLAG, error_for_the_app, for_the_app
+from voxcap.settings_schema import spec_of
 
 PKG = Path(__file__).resolve().parents[2] / "voxcap"
 # where a command is truly the answer, or the text is not an instruction to the app's user
@@ -93,6 +100,22 @@ def test_known_fixes_name_the_setting():
     assert "voxcap serve" in text and not FLAG.findall(text)
     assert for_the_app("lower the max session length (--max-model-len) to the model's") == \
         "lower the max session length (Settings → Engine → Max session length) to the model's"
+
+
+@pytest.mark.parametrize(("wrong", "name"), [
+    ({"kv_cache_gib": 0.0}, "kv_cache_gib"), ({"max_model_len": 64}, "max_model_len"),
+    ({"graph_mode": "FULL"}, "graph_mode"), ({"delay_ms": 500}, "delay_ms")])
+def test_a_config_error_names_its_setting_each_front_end_in_its_words(wrong, name):
+    """The engine's refusal names the setting; the app says its row in Settings (its label
+    there, as declared), the terminal its flag."""
+    with pytest.raises(ConfigError) as caught:
+        InProcessSettings("/m", **wrong).validated()
+    exc, spec = caught.value, spec_of(InProcessSettings, name)
+    assert exc.setting == name
+    message, fix = error_for_the_app(exc)
+    row = spec.label.replace("&", "").split(" (")[0]
+    assert f"Settings → Engine → {row}" in f"{message} {fix}" and not FLAG.findall(message + fix)
+    assert spec.flag in f"{exc.message} {fix_in_flags(exc)}"
 
 
 def test_a_real_engine_failure_in_the_window_names_the_setting(qtbot, make_app):

@@ -59,6 +59,7 @@ from .overlay.placement import OverlayPlacement, prepare_platform
 from .overlay.state_band import OverlayState
 from .overlay.window import CaptionOverlay, place_overlay
 from .settings.controller import SettingsController
+from .settings.plain_words import error_for_the_app
 from .share.controller import SharingController
 from .tray import Tray, tray_available
 
@@ -223,7 +224,7 @@ class VoxcapApp(QObject):
         try:
             es = engine_settings(self.settings)
         except VoxcapError as exc:
-            self.window.engine_status.failed(EngineFailed(exc.message, exc.fix))
+            self.window.engine_status.failed(EngineFailed(*error_for_the_app(exc)))
             return
         self.window.engine_status.message("Engine: starting again…" if again else
                                           "Engine: starting…")
@@ -511,7 +512,7 @@ class VoxcapApp(QObject):
             try:
                 es = engine_settings(new)
             except VoxcapError as exc:
-                self.window.engine_status.failed(EngineFailed(exc.message, exc.fix))
+                self.window.engine_status.failed(EngineFailed(*error_for_the_app(exc)))
             else:
                 self.controller.apply_engine_settings(es, describe_change(old, new))
 
