@@ -40,6 +40,8 @@ class Spec:
     flag: str = ""  # on the command line, e.g. "--graph-mode"
     flag_help: str = ""
     metavar: str | None = None
+    flag_const: Any = None  # the value of the flag given alone (its value optional: --share)
+    flag_fix: str = ""  # the fix said for a value the flag does not take (default: what it must be)
 
     @property
     def values(self) -> tuple:
@@ -203,7 +205,20 @@ def add_setting_flags(parser, cls, names, more_help: dict[str, str] | None = Non
             continue
         # no argparse choices: a wrong value gets voxcap's one line and fix (flag_values),
         # not argparse's usage text
-        parser.add_argument(s.flag, type=kind, default=None, metavar=s.metavar, help=help_text)
+        optional = {"nargs": "?", "const": s.flag_const} if s.flag_const is not None else {}
+        parser.add_argument(s.flag, type=kind, default=None, metavar=s.metavar, help=help_text,
+                            **optional)
+
+
+def _flag_refused(s: Spec, value, exc: ValueError, name: str) -> ConfigError:
+    """A value given with ``s.flag`` that the setting does not take, in one line and a fix."""
+    said = str(exc)
+    if said == s.must_be():  # out of its range, or not one of its choices
+        return ConfigError(f"{s.flag} {value} is not a {s.name_in_messages} voxcap takes.",
+                           s.flag_fix or f"give {s.flag} {said}", setting=name)
+    # its own rule (``check``) said what is wrong with it
+    return ConfigError(f"{s.flag} {str(value)[:60]!r}: {said}.", s.flag_fix or f"give another {s.flag}",
+                       setting=name)
 
 
 def flag_values(args, cls) -> dict[str, Any]:
@@ -217,6 +232,5 @@ def flag_values(args, cls) -> dict[str, Any]:
             try:
                 out[name] = s.validate(value)
             except ValueError as exc:
-                raise ConfigError(f"{s.flag} {value} is not a {s.name_in_messages} voxcap takes.",
-                                  f"give {s.flag} {exc}", setting=name.rpartition(".")[2]) from None
+                raise _flag_refused(s, value, exc, name.rpartition(".")[2]) from None
     return out

@@ -96,14 +96,36 @@ class ShareSettings:
     readable by its owner only (0600) and neither is ever in a repr, the log or a note."""
 
     enabled: bool = False
-    lan: bool = False
-    port: int = setting(SHARE_PORT, label="Port", low=1024, high=65535)
+    lan: bool = setting(False, flag="--share-lan",
+                        flag_help="with --share: on the local network too; the address carries a "
+                                  "new random access token")
+    # --share alone: this port
+    port: int = setting(
+        SHARE_PORT, label="Port", low=1024, high=65535, flag="--share", metavar="PORT",
+        flag_const=SHARE_PORT,
+        flag_help=f"serve the captions at http://127.0.0.1:PORT/ (default {SHARE_PORT}): the page, "
+                  "/events, /captions.txt|vtt")
     # one site whose pages may read the feed, e.g. "https://notes.example"
-    allow_origin: str = setting("", label="Allow site", check=_origin)
+    allow_origin: str = setting(
+        "", label="Allow site", check=_origin, flag="--share-allow-origin", metavar="ORIGIN",
+        flag_help="with --share: the one site whose pages may read the feed, exactly "
+                  "scheme://host[:port] (e.g. https://notes.example; never * or null)",
+        flag_fix="leave it out, or give the one site, e.g. --share-allow-origin "
+                 "https://notes.example")
     token: str = field(default="", repr=False)  # a secret: never in a repr, a log or a note
-    local_token: bool = False  # the token on this computer's address (127.0.0.1) too
+    # the token on this computer's address (127.0.0.1) too
+    local_token: bool = setting(
+        False, flag="--share-token",
+        flag_help="with --share: the access token on this computer's address too (any user or "
+                  "program on this computer can read the captions otherwise)")
     obs: bool = False  # the stream's closed captions in OBS Studio (obs-websocket)
-    obs_url: str = setting(OBS_ADDRESS, label="OBS WebSocket", check=_websocket_address)
+    # --obs-captions alone: obs-websocket's own address
+    obs_url: str = setting(
+        OBS_ADDRESS, label="OBS WebSocket", check=_websocket_address, flag="--obs-captions",
+        metavar="URL", flag_const=OBS_ADDRESS,
+        flag_help="send the captions to OBS Studio as its stream's closed captions, through "
+                  f"obs-websocket (default {OBS_ADDRESS})",
+        flag_fix=f"give obs-websocket's address, e.g. --obs-captions {OBS_ADDRESS}")
     # obs-websocket's (Tools → WebSocket Server Settings); a secret like the token
     obs_password: str = field(default="", repr=False)
 
