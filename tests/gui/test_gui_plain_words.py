@@ -40,7 +40,7 @@ TERMINAL_ONLY = ("commands", "cli.py", "launcher.py", "engine/server/args.py",
 
 def _texts(path: Path):
     """(line, text) of each string literal of a module that is not a docstring, a log call's
-    nor a setting's command-line help (f-strings with their holes as {})."""
+    nor a setting's command-line help or fix (f-strings with their holes as {})."""
     tree = ast.parse(path.read_text())
     skip: set[int] = set()
     for node in ast.walk(tree):
@@ -51,7 +51,8 @@ def _texts(path: Path):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                 and isinstance(node.func.value, ast.Name) and node.func.value.id == "log":
             skip.update(id(n) for n in ast.walk(node))
-        if isinstance(node, ast.keyword) and node.arg == "flag_help":  # the terminal's --help
+        # the terminal's --help, and its fix for a wrong value given with a flag
+        if isinstance(node, ast.keyword) and node.arg in ("flag_help", "flag_fix"):
             skip.update(id(n) for n in ast.walk(node.value))
     for node in ast.walk(tree):
         if id(node) in skip:
