@@ -53,9 +53,10 @@ class Spec:
 
     def must_be(self) -> str:
         """What a valid value is, in the words of the note a wrong one gets."""
-        return self._must_be() + (", or null for automatic" if self.automatic else "")
+        return self.allowed() + (", or null for automatic" if self.automatic else "")
 
-    def _must_be(self) -> str:
+    def allowed(self) -> str:
+        """The values it takes, in words ("128 to 131072"; None aside)."""
         if self.choices:
             return f"one of {', '.join(map(str, self.values))}"
         if self.step is not None:
@@ -109,7 +110,9 @@ def check_declared(obj) -> None:
             s.validate(value)
         except ValueError as exc:
             words = s.name_in_messages
+            unset = ", or leave it unset for automatic" if s.automatic else ""
             raise ConfigError(f"{words[:1].upper()}{words[1:]} {value} is not valid.",
+                              f"use {s.allowed()}{unset}" if str(exc) == s.must_be() else
                               f"it must be {exc}", setting=name) from None
 
 

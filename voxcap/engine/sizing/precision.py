@@ -123,7 +123,8 @@ def validate(name: str) -> str:
            "4_bit_kv": "mxfp4_kv", "4_bit_fp8": "mxfp4_kv", "mxfp4_fp8": "mxfp4_kv"}.get(key, key)
     if key not in PRECISIONS:
         raise ConfigError(f"Unknown precision {name!r}.",
-                          f"choose one of {', '.join(PRECISIONS)} (default {DEFAULT_PRECISION})")
+                          f"choose one of {', '.join(PRECISIONS)} (default {DEFAULT_PRECISION})",
+                          setting="precision")
     return key
 
 
@@ -233,7 +234,7 @@ def choose(requested: str, footprint_for: Callable[[Precision, int], int], strea
         p = BY_NAME[requested]
         where = "with this vLLM build" if build == "cpu" else "on this GPU"
         raise ConfigError(f"{p.label} cannot run {where}: {supported(p, build, cc)}.",
-                          "choose bfloat16 or Automatic as the precision")
+                          "choose bfloat16 or Automatic as the precision", setting="precision")
     if not known:
         p = candidates[0]
         dtype = model_dtype(build, cc, p)
