@@ -19,7 +19,7 @@ from voxcap.engine.choice import EngineChoice
 from voxcap.engine.remote.settings import RemoteSettings
 from voxcap.engine.settings import InProcessSettings
 from voxcap.framing import DEFAULT_DELAY_MS
-from voxcap.settings_schema import flag_dest, specs
+from voxcap.settings_schema import declared, flag_dest, specs
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # the dialog, without a display
 PKG = Path(__file__).resolve().parents[1] / "voxcap"
@@ -126,6 +126,15 @@ def _declarations(name: str) -> list[str]:
 def test_each_engine_setting_has_one_declaration(name):
     where = _declarations(name)
     assert len(where) == 1 and where[0].startswith("engine/"), where  # in the engine
+
+
+def test_a_settings_name_says_which_one_it_is():
+    """Flags, run overrides and a ConfigError name a setting without its group: each name is
+    one setting's."""
+    from voxcap.app.settings import AppSettings
+
+    names = [path.rpartition(".")[2] for path in declared(AppSettings)]
+    assert len(names) == len(set(names)), sorted(n for n in names if names.count(n) > 1)
 
 
 def test_one_name_for_the_delay():

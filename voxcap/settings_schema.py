@@ -153,12 +153,14 @@ def spec_named(cls, name: str) -> Spec | None:
 
 
 def get_path(obj, path: str):
+    """The value at ``path`` ("engine.graph_mode") of a settings object."""
     for part in path.split("."):
         obj = getattr(obj, part)
     return obj
 
 
 def set_path(obj, path: str, value) -> None:
+    """Set the value at ``path`` ("engine.graph_mode") of a settings object."""
     head, _, last = path.rpartition(".")
     setattr(get_path(obj, head) if head else obj, last, value)
 
