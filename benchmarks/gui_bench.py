@@ -77,6 +77,7 @@ def main() -> int:
     from tests.support.xvfb import Xvfb, prepare_desktop_run, pump
     from voxcap.app.controller import SessionController, default_engine_factory
     from voxcap.app.settings import AppSettings
+    from voxcap.engine.choice import EngineChoice
 
     tmp, model, them, you = prepare_desktop_run("voxcap-gui-bench-")
     proc = psutil.Process()
@@ -87,8 +88,8 @@ def main() -> int:
 
         app = QApplication(["voxcap"])
         factory = scripted_factory() if args.engine == "scripted" else default_engine_factory()
-        settings = AppSettings(model_dir=str(model), dummy_weights=True, enforce_eager=True,
-                               max_model_len=4096, source="both")
+        settings = AppSettings(engine=EngineChoice(model_dir=str(model), dummy_weights=True,
+                                                   enforce_eager=True, max_model_len=4096), source="both")
         vapp = VoxcapApp(settings, None, persist=False, use_tray=False, first_run=False,
                          controller_factory=lambda publish: SessionController(
                              publish, engine_factory=factory))

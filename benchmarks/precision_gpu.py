@@ -117,9 +117,10 @@ def settings_for(args):
         inprocess._gpu_facts = lambda: replace(real(), compute_capability=(7, 5))
     if args.app:
         from voxcap.app.settings import AppSettings
+        from voxcap.engine.choice import EngineChoice
 
-        s = AppSettings(model_dir=args.model, dummy_weights=args.dummy_weights,
-                        precision=args.precision).engine_settings()
+        s = AppSettings(engine=EngineChoice(model_dir=args.model, dummy_weights=args.dummy_weights,
+                                            precision=args.precision)).engine_settings()
         return s.__class__(**{**s.__dict__, "extra_engine_args": extra})
     s = InProcessSettings(model_dir=args.model, dummy_weights=args.dummy_weights,
                        precision=args.precision, max_streams=args.max_streams,

@@ -94,6 +94,7 @@ def main() -> int:
         from PySide6.QtWidgets import QApplication
 
         from voxcap.app.settings import AppSettings
+        from voxcap.engine.choice import EngineChoice
         from voxcap.gui.application import VoxcapApp
         from voxcap.gui.first_run import FirstRunDialog
 
@@ -104,8 +105,8 @@ def main() -> int:
         desktop = make_desktop()
         desktop.setGeometry(0, 0, args.width, args.height)
         desktop.show()
-        settings = AppSettings(model_dir=str(model), dummy_weights=True, enforce_eager=True,
-                               max_model_len=2048, source="both")
+        settings = AppSettings(engine=EngineChoice(model_dir=str(model), dummy_weights=True,
+                                                   enforce_eager=True, max_model_len=2048), source="both")
         settings.overlay.lines = 3
         settings.overlay.geometry = [int(args.width * 0.14), int(args.height * 0.70),
                                      int(args.width * 0.72), 0]

@@ -110,7 +110,7 @@ def test_a_vllm_free_interpreter_loads_the_remote_path():
             importlib.import_module(m)
         from voxcap.engine.factory import build_engine
         from voxcap.engine.remote.settings import RemoteSettings
-        engine = build_engine(RemoteSettings(server_url="ws://127.0.0.1:9", model=""))
+        engine = build_engine(RemoteSettings(server_url="ws://127.0.0.1:9", server_model=""))
         heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("vllm", "torch"))
         print(type(engine.inner).__name__, heavy)
         """)

@@ -16,7 +16,13 @@ class VoxcapError(Exception):
 
 
 class ConfigError(VoxcapError):
-    """A setting is invalid."""
+    """A setting is invalid. ``setting``: the field it is about (e.g. "max_model_len"), when
+    one is: each front end names it in its own words (the terminal by its flag, the app by
+    its row in Settings: ``settings_schema.spec_named``)."""
+
+    def __init__(self, message: str, fix: str = "", setting: str = "") -> None:
+        super().__init__(message, fix)
+        self.setting = setting
 
 
 class ModelDirError(VoxcapError):

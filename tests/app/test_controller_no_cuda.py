@@ -23,7 +23,7 @@ def test_the_predicate(tiny_model_dir):
     assert not applies("graph_mode", cuda=False) and applies("graph_mode", cuda=True)
     assert not applies("gpu_memory_utilization", cuda=False)
     assert applies("kv_cache_gib", cuda=False)  # the CPU build sizes its cache from it too
-    assert applies("transcription_delay_ms", cuda=False)
+    assert applies("delay_ms", cuda=False)
     assert CUDA_ONLY == {"graph_mode", "capture_sizes", "gpu_memory_utilization"}
 
 
@@ -44,7 +44,7 @@ def test_no_restart_for_a_graph_mode_without_cuda(engine, engine_hub, tmp_path):
         while not q.empty():
             q.all.append(q.get())
         assert not [e for e in q.all if isinstance(e, EngineRestarting)]
-        later = dataclasses.replace(piecewise, transcription_delay_ms=960)
+        later = dataclasses.replace(piecewise, delay_ms=960)
         ctl.apply_engine_settings(later, "delay 960 ms")  # this one applies: restarted
         ev, _ = _wait(q, lambda e: isinstance(e, EngineRestarting), timeout=30)
         assert ev.reason == "delay 960 ms"

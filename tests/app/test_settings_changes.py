@@ -8,6 +8,7 @@ import logging
 
 from voxcap.app.settings import AppSettings
 from voxcap.app.settings_changes import SettingsChanges, changed_names
+from voxcap.engine.choice import EngineChoice
 
 
 def _changed(**overlay) -> AppSettings:
@@ -63,8 +64,9 @@ def test_the_engine_restarts_for_the_settings_declared_to_restart_it():
     changes.announce(AppSettings(), _changed(font_size=40))
     changes.announce(AppSettings(), AppSettings(source="mic", mask_profanity=True))
     assert restarts == []
-    change = changes.announce(AppSettings(), AppSettings(delay_ms=960, source="mic"))
-    assert restarts == [change] and change.restarting_engine == ("delay_ms",)
+    change = changes.announce(AppSettings(),
+                              AppSettings(engine=EngineChoice(delay_ms=960), source="mic"))
+    assert restarts == [change] and change.restarting_engine == ("engine.delay_ms",)
 
 
 def test_a_failing_subscriber_is_logged_and_the_others_still_run(caplog):

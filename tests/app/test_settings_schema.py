@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from voxcap.app.settings import AppSettings, RunOverrides, describe_change, load_settings
-from voxcap.app.settings_schema import engine_fields, flag_dest, specs
 from voxcap.commands import build_parser
+from voxcap.engine.choice import EngineChoice
+from voxcap.settings_schema import declared, engine_fields, flag_dest, specs
 
 PKG = Path(__file__).resolve().parents[2] / "voxcap"
 SPECS = specs(AppSettings)
@@ -48,11 +49,11 @@ def test_each_fact_that_is_a_setting_has_one_definition():
     assert _files(_places(lambda n: _constants(n) == ("auto", "on", "off"))) == [
         "capture/source_names.py"]  # the echo modes: capture's, the setting's choices name them
     assert _places(lambda n: _constants(n) in (("local", "remote"), ("remote", "local"))) == []
-    assert SPECS["engine"].values == ("local", "remote")  # the engines: the setting's choices
+    assert specs(EngineChoice)["kind"].values == ("local", "remote")  # the engines: its choices
 
 
 def test_no_command_declares_a_settings_flag_of_its_own():
-    flags = {s.flag for s in SPECS.values() if s.flag}
+    flags = {s.flag for _cls, _name, s in declared(AppSettings).values() if s.flag}
     own = _places(lambda n: isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                   and n.func.attr == "add_argument" and n.args
                   and isinstance(n.args[0], ast.Constant) and n.args[0].value in flags)
@@ -66,11 +67,12 @@ def test_a_flag_says_the_same_in_every_command():
     for command in commands.values():
         for action in command._actions:  # noqa: SLF001
             for flag in action.option_strings:
-                name = next((n for n, s in SPECS.items() if s.flag == flag), None)
-                if name is not None:
+                spec = next((s for _c, _n, s in declared(AppSettings).values() if s.flag == flag),
+                            None)
+                if spec is not None:
                     seen.setdefault(flag, set()).add(action.choices and tuple(action.choices))
-                    assert action.dest == flag_dest(SPECS[name])
-                    assert action.help.startswith(SPECS[name].flag_help), (flag, action.help)
+                    assert action.dest == flag_dest(spec)
+                    assert action.help.startswith(spec.flag_help), (flag, action.help)
     assert {"--precision", "--graph-mode", "--model", "--eager", "--source"} <= set(seen)
     assert all(len(choices) == 1 for choices in seen.values()), seen
 
@@ -81,27 +83,28 @@ def test_a_bad_value_falls_back_with_what_it_must_be(tmp_path):
                                 "max_model_len": 64, "overlay": {"font_size": 300}}))
     settings, problem = load_settings(path)
     assert settings == AppSettings()
-    for note in ("delay_ms = 500 (must be a multiple of 80 from 80 to 2400)",
-                 "kv_cache_gib = 0 (must be 0.1 to 256, or null for automatic)",
+    for note in ("engine.delay_ms = 500 (must be a multiple of 80 from 80 to 2400)",
+                 "engine.kv_cache_gib = 0 (must be 0.1 to 256, or null for automatic)",
                  'echo_cancel = "loud" (must be one of auto, on, off)',
-                 "max_model_len = 64 (must be 128 to 131072, or null for automatic)",
+                 "engine.max_model_len = 64 (must be 128 to 131072, or null for automatic)",
                  "overlay.font_size = 300 (must be 6 to 200)"):
         assert note in problem, problem
 
 
 def test_the_engine_key_and_the_restart_words_come_from_the_declarations():
-    changed = {"engine": "remote", "model_dir": "/m", "dummy_weights": True,
+    changed = {"kind": "remote", "model_dir": "/m", "dummy_weights": True,
                "server_url": "ws://gpu:8000", "server_model": "voxtral", "graph_mode": "NONE",
                "delay_ms": 960, "kv_cache_gib": 2.0, "max_model_len": 4096,
                "enforce_eager": True, "precision": "fp8"}
     # in the order of the key's saved start times (app/start_times.py)
-    assert engine_fields(AppSettings) == tuple(changed)
+    assert engine_fields(EngineChoice) == tuple(changed)
     old = AppSettings()
     for name, value in changed.items():
         new = old.copy()
-        setattr(new, name, value)
+        setattr(new.engine, name, value)
         assert new.engine_key() != old.engine_key(), name
-        assert describe_change(old, new) == f"{SPECS[name].name_in_messages} {value}"
+        spec = specs(EngineChoice)[name]
+        assert describe_change(old, new) == f"{spec.name_in_messages} {value}"
     new = old.copy()
     new.overlay.font_size = 40
     new.echo_cancel = "off"
@@ -111,9 +114,10 @@ def test_the_engine_key_and_the_restart_words_come_from_the_declarations():
 @pytest.mark.parametrize(("argv", "values"), [
     (["gui"], {}),
     (["gui", "--model", "/m", "--eager", "--start", "--precision", "fp8"],
-     {"model_dir": "/m", "engine": "local", "enforce_eager": True, "start_captioning": True,
-      "precision": "fp8"}),
-    (["doctor", "--server", "ws://gpu:8000"], {"server_url": "ws://gpu:8000", "engine": "remote"}),
+     {"engine.model_dir": "/m", "engine.kind": "local", "engine.enforce_eager": True,
+      "start_captioning": True, "engine.precision": "fp8"}),
+    (["doctor", "--server", "ws://gpu:8000"],
+     {"engine.server_url": "ws://gpu:8000", "engine.kind": "remote"}),
 ])
 def test_a_runs_overrides_are_the_settings_flags_given(argv, values):
     args = build_parser()[0].parse_args(argv)

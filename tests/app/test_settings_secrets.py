@@ -15,6 +15,7 @@ import threading
 import pytest
 
 from voxcap.app.settings import AppSettings, ShareSettings, load_settings, save_settings
+from voxcap.engine.choice import EngineChoice
 from voxcap.share import ShareOptions
 
 TOKEN, PASSWORD = "tok-Secret-123456789", "obs-Secret-pw"
@@ -54,7 +55,8 @@ def test_written_owner_only_and_atomically(tmp_path, wide_umask):
     reader = threading.Thread(target=read)
     reader.start()
     savers = [threading.Thread(target=lambda i=i: [save_settings(
-        AppSettings(delay_ms=480 + 80 * (i % 3), share=ShareSettings(obs_password=PASSWORD)), path)
+        AppSettings(engine=EngineChoice(delay_ms=480 + 80 * (i % 3)),
+                    share=ShareSettings(obs_password=PASSWORD)), path)
         for _ in range(30)]) for i in range(4)]
     for t in savers:
         t.start()

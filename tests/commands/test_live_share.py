@@ -34,7 +34,8 @@ def test_a_busy_share_port_is_one_line_before_the_engine(pulse, tmp_path):
     assert r.returncode != 0 and "error: --share-lan, --share-token and --share-allow-origin " \
         "need --share." in r.stderr
     r = _live(["--share", "80", "--model", "x"], env)
-    assert "error: --share 80: the port must be 1024 to 65535" in r.stderr
+    assert "error: --share 80 is not a port voxcap takes.\n  fix: give --share 1024 to 65535" \
+        in r.stderr
 
 
 def test_an_allowed_site_is_one_exact_site(pulse, tmp_path):

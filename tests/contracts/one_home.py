@@ -7,7 +7,9 @@
   pin the same release.
 
 Comments and docstrings may name numbers and releases (what a source was checked against);
-code may not: a literal in code is a second definition that can drift.
+code may not: a literal in code is a second definition that can drift. Numbers are found in the
+syntax tree, so that one inside an f-string's braces counts too (Python 3.11 tokenizes a whole
+f-string as one string).
 """
 
 from __future__ import annotations
@@ -47,11 +49,11 @@ def _docstring_lines(text: str) -> set[int]:
     return lines
 
 
-def _number(token: str) -> float | None:
-    try:
-        return float(ast.literal_eval(token))  # a NUMBER token: 1_280, 0x500, 16e3
-    except (SyntaxError, ValueError, TypeError):
-        return None
+def _numbers(tree: ast.AST):
+    """(line, value) of every number written in the code (1_280, 0x500, 16e3 alike)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+            yield node.lineno, node.value
 
 
 def _excused(rel: str, line: str) -> bool:
@@ -68,15 +70,13 @@ def literals(root: Path, folders: tuple[str, ...], pin: str) -> list[str]:
             text = path.read_text(encoding="utf-8")
             lines = text.splitlines()
             docs = _docstring_lines(text)
+            for row, value in sorted(_numbers(ast.parse(text)) if rel != FRAMING_HOME else ()):
+                if value in FRAMING_NUMBERS and not _excused(rel, lines[row - 1]):
+                    problems.append(f"{rel}:{row}: {value:g} is voxcap.framing."
+                                    f"{FRAMING_NUMBERS[value]}: import it from there")
             for tok in tokenize.generate_tokens(io.StringIO(text).readline):
                 row = tok.start[0]
-                line = lines[row - 1] if row <= len(lines) else ""
-                if tok.type == tokenize.NUMBER and rel != FRAMING_HOME:
-                    value = _number(tok.string)
-                    if value in FRAMING_NUMBERS and not _excused(rel, line):
-                        problems.append(f"{rel}:{row}: {tok.string} is voxcap.framing."
-                                        f"{FRAMING_NUMBERS[value]}: import it from there")
-                elif tok.type in TEXT_TOKENS and rel != PIN_HOME and row not in docs \
+                if tok.type in TEXT_TOKENS and rel != PIN_HOME and row not in docs \
                         and pin_re.search(tok.string):
                     problems.append(f"{rel}:{row}: the vLLM release {pin} written again: use "
                                     "voxcap.engine.vllm_adapter.pin.PINNED_VLLM")

@@ -90,7 +90,7 @@ def test_delay_copy_leaves_the_model_dir_alone(model_copy, tmp_path):
 @pytest.mark.parametrize("delay", [100, 0, 40, 2480, -80])
 def test_bad_delay(delay, tiny_model_dir):
     with pytest.raises(ConfigError, match="multiple of 80"):
-        InProcessSettings(str(tiny_model_dir), transcription_delay_ms=delay).validated()
+        InProcessSettings(str(tiny_model_dir), delay_ms=delay).validated()
 
 
 def test_full_graph_mode_refused_with_reason(tiny_model_dir):

@@ -13,6 +13,7 @@ from support.gui_fakes import FakeAudio, scripted_factory  # noqa: E402
 
 from voxcap.app.controller import SessionController  # noqa: E402
 from voxcap.app.settings import AppSettings  # noqa: E402
+from voxcap.engine.choice import EngineChoice
 
 
 @pytest.fixture(autouse=True)
@@ -37,7 +38,7 @@ def make_app(qtbot, tmp_path, fake_audio):
 
     def make(settings: AppSettings | None = None, engine_factory=None, **kw):
         if settings is None:
-            settings = AppSettings(model_dir="/tmp/fake-model")
+            settings = AppSettings(engine=EngineChoice(model_dir="/tmp/fake-model"))
         factory = engine_factory or scripted_factory()
         app = VoxcapApp(settings, kw.pop("problem", None), controller_factory=lambda publish:
                         SessionController(publish, engine_factory=factory, audio=fake_audio,

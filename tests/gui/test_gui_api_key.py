@@ -7,6 +7,7 @@ from __future__ import annotations
 import stat
 
 from voxcap.app.settings import AppSettings
+from voxcap.engine.choice import EngineChoice
 from voxcap.engine.remote.settings import save_api_key
 from voxcap.gui.application import engine_settings
 from voxcap.gui.settings.api_key_row import ApiKeyRow
@@ -23,11 +24,12 @@ def test_the_key_row_says_where_the_key_comes_from_and_takes_one(qtbot, tmp_path
     save_api_key(cfg / "serve-api-key", "vx-made-here")  # `voxcap serve` ran on this computer
     row.refresh("ws://127.0.0.1:8000")
     assert row.status.text() == f"key: this computer's server key, found in {cfg / 'serve-api-key'}"
-    es = engine_settings(AppSettings(engine="remote", server_url="ws://127.0.0.1:8000"))
+    es = engine_settings(AppSettings(engine=EngineChoice(kind="remote", server_url="ws://127.0.0.1:8000")))
     assert es.api_key == "vx-made-here"  # and the app uses it
     row.refresh("ws://gpu-box:8000")  # not for another computer's server
     assert row.status.text().startswith("no key")
-    assert engine_settings(AppSettings(engine="remote", server_url="ws://gpu-box:8000")).api_key \
+    assert engine_settings(AppSettings(engine=EngineChoice(kind="remote",
+                                                           server_url="ws://gpu-box:8000"))).api_key \
         is None
 
     given = tmp_path / "copied-key"
@@ -41,7 +43,8 @@ def test_the_key_row_says_where_the_key_comes_from_and_takes_one(qtbot, tmp_path
     assert stored.read_text().strip() == "vx-from-the-gpu-box"
     assert stat.S_IMODE(stored.stat().st_mode) == 0o600
     assert row.status.text() == f"key: found in {stored}"
-    assert engine_settings(AppSettings(engine="remote", server_url="ws://gpu-box:8000")).api_key \
+    assert engine_settings(AppSettings(engine=EngineChoice(kind="remote",
+                                                           server_url="ws://gpu-box:8000"))).api_key \
         == "vx-from-the-gpu-box"
 
     row.field.setText("vx-pasted")
@@ -67,7 +70,7 @@ def test_the_dialogs_show_the_key_and_settings_only_what_the_engine_uses(qtbot, 
     first.server.setText("ws://127.0.0.1:8000")  # `voxcap serve` on this computer
     assert first.key_row.status.text().startswith("key: this computer's server key")
 
-    dlg = SettingsDialog(AppSettings(engine="remote", server_url="ws://gpu-box:8000"))
+    dlg = SettingsDialog(AppSettings(engine=EngineChoice(kind="remote", server_url="ws://gpu-box:8000")))
     qtbot.addWidget(dlg)
     dlg.show()
     eng = dlg.engine_panel

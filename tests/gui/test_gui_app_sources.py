@@ -7,13 +7,14 @@ from PySide6.QtCore import Qt
 
 from voxcap.app.settings import AppSettings, load_settings
 from voxcap.capture.apps import AppInfo, AppStream
+from voxcap.engine.choice import EngineChoice
 from voxcap.events import AppsChanged
 
 FIREFOX = AppInfo("Firefox", "firefox", "firefox", (AppStream(7, 0, "Quarterly review", False),))
 
 
 def test_picker_lists_apps_and_starts_with_the_echo_setting(qtbot, make_app, fake_audio):
-    app = make_app(AppSettings(model_dir="/tmp/fake-model", echo_cancel="off"))
+    app = make_app(AppSettings(engine=EngineChoice(model_dir="/tmp/fake-model"), echo_cancel="off"))
     w = app.window
     app.on_event(AppsChanged((FIREFOX,)))
     texts = [w.source.itemText(i) for i in range(w.source.count())]
@@ -33,7 +34,7 @@ def test_picker_lists_apps_and_starts_with_the_echo_setting(qtbot, make_app, fak
 
 def test_echo_setting_round_trip(qtbot, make_app, tmp_path, monkeypatch):
     monkeypatch.setenv("VOXCAP_CONFIG_DIR", str(tmp_path / "cfg"))
-    app = make_app(AppSettings(model_dir="/tmp/fake-model"))
+    app = make_app(AppSettings(engine=EngineChoice(model_dir="/tmp/fake-model")))
     app.window.act_settings.trigger()
     dlg = app.settings_control.dialog
     assert dlg.captions_panel.echo.currentData() == "auto"
@@ -59,7 +60,7 @@ def test_a_half_of_both_that_cannot_start_is_named_next_to_the_state(qtbot, make
         return real_open(spec, on_block, on_event)
 
     monkeypatch.setattr(fake_audio, "open", open_)
-    app = make_app(AppSettings(model_dir="/tmp/fake-model"))
+    app = make_app(AppSettings(engine=EngineChoice(model_dir="/tmp/fake-model")))
     w = app.window
     qtbot.waitUntil(lambda: w.engine_status.state == "ready", timeout=10000)
     app.choose_source("both")

@@ -10,8 +10,9 @@ def _ready(qtbot, app, timeout=10000):
 
 def test_ready_with_random_weights_says_the_words_will_be_gibberish(qtbot, make_app):
     from voxcap.app.settings import AppSettings
+    from voxcap.engine.choice import EngineChoice
 
-    app = make_app(AppSettings(model_dir="/tmp/fake-model", dummy_weights=True))
+    app = make_app(AppSettings(engine=EngineChoice(model_dir="/tmp/fake-model", dummy_weights=True)))
     _ready(qtbot, app)
     text = app.window.engine_status.label.text()
     assert "Press Start captioning (F5). Random weights (self-check): the captions will be " \
@@ -77,7 +78,7 @@ def test_graph_mode_switch_restarts_engine_and_keeps_captions(qtbot, make_app, f
     app.bridge.event.connect(lambda ev: seen.append(type(ev).__name__))
 
     new = app.settings.copy()
-    new.graph_mode = "PIECEWISE"
+    new.engine.graph_mode = "PIECEWISE"
     app.settings_control.apply(new)
     qtbot.waitUntil(lambda: "EngineRestarting" in seen, timeout=5000)
     qtbot.waitUntil(lambda: app.state == "restarting", timeout=5000)

@@ -13,6 +13,7 @@ from PySide6.QtCore import QTimer
 
 from voxcap.app.controller import default_engine_factory
 from voxcap.app.settings import AppSettings
+from voxcap.engine.choice import EngineChoice
 
 pytestmark = [pytest.mark.engine, pytest.mark.slow, pytest.mark.timeout(1200)]
 # a start on a loaded machine may hold the thread a second or two (2.23 s once in CI, the other
@@ -30,8 +31,8 @@ def test_event_loop_latency_stays_small_while_the_engine_starts(qtbot, make_app,
         last[0] = now
     timer = QTimer(interval=20)
     timer.timeout.connect(tick)
-    settings = AppSettings(model_dir=str(tiny_model_dir), dummy_weights=True, enforce_eager=True,
-                           max_model_len=2048)
+    settings = AppSettings(engine=EngineChoice(model_dir=str(tiny_model_dir), dummy_weights=True,
+                                               enforce_eager=True, max_model_len=2048))
     app = make_app(settings, engine_factory=default_engine_factory())
     timer.start()
     last[0] = time.monotonic()

@@ -11,6 +11,7 @@ from support.fake_hub import FILES, FakeHub
 
 from voxcap.app.download import MODEL_REPO, DownloadCancelled, DownloadError, ModelDownload
 from voxcap.app.settings import AppSettings
+from voxcap.engine.choice import EngineChoice
 from voxcap.gpu import GpuReading
 from voxcap.gui.first_run import FirstRunDialog
 
@@ -109,7 +110,7 @@ def test_first_run_dialog_download_with_progress(qtbot, hub, tmp_path):
     qtbot.waitUntil(lambda: "Downloaded" in dlg.dl_status.text(), timeout=10000)
     assert dlg.bar.value() == 1000
     dlg.buttons.button(dlg.buttons.StandardButton.Ok).click()
-    assert dlg.result_choice == {"engine": "local", "model_dir": str(tmp_path / "m")}
+    assert dlg.result_choice == {"kind": "local", "model_dir": str(tmp_path / "m")}
 
 
 def test_first_run_with_gpu_and_existing_folder(qtbot, tiny_model_dir):
@@ -137,7 +138,7 @@ def test_first_run_with_gpu_and_existing_folder(qtbot, tiny_model_dir):
     dlg.server.setText("ws://gpu-box:8000")
     assert ok.isEnabled()
     ok.click()
-    assert dlg.result_choice == {"engine": "remote", "server_url": "ws://gpu-box:8000"}
+    assert dlg.result_choice == {"kind": "remote", "server_url": "ws://gpu-box:8000"}
 
 
 def test_app_opens_first_run_when_unconfigured(qtbot, make_app):
@@ -188,7 +189,7 @@ def _download_dialog(qtbot, hub, tmp_path, settings=None):
 
 def test_the_engine_is_prepared_while_the_weights_download(qtbot, hub, tmp_path):
     hub.delay = 0.01
-    settings = AppSettings(graph_mode="PIECEWISE", delay_ms=960)
+    settings = AppSettings(engine=EngineChoice(graph_mode="PIECEWISE", delay_ms=960))
     dlg = _download_dialog(qtbot, hub, tmp_path, settings)
     ok = dlg.buttons.button(dlg.buttons.StandardButton.Ok)
     dlg.start_dl.click()
@@ -197,7 +198,7 @@ def test_the_engine_is_prepared_while_the_weights_download(qtbot, hub, tmp_path)
     # once params.json and tekken.json are there, for the folder and settings the app will use
     assert (tmp_path / "m" / "params.json").exists() and (tmp_path / "m" / "tekken.json").exists()
     assert prep.model_dir == str(tmp_path / "m") and prep.settings.model_dir == str(tmp_path / "m")
-    assert (prep.settings.graph_mode, prep.settings.transcription_delay_ms) == ("PIECEWISE", 960)
+    assert (prep.settings.graph_mode, prep.settings.delay_ms) == ("PIECEWISE", 960)
     assert not prep.settings.dummy_weights  # the command itself swaps in stand-in weights
     assert "being prepared" in dlg.prep_status.text() and dlg.prep_status.isVisibleTo(dlg)
     hub.delay = 0.0
@@ -208,7 +209,7 @@ def test_the_engine_is_prepared_while_the_weights_download(qtbot, hub, tmp_path)
     qtbot.waitUntil(ok.isEnabled, timeout=5000)
     assert dlg.prep_status.text().startswith("✓ Engine prepared")
     ok.click()
-    assert dlg.result_choice == {"engine": "local", "model_dir": str(tmp_path / "m")}
+    assert dlg.result_choice == {"kind": "local", "model_dir": str(tmp_path / "m")}
     assert not prep.cancelled
 
 

@@ -66,7 +66,7 @@ def test_keyboard_only_first_run_settings_captioning_export_quit(qtbot, make_app
     qtbot.waitUntil(dlg.self_check.isChecked)
     key(Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: app.settings_control.first_run_dialog is None, timeout=5000)
-    assert app.settings.model_dir == str(tiny_model_dir) and app.settings.dummy_weights
+    assert app.settings.engine.model_dir == str(tiny_model_dir) and app.settings.engine.dummy_weights
     qtbot.waitUntil(lambda: w.engine_status.state == "ready", timeout=10000)
 
     # right after launch: tab shortcuts work
@@ -95,7 +95,7 @@ def test_keyboard_only_first_run_settings_captioning_export_quit(qtbot, make_app
     key(Qt.Key.Key_A, CTRL)  # select the delay, type a new one
     type_text("960")
     key(Qt.Key.Key_A, ALT)  # &Apply
-    qtbot.waitUntil(lambda: app.settings.delay_ms == 960, timeout=5000)
+    qtbot.waitUntil(lambda: app.settings.engine.delay_ms == 960, timeout=5000)
     key(Qt.Key.Key_Escape)
     qtbot.waitUntil(lambda: app.settings_control.dialog is None, timeout=5000)
     qtbot.waitUntil(lambda: w.engine_status.state == "ready", timeout=10000)

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QLabel
 from support.fake_obs import ObsImpostor
 
 from voxcap.app.settings import AppSettings, ShareSettings
+from voxcap.engine.choice import EngineChoice
 
 MARKUP = '<h1>Heading</h1><img src="file:///usr/share/pixmaps/debian-logo.png"><a href="x">link</a>'
 
@@ -18,7 +19,7 @@ def test_markup_from_obs_and_servers_is_shown_as_text(qtbot, make_app, fake_audi
                                                       monkeypatch):
     monkeypatch.setenv("VOXCAP_CONFIG_DIR", str(tmp_path / "cfg"))
     with ObsImpostor(comment=MARKUP) as fake:
-        app = make_app(AppSettings(model_dir="/tmp/fake-model",
+        app = make_app(AppSettings(engine=EngineChoice(model_dir="/tmp/fake-model"),
                                    share=ShareSettings(obs=True, obs_url=fake.url)))
         qtbot.waitUntil(lambda: app.window.engine_status.state == "ready", timeout=10_000)
         app.toggle_captioning()

@@ -1,15 +1,23 @@
 """No command-line flags in what the app tells its user where a setting or a button would do:
 the GUI's own strings, every message of the core as the app shows it (``for_the_app``), and a
-real engine failure in a running window."""
+real engine failure in a running window. A setting is named by its label in Settings, which
+its declaration gives (as the terminal names it by the declaration's flag)."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
+import pytest
+
 from voxcap.app.controller import default_engine_factory
 from voxcap.app.settings import AppSettings
-from voxcap.gui.settings.plain_words import FLAG, for_the_app
+from voxcap.commands import fix_in_flags
+from voxcap.engine.choice import EngineChoice
+from voxcap.engine.settings import InProcessSettings
+from voxcap.errors import ConfigError
+from voxcap.gui.settings.plain_words import FLAG, error_for_the_app, for_the_app
+from voxcap.settings_schema import spec_of
 
 PKG = Path(__file__).resolve().parents[2] / "voxcap"
 # where a command is truly the answer, or the text is not an instruction to the app's user
@@ -32,7 +40,7 @@ TERMINAL_ONLY = ("commands", "cli.py", "launcher.py", "engine/server/args.py",
 
 def _texts(path: Path):
     """(line, text) of each string literal of a module that is not a docstring, a log call's
-    nor a setting's command-line help (f-strings with their holes as {})."""
+    nor a setting's command-line help or fix (f-strings with their holes as {})."""
     tree = ast.parse(path.read_text())
     skip: set[int] = set()
     for node in ast.walk(tree):
@@ -43,7 +51,8 @@ def _texts(path: Path):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                 and isinstance(node.func.value, ast.Name) and node.func.value.id == "log":
             skip.update(id(n) for n in ast.walk(node))
-        if isinstance(node, ast.keyword) and node.arg == "flag_help":  # the terminal's --help
+        # the terminal's --help, and its fix for a wrong value given with a flag
+        if isinstance(node, ast.keyword) and node.arg in ("flag_help", "flag_fix"):
             skip.update(id(n) for n in ast.walk(node.value))
     for node in ast.walk(tree):
         if id(node) in skip:
@@ -94,6 +103,22 @@ def test_known_fixes_name_the_setting():
         "lower the max session length (Settings → Engine → Max session length) to the model's"
 
 
+@pytest.mark.parametrize(("wrong", "name"), [
+    ({"kv_cache_gib": 0.0}, "kv_cache_gib"), ({"max_model_len": 64}, "max_model_len"),
+    ({"graph_mode": "FULL"}, "graph_mode"), ({"delay_ms": 500}, "delay_ms")])
+def test_a_config_error_names_its_setting_each_front_end_in_its_words(wrong, name):
+    """The engine's refusal names the setting; the app says its row in Settings (its label
+    there, as declared), the terminal its flag."""
+    with pytest.raises(ConfigError) as caught:
+        InProcessSettings("/m", **wrong).validated()
+    exc, spec = caught.value, spec_of(InProcessSettings, name)
+    assert exc.setting == name
+    message, fix = error_for_the_app(exc)
+    row = spec.label.replace("&", "").split(" (")[0]
+    assert f"Settings → Engine → {row}" in f"{message} {fix}" and not FLAG.findall(message + fix)
+    assert spec.flag in f"{exc.message} {fix_in_flags(exc)}"
+
+
 def test_a_real_engine_failure_in_the_window_names_the_setting(qtbot, make_app):
     """The remote engine (real) against a web server that is not vLLM's (nothing listening is
     now waited for, "retrying in N s"): its fix names Settings, not --server-model."""
@@ -111,7 +136,7 @@ def test_a_real_engine_failure_in_the_window_names_the_setting(qtbot, make_app):
     threading.Thread(target=web.serve_forever, daemon=True).start()
     try:
         address = f"127.0.0.1:{web.server_address[1]}"
-        app = make_app(AppSettings(engine="remote", server_url=f"ws://{address}"),
+        app = make_app(AppSettings(engine=EngineChoice(kind="remote", server_url=f"ws://{address}")),
                        engine_factory=default_engine_factory())
         status = app.window.engine_status
         qtbot.waitUntil(lambda: status.fix.text() != "", timeout=60_000)

@@ -23,6 +23,7 @@ from voxcap.app.settings import AppSettings
 from voxcap.captions.sessions import SessionStore
 from voxcap.captions.words import clean_piece
 from voxcap.commands.bench import speech_like
+from voxcap.engine.choice import EngineChoice
 
 pytestmark = [pytest.mark.engine, pytest.mark.slow, pytest.mark.timeout(1800)]
 START_MS = 600_000  # engine start; minutes on a loaded 2-core machine
@@ -52,11 +53,12 @@ def test_real_engine_behind_the_gui(qtbot, make_app, fake_audio, tiny_weights_di
 
     folder = tmp_path / "My models" / "Voxtral tiny"  # the user's own place, a space in it
     shutil.copytree(tiny_weights_dir, folder)
-    settings = AppSettings(enforce_eager=True, max_model_len=2048, graph_mode="FULL_DECODE_ONLY")
+    settings = AppSettings(engine=EngineChoice(enforce_eager=True, max_model_len=2048,
+                                               graph_mode="FULL_DECODE_ONLY"))
     app = make_app(settings, engine_factory=default_engine_factory(), first_run=True)
     _choose_folder_in_the_first_run(qtbot, app, folder)
     _wait_ready(qtbot, app)
-    assert app.settings.model_dir == str(folder) and not app.settings.dummy_weights
+    assert app.settings.engine.model_dir == str(folder) and not app.settings.engine.dummy_weights
     status = app.window.engine_status.label.text()
     assert "Graph mode NONE (asked for FULL_DECODE_ONLY)" in status  # CPU: resolved
     assert "Press Start captioning (F5)" in status
@@ -79,8 +81,8 @@ def test_real_engine_behind_the_gui(qtbot, make_app, fake_audio, tiny_weights_di
     before = app.window.history.toPlainText()
 
     new = app.settings.copy()
-    new.graph_mode = "PIECEWISE"  # changes nothing without CUDA: the delay is what restarts
-    new.delay_ms = 960
+    new.engine.graph_mode = "PIECEWISE"  # changes nothing without CUDA: the delay is what restarts
+    new.engine.delay_ms = 960
     app.settings_control.apply(new)
     qtbot.waitUntil(lambda: app.state == "restarting", timeout=30_000)
     assert "restarting" in app.window.engine_status.label.text()

@@ -5,32 +5,34 @@ from __future__ import annotations
 import json
 
 from voxcap.app.settings import AppSettings, RunOverrides, save_settings, settings_path
+from voxcap.engine.choice import EngineChoice
 
 
 def test_gui_graph_mode_override_is_used_but_never_saved(make_app, tmp_path, monkeypatch):
     monkeypatch.setenv("VOXCAP_CONFIG_DIR", str(tmp_path / "cfg"))
-    stored = AppSettings(model_dir="/tmp/fake-model", graph_mode="FULL_DECODE_ONLY", delay_ms=480)
+    stored = AppSettings(engine=EngineChoice(model_dir="/tmp/fake-model", graph_mode="FULL_DECODE_ONLY",
+                                             delay_ms=480))
     save_settings(stored)
-    overrides = RunOverrides(stored, {"graph_mode": "PIECEWISE", "source": None})
+    overrides = RunOverrides(stored, {"engine.graph_mode": "PIECEWISE", "source": None})
     app = make_app(overrides.apply(), overrides=overrides, persist=True)
-    assert app.settings.graph_mode == "PIECEWISE"
+    assert app.settings.engine.graph_mode == "PIECEWISE"
     app.choose_source("mic")  # any change saves the settings
     saved = json.loads(settings_path().read_text())
-    assert saved["graph_mode"] == "FULL_DECODE_ONLY" and saved["source"] == "mic"
+    assert saved["engine"]["graph_mode"] == "FULL_DECODE_ONLY" and saved["source"] == "mic"
     changed = app.settings.copy()  # the person changes other engine settings in the panel
-    changed.delay_ms = 960
+    changed.engine.delay_ms = 960
     app.settings_control.apply(changed)
     saved = json.loads(settings_path().read_text())
-    assert saved["delay_ms"] == 960 and saved["graph_mode"] == "FULL_DECODE_ONLY"
+    assert saved["engine"]["delay_ms"] == 960 and saved["engine"]["graph_mode"] == "FULL_DECODE_ONLY"
     chosen = app.settings.copy()  # ... and then picks a graph mode themselves: theirs, saved
-    chosen.graph_mode = "FULL_AND_PIECEWISE"
+    chosen.engine.graph_mode = "FULL_AND_PIECEWISE"
     app.settings_control.apply(chosen)
-    assert json.loads(settings_path().read_text())["graph_mode"] == "FULL_AND_PIECEWISE"
+    assert json.loads(settings_path().read_text())["engine"]["graph_mode"] == "FULL_AND_PIECEWISE"
 
 
 def test_run_overrides_alone():
-    stored = AppSettings(model_dir="/m", source="mic")
-    o = RunOverrides(stored, {"source": "both", "graph_mode": None})
+    stored = AppSettings(engine=EngineChoice(model_dir="/m"), source="mic")
+    o = RunOverrides(stored, {"source": "both", "engine.graph_mode": None})
     used = o.apply()
     assert used.source == "both" and o.values == {"source": "both"}
     assert o.for_saving(used).source == "mic"

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 
 from voxcap.app.settings import AppSettings, load_settings, save_settings, settings_path
+from voxcap.engine.choice import EngineChoice
 
 
 def test_round_trip(tmp_path):
-    s = AppSettings(model_dir="/models/voxtral", graph_mode="PIECEWISE", delay_ms=960,
-                    kv_cache_gib=2.5, source="Virtual Microphone", mask_profanity=True)
+    s = AppSettings(engine=EngineChoice(model_dir="/models/voxtral", graph_mode="PIECEWISE", delay_ms=960,
+                                        kv_cache_gib=2.5), source="Virtual Microphone", mask_profanity=True)
     s.overlay.lines = 4
     s.overlay.font_family = "DejaVu Serif"
     s.overlay.background_opacity = 0.3
@@ -23,9 +24,9 @@ def test_round_trip(tmp_path):
 def test_default_location_is_the_config_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("VOXCAP_CONFIG_DIR", str(tmp_path / "cfg"))
     assert load_settings() == (AppSettings(), None)  # nothing saved yet: defaults, no message
-    save_settings(AppSettings(model_dir="/m"))
+    save_settings(AppSettings(engine=EngineChoice(model_dir="/m")))
     assert settings_path() == tmp_path / "cfg" / "settings.json"
-    assert load_settings()[0].model_dir == "/m"
+    assert load_settings()[0].engine.model_dir == "/m"
 
 
 def test_corrupt_file_is_backed_up_and_defaults_used(tmp_path):
@@ -48,8 +49,8 @@ def test_bad_values_fall_back_one_by_one(tmp_path):
                                 "overlay": {"lines": 9, "font_size": 40, "text_color": "red"},
                                 "future_setting": 1}))
     settings, problem = load_settings(path)
-    assert settings.model_dir == "/m" and settings.overlay.font_size == 40  # kept
-    assert settings.graph_mode == "FULL_DECODE_ONLY" and settings.delay_ms == 480
+    assert settings.engine.model_dir == "/m" and settings.overlay.font_size == 40  # kept
+    assert settings.engine.graph_mode == "FULL_DECODE_ONLY" and settings.engine.delay_ms == 480
     assert settings.overlay.lines == 2 and settings.overlay.text_color == "#ffffff"
     for name in ("graph_mode", "delay_ms", "overlay.lines", "overlay.text_color"):
         assert name in problem
@@ -63,7 +64,7 @@ def test_settings_problem_is_shown(qtbot, make_app):
 
 def test_settings_panel_round_trip(qtbot, make_app, tmp_path, monkeypatch, tiny_model_dir):
     monkeypatch.setenv("VOXCAP_CONFIG_DIR", str(tmp_path / "cfg"))
-    app = make_app(AppSettings(model_dir="/tmp/fake-model"))
+    app = make_app(AppSettings(engine=EngineChoice(model_dir="/tmp/fake-model")))
     qtbot.waitUntil(lambda: app.window.engine_status.state == "ready", timeout=10000)
     app.window.act_settings.trigger()
     dlg = app.settings_control.dialog
@@ -89,12 +90,12 @@ def test_settings_panel_round_trip(qtbot, make_app, tmp_path, monkeypatch, tiny_
     dlg.overlay_panel.opacity.setValue(40)
     dlg.captions_panel.mask.setChecked(True)
     dlg.buttons.accepted.emit()
-    assert app.settings.graph_mode == "FULL_AND_PIECEWISE"
+    assert app.settings.engine.graph_mode == "FULL_AND_PIECEWISE"
     assert app.overlay.settings.lines == 3 and app.overlay.height() == app.overlay.fitted_height(3)
     saved, problem = load_settings()
     assert problem is None
-    assert (saved.graph_mode, saved.overlay.lines, saved.overlay.font_size, saved.mask_profanity,
-            saved.model_dir) == ("FULL_AND_PIECEWISE", 3, 36, True, str(tiny_model_dir))
+    assert (saved.engine.graph_mode, saved.overlay.lines, saved.overlay.font_size, saved.mask_profanity,
+            saved.engine.model_dir) == ("FULL_AND_PIECEWISE", 3, 36, True, str(tiny_model_dir))
     assert saved.overlay.background_opacity == 0.4
     qtbot.waitUntil(lambda: "FULL_AND_PIECEWISE" in app.window.engine_status.label.text()
                     and app.window.engine_status.state == "ready", timeout=10000)
@@ -123,7 +124,7 @@ def test_precision_is_a_setting_with_its_cost_said(qtbot, make_app, tmp_path, mo
     """Settings → Engine → Precision: each choice says what it costs; the choice is saved and
     is the app's; a bad value in the file falls back to Automatic."""
     monkeypatch.setenv("VOXCAP_CONFIG_DIR", str(tmp_path / "cfg"))
-    app = make_app(AppSettings(model_dir=str(tiny_model_dir), dummy_weights=True))
+    app = make_app(AppSettings(engine=EngineChoice(model_dir=str(tiny_model_dir), dummy_weights=True)))
     qtbot.waitUntil(lambda: app.window.engine_status.state == "ready", timeout=10000)
     app.window.act_settings.trigger()
     dlg = app.settings_control.dialog
@@ -142,12 +143,12 @@ def test_precision_is_a_setting_with_its_cost_said(qtbot, make_app, tmp_path, mo
     assert "benchmarks/precision_wer.py" in eng.precision_note.text()  # not measured: said so
     assert eng.precision_note.accessibleDescription() == "Precision note"  # its name: its text
     dlg.buttons.accepted.emit()
-    assert app.settings.precision == "fp8"
-    assert load_settings()[0].precision == "fp8"
+    assert app.settings.engine.precision == "fp8"
+    assert load_settings()[0].engine.precision == "fp8"
     path = settings_path()
     path.write_text(json.dumps({"model_dir": "/m", "precision": "int4"}))
     settings, problem = load_settings(path)
-    assert settings.precision == "auto" and "precision" in problem
+    assert settings.engine.precision == "auto" and "precision" in problem
 
 
 def test_applied_settings_are_the_dialogs_changes_and_each_part_follows_its_own(
@@ -156,7 +157,7 @@ def test_applied_settings_are_the_dialogs_changes_and_each_part_follows_its_own(
     the overlay's place) stays. The overlay restyles and refits live, the masker follows its
     setting, and the engine restarts only for a setting declared to restart it."""
     monkeypatch.setenv("VOXCAP_CONFIG_DIR", str(tmp_path / "cfg"))
-    app = make_app(AppSettings(model_dir="/tmp/fake-model"))
+    app = make_app(AppSettings(engine=EngineChoice(model_dir="/tmp/fake-model")))
     qtbot.waitUntil(lambda: app.window.engine_status.state == "ready", timeout=10000)
     restarts, masker = [], app.assembler.masker
     app.settings_changes.subscribe(restarts.append, restarting_engine=True)
@@ -179,5 +180,5 @@ def test_applied_settings_are_the_dialogs_changes_and_each_part_follows_its_own(
     assert app.assembler.masker is not masker and restarts == []
     dlg.engine_panel.delay.setValue(960)
     dlg.apply()
-    assert [c.restarting_engine for c in restarts] == [("delay_ms",)]
+    assert [c.restarting_engine for c in restarts] == [("engine.delay_ms",)]
     qtbot.waitUntil(lambda: app.window.engine_status.state == "ready", timeout=10000)

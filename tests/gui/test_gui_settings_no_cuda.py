@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from voxcap.app.settings import AppSettings
+from voxcap.engine.choice import EngineChoice
 from voxcap.engine.vllm_adapter.platform import cuda_here
 
 pytestmark = pytest.mark.skipif(cuda_here(), reason="a CUDA GPU is here")
@@ -13,7 +14,7 @@ pytestmark = pytest.mark.skipif(cuda_here(), reason="a CUDA GPU is here")
 
 def test_settings_show_graph_mode_and_gpu_memory_as_not_applicable(qtbot, make_app,
                                                                    tiny_model_dir):
-    app = make_app(AppSettings(model_dir=str(tiny_model_dir), dummy_weights=True))
+    app = make_app(AppSettings(engine=EngineChoice(model_dir=str(tiny_model_dir), dummy_weights=True)))
     qtbot.waitUntil(lambda: app.settings_control.cuda is False, timeout=10000)
     app.window.act_settings.trigger()
     panel = app.settings_control.dialog.engine_panel
@@ -26,7 +27,7 @@ def test_settings_show_graph_mode_and_gpu_memory_as_not_applicable(qtbot, make_a
 
 
 def test_a_server_engine_shows_no_note(qtbot, make_app):
-    app = make_app(AppSettings(engine="remote", server_url="ws://127.0.0.1:9"))
+    app = make_app(AppSettings(engine=EngineChoice(kind="remote", server_url="ws://127.0.0.1:9")))
     qtbot.waitUntil(lambda: app.settings_control.cuda is False, timeout=10000)
     app.window.act_settings.trigger()
     panel = app.settings_control.dialog.engine_panel

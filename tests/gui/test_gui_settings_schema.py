@@ -17,22 +17,25 @@ from voxcap.app.settings import (
     load_settings,
     save_settings,
 )
-from voxcap.app.settings_schema import specs
+from voxcap.engine.choice import EngineChoice
 from voxcap.gui.settings.plain_words import for_the_app
+from voxcap.settings_schema import specs
 
 # the dialog's widget (attribute path) for each setting that has a range, and the factor
 # between the stored value and the one shown (opacity: a fraction stored, percent shown)
 RANGED = {
-    "engine_panel.delay": (AppSettings, "delay_ms", 1),
-    "engine_panel.kv": (AppSettings, "kv_cache_gib", 1),
-    "engine_panel.max_len": (AppSettings, "max_model_len", 1),
+    "engine_panel.delay": (EngineChoice, "delay_ms", 1),
+    "engine_panel.kv": (EngineChoice, "kv_cache_gib", 1),
+    "engine_panel.max_len": (EngineChoice, "max_model_len", 1),
     "overlay_panel.lines": (OverlaySettings, "lines", 1),
     "overlay_panel.font_size": (OverlaySettings, "font_size", 1),
     "overlay_panel.opacity": (OverlaySettings, "background_opacity", 100),
     "share.port": (ShareSettings, "port", 1),
 }
-CHOICES = {"engine_panel.engine": "engine", "engine_panel.graph_mode": "graph_mode",
-           "engine_panel.precision": "precision", "captions_panel.echo": "echo_cancel"}
+CHOICES = {"engine_panel.engine": (EngineChoice, "kind"),
+           "engine_panel.graph_mode": (EngineChoice, "graph_mode"),
+           "engine_panel.precision": (EngineChoice, "precision"),
+           "captions_panel.echo": (AppSettings, "echo_cancel")}
 
 
 def _widget(dlg, path: str):
@@ -42,7 +45,8 @@ def _widget(dlg, path: str):
 
 
 def _group(settings: AppSettings, cls):
-    return {AppSettings: settings, OverlaySettings: settings.overlay, ShareSettings: settings.share}[cls]
+    return {AppSettings: settings, EngineChoice: settings.engine, OverlaySettings: settings.overlay,
+            ShareSettings: settings.share}[cls]
 
 
 def _typed(cls, name: str, value):
@@ -60,13 +64,13 @@ def _open_settings(qtbot, settings):
 
 
 def test_every_ranged_setting_has_its_widget():
-    declared = {(cls, name) for cls in (AppSettings, OverlaySettings, ShareSettings)
+    declared = {(cls, name) for cls in (AppSettings, EngineChoice, OverlaySettings, ShareSettings)
                 for name, spec in specs(cls).items() if spec.low is not None}
     assert declared == {(cls, name) for cls, name, _factor in RANGED.values()}
 
 
 def test_the_dialog_offers_each_setting_s_range_and_choices(qtbot):
-    dlg = _open_settings(qtbot, AppSettings(model_dir="/tmp/fake-model"))
+    dlg = _open_settings(qtbot, AppSettings(engine=EngineChoice(model_dir="/tmp/fake-model")))
     for path, (cls, name, factor) in RANGED.items():
         spec, widget = specs(cls)[name], _widget(dlg, path)
         # None ("Automatic") is shown as the value just below the range
@@ -76,15 +80,15 @@ def test_the_dialog_offers_each_setting_s_range_and_choices(qtbot):
             assert widget.specialValueText(), path
         assert (low, widget.maximum()) == pytest.approx(
             (spec.low * factor, spec.high * factor), abs=0.05), path
-    for attr, name in CHOICES.items():
+    for attr, (cls, name) in CHOICES.items():
         combo = _widget(dlg, attr)
         offered = [(combo.itemData(i), combo.itemText(i)) for i in range(combo.count())]
-        assert offered == list(specs(AppSettings)[name].choices), attr
+        assert offered == list(specs(cls)[name].choices), attr
 
 
 @pytest.mark.parametrize("end", ["low", "high"])
 def test_a_saved_value_at_either_end_survives_settings_and_ok(qtbot, tmp_path, end):
-    settings = AppSettings(model_dir="/tmp/fake-model")
+    settings = AppSettings(engine=EngineChoice(model_dir="/tmp/fake-model"))
     for cls, name, _factor in RANGED.values():
         setattr(_group(settings, cls), name, _typed(cls, name, getattr(specs(cls)[name], end)))
     save_settings(settings, tmp_path / "settings.json")
@@ -109,5 +113,5 @@ def test_a_flag_in_a_message_names_the_row_settings_shows(qtbot):
                        ("graph_mode", "graph_mode")):
         label = panel.form.labelForField(getattr(panel, attr)).text()
         row = re.sub(r" \(.*\)", "", label.replace("&", "").rstrip(":"))
-        flag = specs(AppSettings)[name].flag
+        flag = specs(EngineChoice)[name].flag
         assert for_the_app(f"too long (lower {flag})") == f"too long (lower Settings → Engine → {row})"

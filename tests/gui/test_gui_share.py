@@ -13,6 +13,7 @@ from PySide6.QtGui import QGuiApplication, QImage
 
 from voxcap.app.settings import AppSettings, load_settings, settings_path
 from voxcap.app.window_state import load_window_state, state_path
+from voxcap.engine.choice import EngineChoice
 from voxcap.share.qr import qr_png
 
 
@@ -31,7 +32,7 @@ def _status(app, qtbot, panel, text: str) -> None:
 
 def test_share_captions_section(qtbot, make_app, fake_audio, tmp_path, monkeypatch):
     monkeypatch.setenv("VOXCAP_CONFIG_DIR", str(tmp_path / "cfg"))
-    app = make_app(AppSettings(model_dir="/tmp/fake-model"))
+    app = make_app(AppSettings(engine=EngineChoice(model_dir="/tmp/fake-model")))
     app.sharing.service.server_kw["bind"] = "127.0.0.1"  # LAN rules below, on loopback only
     qtbot.waitUntil(lambda: app.window.engine_status.state == "ready", timeout=10_000)
     app.window.act_settings.trigger()
@@ -112,7 +113,7 @@ def test_share_captions_section(qtbot, make_app, fake_audio, tmp_path, monkeypat
 
 def test_obs_captions_settings(qtbot, make_app, tmp_path, monkeypatch):
     monkeypatch.setenv("VOXCAP_CONFIG_DIR", str(tmp_path / "cfg"))
-    app = make_app(AppSettings(model_dir="/tmp/fake-model"))
+    app = make_app(AppSettings(engine=EngineChoice(model_dir="/tmp/fake-model")))
     app.window.act_settings.trigger()
     panel = app.settings_control.dialog.share
     assert not panel.obs.isChecked() and not panel.obs_url.isEnabled()
@@ -143,7 +144,7 @@ def test_sharing_switched_on_mid_session_knows_captioning_is_on(qtbot, make_app,
     import json
 
     monkeypatch.setenv("VOXCAP_CONFIG_DIR", str(tmp_path / "cfg"))
-    app = make_app(AppSettings(model_dir="/tmp/fake-model"))
+    app = make_app(AppSettings(engine=EngineChoice(model_dir="/tmp/fake-model")))
     w = app.window
     qtbot.waitUntil(lambda: w.engine_status.state == "ready", timeout=10_000)
     app.toggle_captioning()
@@ -181,7 +182,7 @@ def test_allow_site_is_one_site_and_the_local_token(qtbot, make_app, tmp_path, m
     clear line under the field and nothing is applied or saved; the token can be asked for on
     this computer's address too, and the panel says what sharing on this computer exposes."""
     monkeypatch.setenv("VOXCAP_CONFIG_DIR", str(tmp_path / "cfg"))
-    app = make_app(AppSettings(model_dir="/tmp/fake-model"))
+    app = make_app(AppSettings(engine=EngineChoice(model_dir="/tmp/fake-model")))
     app.window.act_settings.trigger()
     dlg = app.settings_control.dialog
     panel = dlg.share

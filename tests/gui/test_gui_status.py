@@ -72,7 +72,7 @@ def test_meter_says_restarting_to_the_new_mode(qtbot, make_app):
     graph = app.window.meter.values["graph"]
     qtbot.waitUntil(lambda: graph.text() == "FULL_DECODE_ONLY", timeout=3000)
     new = app.settings.copy()
-    new.graph_mode = "PIECEWISE"
+    new.engine.graph_mode = "PIECEWISE"
     app.settings_control.apply(new)
     qtbot.waitUntil(lambda: graph.text() == "restarting → PIECEWISE", timeout=3000)
     qtbot.waitUntil(lambda: graph.text() == "PIECEWISE", timeout=10000)

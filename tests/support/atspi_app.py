@@ -40,6 +40,7 @@ from PySide6.QtWidgets import QApplication, QDialog  # noqa: E402
 from support.app_process import caption_then, qt_app, run_steered, voxcap_app  # noqa: E402
 from support.gui_fakes import FakeAudio, ScriptedEngine  # noqa: E402
 from voxcap.app.settings import AppSettings  # noqa: E402
+from voxcap.engine.choice import EngineChoice
 
 FAIL = {"message": ""}
 
@@ -96,7 +97,8 @@ def main() -> int:
     def factory(settings, on_event):
         return ScriptedEngine(settings, on_event, start_s=1.5, fail_start=FAIL["message"])
 
-    app = voxcap_app(AppSettings(model_dir="/tmp/fake-model", source="both"), factory, audio)
+    app = voxcap_app(AppSettings(engine=EngineChoice(model_dir="/tmp/fake-model"), source="both"),
+                     factory, audio)
 
     def handle(line: str) -> None:
         cmd, _, arg = line.partition(" ")

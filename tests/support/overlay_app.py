@@ -144,7 +144,7 @@ def main() -> int:
     app.setQuitOnLastWindowClosed(False)
     settings, _ = load_settings()
     journal = paths.config_dir() / "sessions"
-    settings.model_dir = settings.model_dir or "/tmp/fake-model"
+    settings.engine.model_dir = settings.engine.model_dir or "/tmp/fake-model"
     audio = FakeAudio()
     vapp = VoxcapApp(settings, None, controller_factory=lambda publish: SessionController(
         publish, engine_factory=scripted_factory(), audio=audio, journal_root=journal),

@@ -30,6 +30,7 @@ from support.gui_fakes import FakeAudio  # noqa: E402
 from voxcap.app.controller import default_engine_factory  # noqa: E402
 from voxcap.app.settings import AppSettings  # noqa: E402
 from voxcap.commands.bench import speech_like  # noqa: E402
+from voxcap.engine.choice import EngineChoice  # noqa: E402
 from voxcap.events import EngineProgress, TextDelta  # noqa: E402
 
 
@@ -56,8 +57,8 @@ def main(model_dir: str) -> int:
             on_event(ev)
         return real(settings, sink)
 
-    settings = AppSettings(model_dir=model_dir, enforce_eager=True, max_model_len=2048,
-                           graph_mode="FULL_DECODE_ONLY", source="system")
+    settings = AppSettings(engine=EngineChoice(model_dir=model_dir, enforce_eager=True, max_model_len=2048,
+                                               graph_mode="FULL_DECODE_ONLY"), source="system")
     app = voxcap_app(settings, factory, audio)
 
     def handle(line: str) -> None:
@@ -75,8 +76,8 @@ def main(model_dir: str) -> int:
             if arg:  # hold the new engine's start in its core for ARG seconds (see below)
                 _hold_engine_core_start(float(arg))
             new = app.settings.copy()
-            new.graph_mode = "PIECEWISE"  # changes nothing without CUDA: the delay restarts
-            new.delay_ms = 960
+            new.engine.graph_mode = "PIECEWISE"  # changes nothing without CUDA: the delay restarts
+            new.engine.delay_ms = 960
             app.settings_control.apply(new)
         elif cmd == "quit":
             app.quit()

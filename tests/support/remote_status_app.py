@@ -26,6 +26,7 @@ from support.app_process import caption_then, qt_app, run_steered  # noqa: E402
 from support.gui_fakes import FakeAudio  # noqa: E402
 from voxcap.app.controller import SessionController, default_engine_factory  # noqa: E402
 from voxcap.app.settings import AppSettings  # noqa: E402
+from voxcap.engine.choice import EngineChoice
 
 
 def main() -> int:
@@ -34,7 +35,7 @@ def main() -> int:
 
     root = Path(os.environ["VOXCAP_DATA_DIR"]) / "sessions"
     audio = FakeAudio()
-    app = VoxcapApp(AppSettings(engine="remote", server_url=sys.argv[1]),
+    app = VoxcapApp(AppSettings(engine=EngineChoice(kind="remote", server_url=sys.argv[1])),
                     controller_factory=lambda publish: SessionController(
                         publish, engine_factory=default_engine_factory(), audio=audio,
                         journal_root=root),

@@ -3,13 +3,15 @@
     settings, problem = load_settings()      # problem: a message for the user, or None
     settings.overlay.font_size = 32
     save_settings(settings)                  # atomic (temporary file renamed over the old)
+    settings.engine.graph_mode = "NONE"      # the engine's settings: a group (engine/choice.py)
     engine_settings = settings.engine_settings()   # validated InProcessSettings/RemoteSettings
 
 A file that cannot be read as settings (not JSON, not an object) is renamed to
 ``settings.json.corrupt-<time>`` and the defaults are used; a single value of the wrong type or
 out of range falls back to its default. Either way ``problem`` says what happened, so the app
 shows it instead of silently forgetting the user's choices. Unknown keys are ignored (a newer
-version's file still loads). Where the windows are, and the share token, are not preferences:
+version's file still loads); an older version's file is read in today's shape first
+(``settings_migration``). Where the windows are, and the share token, are not preferences:
 ``window_state`` keeps them in a file of their own.
 """
 
@@ -26,11 +28,10 @@ from pathlib import Path
 
 from .. import paths
 from ..capture.source_names import ECHO_MODES, SOURCE_HELP
-from ..engine.settings import DEFAULT_GRAPH_MODE, GRAPH_MODES, MAX_DELAY_MS, MIN_DELAY_MS, TOKEN_MS
-from ..engine.sizing.precision import LABELS as PRECISION_LABELS
-from ..engine.sizing.precision import PRECISIONS
+from ..engine.choice import EngineChoice
 from ..netaddr import OBS_ADDRESS, SHARE_PORT, parse_origin
-from .settings_schema import engine_fields, flag_values, setting, spec_of, specs
+from ..settings_schema import declared, flag_values, get_path, set_path, setting, spec_of
+from .settings_migration import migrate
 
 log = logging.getLogger(__name__)
 
@@ -86,86 +87,46 @@ class ShareSettings:
     is written readable by its owner only (0600) and it is never in a repr, the log or a note."""
 
     enabled: bool = False
-    lan: bool = False
-    port: int = setting(SHARE_PORT, label="Port", low=1024, high=65535)
+    lan: bool = setting(False, flag="--share-lan",
+                        flag_help="with --share: on the local network too; the address carries a "
+                                  "new random access token")
+    # --share alone: this port
+    port: int = setting(
+        SHARE_PORT, label="Port", low=1024, high=65535, flag="--share", metavar="PORT",
+        flag_const=SHARE_PORT,
+        flag_help=f"serve the captions at http://127.0.0.1:PORT/ (default {SHARE_PORT}): the page, "
+                  "/events, /captions.txt|vtt")
     # one site whose pages may read the feed, e.g. "https://notes.example"
-    allow_origin: str = setting("", label="Allow site", check=_origin)
-    local_token: bool = False  # the token on this computer's address (127.0.0.1) too
+    allow_origin: str = setting(
+        "", label="Allow site", check=_origin, flag="--share-allow-origin", metavar="ORIGIN",
+        flag_help="with --share: the one site whose pages may read the feed, exactly "
+                  "scheme://host[:port] (e.g. https://notes.example; never * or null)",
+        flag_fix="leave it out, or give the one site, e.g. --share-allow-origin "
+                 "https://notes.example")
+    # the token on this computer's address (127.0.0.1) too
+    local_token: bool = setting(
+        False, flag="--share-token",
+        flag_help="with --share: the access token on this computer's address too (any user or "
+                  "program on this computer can read the captions otherwise)")
     obs: bool = False  # the stream's closed captions in OBS Studio (obs-websocket)
-    obs_url: str = setting(OBS_ADDRESS, label="OBS WebSocket", check=_websocket_address)
+    # --obs-captions alone: obs-websocket's own address
+    obs_url: str = setting(
+        OBS_ADDRESS, label="OBS WebSocket", check=_websocket_address, flag="--obs-captions",
+        metavar="URL", flag_const=OBS_ADDRESS,
+        flag_help="send the captions to OBS Studio as its stream's closed captions, through "
+                  f"obs-websocket (default {OBS_ADDRESS})",
+        flag_fix=f"give obs-websocket's address, e.g. --obs-captions {OBS_ADDRESS}")
     # obs-websocket's (Tools → WebSocket Server Settings); a secret
     obs_password: str = field(default="", repr=False)
 
 
-GRAPH_MODE_HELP = {
-    "NONE": "NONE: no CUDA graphs (slowest steps, fastest start)",
-    "PIECEWISE": "PIECEWISE: graphs between attention layers",
-    "FULL_DECODE_ONLY": "FULL_DECODE_ONLY: each decode step one full graph (default, fastest)",
-    "FULL_AND_PIECEWISE": "FULL_AND_PIECEWISE: full graphs for decode, piecewise otherwise",
-}
 ECHO_HELP = {"auto": "Automatic (on unless the output is headphones)", "on": "On", "off": "Off"}
 
 
 @dataclass
 class AppSettings:
-    # local: vLLM in this process; remote: a vLLM server
-    engine: str = setting(
-        "local", label="&Engine", restarts_engine=True,
-        choices=(("local", "This computer (vLLM here; needs an NVIDIA GPU)"),
-                 ("remote", "A vLLM server (its realtime endpoint)")),
-        flag="--engine", flag_help="local: vLLM in this process (needs a GPU for real time); "
-                                   "remote: a vLLM server's realtime endpoint (--server)")
-    model_dir: str = setting(
-        "", label="&Model folder", words="model", restarts_engine=True, flag="--model",
-        metavar="DIR", flag_help="Voxtral Realtime model directory (params.json, tekken.json, "
-                                 "weights)")
-    # self-check with the tiny model (random weights)
-    dummy_weights: bool = setting(
-        False, label="Random weights (self-check only: the text is gibberish)",
-        words="random weights", restarts_engine=True, flag="--dummy-weights",
-        flag_help="random weights instead of the model's (self-check; the text is gibberish)")
-    server_url: str = setting(
-        "", label="&Server", restarts_engine=True, flag="--server", metavar="URL",
-        flag_help="the vLLM server, e.g. ws://gpu-box:8000 or wss://... (its /v1/realtime)")
-    server_model: str = setting(
-        "", label="Se&rver model", restarts_engine=True, flag="--server-model", metavar="NAME",
-        flag_help="the model name the server serves (default: its only model)")
-    graph_mode: str = setting(
-        DEFAULT_GRAPH_MODE, label="&Graph mode", restarts_engine=True,
-        choices=tuple((m, GRAPH_MODE_HELP[m]) for m in GRAPH_MODES), flag="--graph-mode",
-        metavar="MODE",
-        flag_help=f"CUDA graph mode: {', '.join(GRAPH_MODES)} (default {DEFAULT_GRAPH_MODE})")
-    delay_ms: int = setting(
-        480, label="&Delay", restarts_engine=True, low=MIN_DELAY_MS, high=MAX_DELAY_MS,
-        step=TOKEN_MS, flag="--delay-ms", metavar="N",
-        flag_help=f"transcription delay, {MIN_DELAY_MS}-{MAX_DELAY_MS} in steps of {TOKEN_MS} "
-                  "(default: the model's, 480)")
-    # None: sized for the streams and the session length
-    kv_cache_gib: float | None = setting(
-        None, label="GPU memory &budget", words="GPU memory budget", restarts_engine=True,
-        low=0.1, high=256.0, automatic="Automatic (sized for 2 streams)", flag="--kv-cache-gib",
-        metavar="GIB",
-        flag_help="KV-cache memory budget (default: sized for the streams and session length)")
-    # tokens per session (12.5 a second); None: 8192 or the model's max
-    max_model_len: int | None = setting(
-        None, label="Max session &length", words="session length", restarts_engine=True,
-        low=128, high=131072, automatic="Automatic (8192, or the model's maximum)",
-        flag="--max-model-len", metavar="TOKENS",
-        flag_help="max session length in tokens, 12.5 per second of audio (default 8192, or the "
-                  "model's maximum if less)")
-    enforce_eager: bool = setting(
-        False, label="Fast start: no compilation, no CUDA graphs (slower steps)",
-        words="fast start", restarts_engine=True, flag="--eager",
-        flag_help="no torch.compile and no CUDA graphs: faster start, slower steps")
-    # the order of the engine fields is the engine key's, which names saved start times
-    precision: str = setting(
-        "auto", label="Precision (&quantization)", words="precision", restarts_engine=True,
-        choices=tuple((p, PRECISION_LABELS[p]) for p in PRECISIONS), flag="--precision",
-        metavar="P",
-        flag_help="auto (default: the most precise that fits the GPU's free memory), bfloat16, "
-                  "fp8 (FP8 weights: ~4 GiB less, for 12 GB cards), fp8_kv (FP8 weights and KV "
-                  "cache), mxfp4 (4-bit weights: ~1.7 GiB less than FP8, for 6-8 GB RTX 30 or "
-                  "later; accuracy may be lower), mxfp4_kv (4-bit weights and FP8 KV cache)")
+    # which engine and its settings, each declared where the engine uses it
+    engine: EngineChoice = field(default_factory=EngineChoice)
     # system, mic, both, a device name, app:NAME or both:NAME
     source: str = setting("system", flag="--source", metavar="SOURCE", flag_help=SOURCE_HELP)
     # "Both": the mic through the echo canceller (auto: unless headphones)
@@ -190,36 +151,29 @@ class AppSettings:
     @property
     def configured(self) -> bool:
         """Whether an engine can be started at all (else the first-run dialog is due)."""
-        return bool(self.server_url) if self.engine == "remote" else bool(self.model_dir)
+        return bool(self.engine.server_url if self.engine.remote else self.engine.model_dir)
 
     def engine_settings(self, wait_for_server: bool = False):
         """Validated InProcessSettings (local) or RemoteSettings; raises ConfigError with a fix.
         ``wait_for_server``: a vLLM server that is not there yet is tried again until it
         answers (each wait said), and a key it writes meanwhile is taken (the app)."""
-        if self.engine == "remote":
-            from ..engine.remote.settings import RemoteSettings
+        if self.engine.remote:
             from .remote_key import api_key
 
-            return RemoteSettings(server_url=self.server_url, model=self.server_model,
-                                  api_key=api_key(self.server_url), max_streams=ENGINE_STREAMS,
-                                  transcription_delay_ms=self.delay_ms,
-                                  start_retry_s=None if wait_for_server else 0.0).validated()
-        from ..engine.settings import InProcessSettings
+            return self.engine.settings_for(
+                max_streams=ENGINE_STREAMS, api_key=api_key(self.engine.server_url),
+                start_retry_s=None if wait_for_server else 0.0)
         from ..errors import ConfigError
 
-        if not self.model_dir:
+        if not self.engine.model_dir:
             raise ConfigError("No model directory is set.",
                               "choose one in Settings (or download the model from the first-run "
-                              "dialog), or use a vLLM server")
-        return InProcessSettings(model_dir=self.model_dir, dummy_weights=self.dummy_weights,
-                              graph_mode=self.graph_mode, transcription_delay_ms=self.delay_ms,
-                              max_model_len=self.max_model_len, max_streams=ENGINE_STREAMS,
-                              kv_cache_gib=self.kv_cache_gib, precision=self.precision,
-                              enforce_eager=self.enforce_eager).validated()
+                              "dialog), or use a vLLM server", setting="model_dir")
+        return self.engine.settings_for(max_streams=ENGINE_STREAMS)
 
     def engine_key(self) -> tuple:
         """What decides the engine: a change here needs an engine restart."""
-        return tuple(getattr(self, name) for name in engine_fields(AppSettings))
+        return self.engine.key()
 
     def copy(self) -> AppSettings:
         return from_dict(to_dict(self))[0]
@@ -279,9 +233,10 @@ def _fill(cls, data: dict, notes: list[str], prefix: str = ""):
 
 
 def from_dict(data: dict) -> tuple[AppSettings, list[str]]:
-    """Settings from a parsed file; the notes name every value replaced by its default."""
+    """Settings from a parsed file (an earlier version's too: ``settings_migration``); the
+    notes name every value replaced by its default."""
     notes: list[str] = []
-    return _fill(AppSettings, data, notes), notes
+    return _fill(AppSettings, migrate(data), notes), notes
 
 
 def to_dict(settings: AppSettings) -> dict:
@@ -362,33 +317,39 @@ class RunOverrides:
     def from_args(cls, stored: AppSettings, args) -> RunOverrides:
         """The settings flags given in ``args``; a model folder given means this computer's
         engine, a server given means that server's."""
-        values = flag_values(args, AppSettings)
-        if "model_dir" in values:
-            values.setdefault("engine", "local")
-        if "server_url" in values:
-            values.setdefault("engine", "remote")
-        return cls(stored, values)
+        return cls(stored, given_settings(args))
 
     def apply(self) -> AppSettings:
         """The settings this run uses: the stored ones with the overrides."""
         settings = self.stored.copy()
-        for key, value in self.values.items():
-            setattr(settings, key, value)
+        for path, value in self.values.items():
+            set_path(settings, path, value)
         return settings
 
     def for_saving(self, settings: AppSettings) -> AppSettings:
         """What to write: ``settings``, with every field still at its override put back to
         the stored value."""
         out = settings.copy()
-        for key, value in self.values.items():
-            if getattr(out, key) == value:
-                setattr(out, key, getattr(self.stored, key))
+        for path, value in self.values.items():
+            if get_path(out, path) == value:
+                set_path(out, path, get_path(self.stored, path))
         return out
+
+
+def given_settings(args) -> dict:
+    """{path: value} of the settings flags given in ``args``; a model folder given means this
+    computer's engine, a server given means that server's."""
+    values = flag_values(args, AppSettings)
+    if "engine.model_dir" in values:
+        values.setdefault("engine.kind", "local")
+    if "engine.server_url" in values:
+        values.setdefault("engine.kind", "remote")
+    return values
 
 
 def describe_change(old: AppSettings, new: AppSettings) -> str:
     """Why the engine restarts, in a few words (the engine fields that changed)."""
-    parts = [f"{spec.name_in_messages} {getattr(new, name)}"
-             for name, spec in specs(AppSettings).items()
-             if spec.restarts_engine and getattr(old, name) != getattr(new, name)]
+    parts = [f"{spec.name_in_messages} {get_path(new, path)}"
+             for path, (_cls, _name, spec) in declared(AppSettings).items()
+             if spec.restarts_engine and get_path(old, path) != get_path(new, path)]
     return ", ".join(parts) or "settings changed"

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..eventhub import EventHub
-from .settings_schema import Spec
+from ..settings_schema import Spec
 
 
 def changed_names(old, new, prefix: str = "") -> tuple[str, ...]:

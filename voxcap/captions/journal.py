@@ -381,7 +381,7 @@ def engine_session_settings(settings, ready=None, sources: dict | None = None) -
         "model": str(getattr(settings, "model_dir", "")),
         "dummy_weights": bool(getattr(settings, "dummy_weights", False)),
         "graph_mode": getattr(settings, "graph_mode", None),
-        "delay_ms": getattr(settings, "transcription_delay_ms", None),
+        "delay_ms": getattr(settings, "delay_ms", None),
         "max_model_len": getattr(settings, "max_model_len", None),
         "dtype": getattr(settings, "dtype", None),
         "precision": getattr(settings, "precision", None),

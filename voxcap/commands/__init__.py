@@ -111,8 +111,8 @@ def main(argv: list[str] | None = None) -> int:
         # shown to the person below; the log keeps where it came from (not on the terminal)
         log.info("voxcap %s: %s (fix: %s)", args.command, exc.message, exc.fix, exc_info=True)
         print(f"error: {exc.message}", file=sys.stderr)
-        if exc.fix:
-            print(f"  fix: {exc.fix}", file=sys.stderr)
+        if fix := fix_in_flags(exc):
+            print(f"  fix: {fix}", file=sys.stderr)
         return EXIT_USER_ERROR
     except KeyboardInterrupt:
         log.info("voxcap %s: interrupted", args.command)
@@ -120,6 +120,18 @@ def main(argv: list[str] | None = None) -> int:
     except Exception:
         log.exception("voxcap %s failed", args.command)
         raise
+
+
+def fix_in_flags(exc: VoxcapError) -> str:
+    """The fix, with the flag of the setting a ``ConfigError`` names (the terminal's word for
+    it; the app says the row of Settings instead: ``gui.settings.plain_words``)."""
+    from ..app.settings import AppSettings
+    from ..settings_schema import spec_named
+
+    spec = spec_named(AppSettings, getattr(exc, "setting", "") or "")
+    if spec is None or not spec.flag or spec.flag in f"{exc.message} {exc.fix}":
+        return exc.fix
+    return f"{exc.fix} ({spec.flag})" if exc.fix else spec.flag
 
 
 if __name__ == "__main__":

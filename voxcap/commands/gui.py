@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..app.settings import AppSettings
-from ..app.settings_schema import add_setting_flags
+from ..settings_schema import add_setting_flags
 
 # the settings `voxcap gui` takes for one run (RunOverrides: never saved)
 GUI_SETTINGS = ("model_dir", "dummy_weights", "graph_mode", "precision", "enforce_eager", "source",

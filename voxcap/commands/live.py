@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import os
 
-from ..app.settings import AppSettings
-from ..app.settings_schema import add_setting_flags
+from ..app.settings import AppSettings, ShareSettings
 from ..app.sources import AudioSources
 from ..errors import ConfigError
-from ..netaddr import OBS_ADDRESS, SHARE_PORT, parse_origin
+from ..settings_schema import add_setting_flags
 from ..share import ShareOptions, Sharing
 from .options import engine_settings, settings_from_flags
 from .terminal_frontend import CaptionRun, add_run_options
@@ -31,21 +30,7 @@ def add_parser(sub) -> list[str]:
     p.add_argument("--duration", type=float, default=None, metavar="S",
                    help="stop after S seconds (default: until Ctrl-C)")
     g = p.add_argument_group("share captions (a page for OBS, a phone, programs)")
-    g.add_argument("--share", nargs="?", type=int, const=SHARE_PORT, default=None,
-                   metavar="PORT", help=f"serve the captions at http://127.0.0.1:PORT/ (default "
-                                        f"{SHARE_PORT}): the page, /events, /captions.txt|vtt")
-    g.add_argument("--share-lan", action="store_true",
-                   help="with --share: on the local network too; the address carries a new "
-                        "random access token")
-    g.add_argument("--share-token", action="store_true",
-                   help="with --share: the access token on this computer's address too (any "
-                        "user or program on this computer can read the captions otherwise)")
-    g.add_argument("--share-allow-origin", default="", metavar="ORIGIN",
-                   help="with --share: the one site whose pages may read the feed, exactly "
-                        "scheme://host[:port] (e.g. https://notes.example; never * or null)")
-    g.add_argument("--obs-captions", nargs="?", const=OBS_ADDRESS, default="",
-                   metavar="URL", help="send the captions to OBS Studio as its stream's closed "
-                                       f"captions, through obs-websocket (default {OBS_ADDRESS})")
+    add_setting_flags(g, ShareSettings, ["port", "lan", "local_token", "allow_origin", "obs_url"])
     g.add_argument("--obs-password-env", metavar="VAR",
                    help="environment variable holding obs-websocket's password (never logged)")
     add_run_options(p)
@@ -60,20 +45,10 @@ def run(args) -> int:
         raise ConfigError(f"--duration must be positive, not {args.duration:g}",
                           "give the seconds to capture, or leave it out to run until Ctrl-C")
     resolved = audio.resolve(chosen.source)  # before the engine's long start: no sound server...
+    share = chosen.share  # the share flags given, checked as the settings are (settings.py)
     if args.share is None and (args.share_lan or args.share_allow_origin or args.share_token):
         raise ConfigError("--share-lan, --share-token and --share-allow-origin need --share.",
                           "add --share (or --share PORT)")
-    origin = ""
-    if args.share_allow_origin:
-        try:
-            origin = parse_origin(args.share_allow_origin)
-        except ValueError as exc:
-            raise ConfigError(f"--share-allow-origin {args.share_allow_origin[:60]!r}: {exc}.",
-                              "leave it out, or give the one site, e.g. "
-                              "--share-allow-origin https://notes.example") from None
-    if args.share is not None and not 1024 <= args.share <= 65535:
-        raise ConfigError(f"--share {args.share}: the port must be 1024 to 65535",
-                          f"leave it out for {SHARE_PORT}, or pick a free port")
     cap = CaptionRun(args, engine_settings(args, max_streams=len(resolved)), audio, name="live")
     for spec, description in resolved:
         cap.term.line(f"source: {spec.label}: {description!r}")
@@ -86,9 +61,9 @@ def run(args) -> int:
         sharing = Sharing(cap.hub, session_source=cap.ctl.journal_session, on_obs=obs_said)
         password = os.environ.get(args.obs_password_env, "") if args.obs_password_env else ""
         status = sharing.apply_now(ShareOptions(
-            args.share is not None, args.share_lan, args.share or SHARE_PORT,
-            origin, obs_url=args.obs_captions, obs_password=password,
-            local_token=args.share_token))
+            args.share is not None, share.lan, share.port, share.allow_origin,
+            obs_url=share.obs_url if args.obs_captions else "", obs_password=password,
+            local_token=share.local_token))
         if status.running:
             cap.term.line(f"share: captions at {status.url}" + (
                 " (this network; the address carries its access token)" if status.lan else

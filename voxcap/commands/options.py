@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import logging
 
 from .. import logs
 from ..app.remote_key import api_key
 from ..app.settings import AppSettings
-from ..app.settings_schema import add_setting_flags, flag_values
+from ..engine.choice import EngineChoice
 from ..engine.remote.settings import DEFAULT_MAX_BUFFER_S, RemoteSettings, default_api_key_path
 from ..engine.settings import InProcessSettings
 from ..errors import ConfigError
+from ..settings_schema import add_setting_flags, flag_values, set_path
 
 log = logging.getLogger(__name__)
 _KEEP = object()
@@ -26,21 +26,21 @@ def add_engine_options(p: argparse.ArgumentParser, model_required: bool = True,
     remote engine's options (not for ``voxcap serve``, which runs the engine itself)."""
     p.set_defaults(model_required=model_required)
     g = p.add_argument_group("engine")
-    add_setting_flags(g, AppSettings, (["engine"] if remote else []) + [
+    add_setting_flags(g, EngineChoice, (["kind"] if remote else []) + [
         "model_dir", "dummy_weights", "graph_mode", "delay_ms", "max_model_len", "kv_cache_gib",
         "precision"], more_help={"model_dir": "; with --engine remote: the name the server "
                                               "serves, like --server-model"} if remote else None)
     g.add_argument("--dtype", default="auto",
                    help="expert override of the precision's dtype: auto (bfloat16 on the GPU, "
                         "float16 before RTX 30, float32 on the CPU build), bfloat16, float16, float32")
-    add_setting_flags(g, AppSettings, ["enforce_eager"])
+    add_setting_flags(g, EngineChoice, ["enforce_eager"])
     g.add_argument("--engine-arg", action="append", default=[], metavar="KEY=VALUE",
                    help="expert: one more vLLM engine argument (VALUE as JSON, else text), e.g. "
                         "attention_config='{\"flash_attn_version\": 2}'; wins over voxcap's own")
     if not remote:
         return
     r = p.add_argument_group("remote engine (--engine remote)")
-    add_setting_flags(r, AppSettings, ["server_url", "server_model"])
+    add_setting_flags(r, EngineChoice, ["server_url", "server_model"])
     r.add_argument("--api-key-env", metavar="VAR",
                    help="environment variable holding the server's API key (sent as a bearer "
                         "token; never logged)")
@@ -54,27 +54,28 @@ def engine_settings(args, max_streams: int = 1, graph_mode: str | None = None,
                     max_buffer_s=_KEEP) -> InProcessSettings | RemoteSettings:
     """Validated settings from parsed options (raises ConfigError with the fix):
     ``RemoteSettings`` with --engine remote (``max_buffer_s``: audio held per stream for the
-    server, None = unbounded, e.g. for files), else ``InProcessSettings``."""
-    flags = settings_from_flags(args)
-    if flags.engine == "remote":
+    server, None = unbounded, e.g. for files), else ``InProcessSettings``. The same
+    ``EngineChoice`` the app keeps, built from the flags."""
+    choice = settings_from_flags(args).engine
+    if choice.remote:
         return remote_settings(args, max_streams, max_buffer_s)
-    if not flags.model_dir and getattr(args, "model_required", True):
+    if not choice.model_dir and getattr(args, "model_required", True):
         raise ConfigError("No model: the local engine needs --model DIR.",
-                          "give the model directory, or use --engine remote --server URL")
-    return InProcessSettings(
-        model_dir=flags.model_dir, dummy_weights=flags.dummy_weights,
-        graph_mode=graph_mode or flags.graph_mode, transcription_delay_ms=args.delay_ms,
-        max_model_len=flags.max_model_len, max_streams=max_streams,
-        kv_cache_gib=flags.kv_cache_gib, dtype=args.dtype, precision=flags.precision,
-        enforce_eager=flags.enforce_eager,
-        extra_engine_args=parse_engine_args(getattr(args, "engine_arg", [])),
-    ).validated()
+                          "give the model directory, or use --engine remote --server URL",
+                          setting="model_dir")
+    if graph_mode:
+        choice.graph_mode = graph_mode
+    return choice.settings_for(max_streams=max_streams, dtype=args.dtype,
+                               extra_engine_args=parse_engine_args(getattr(args, "engine_arg", [])))
 
 
 def settings_from_flags(args) -> AppSettings:
-    """The defaults with the settings given on the command line (the delay: None when not
-    given, the model's own, so read it from ``args.delay_ms``)."""
-    return dataclasses.replace(AppSettings(), **flag_values(args, AppSettings))
+    """The defaults with the settings given on the command line (--server alone does not
+    choose the remote engine here: --engine remote does)."""
+    settings = AppSettings()
+    for path, value in flag_values(args, AppSettings).items():
+        set_path(settings, path, value)
+    return settings
 
 
 def parse_engine_args(items: list[str]) -> dict:
@@ -94,19 +95,20 @@ def parse_engine_args(items: list[str]) -> dict:
 
 
 def remote_settings(args, max_streams: int = 1, max_buffer_s=_KEEP) -> RemoteSettings:
-    if not args.server:
+    choice = settings_from_flags(args).engine
+    if not choice.server_url:
         raise ConfigError("--engine remote needs the server's address.",
-                          "add --server ws://HOST:PORT (the vLLM server's realtime endpoint)")
-    if args.server_model and args.model and args.server_model != args.model:
+                          "add --server ws://HOST:PORT (the vLLM server's realtime endpoint)",
+                          setting="server_url")
+    if choice.server_model and choice.model_dir and choice.server_model != choice.model_dir:
         raise ConfigError("--model and --server-model name different models.",
-                          "give only --server-model NAME with --engine remote")
-    return RemoteSettings(
-        server_url=args.server, model=args.server_model or args.model or "",
-        api_key=api_key(args.server, args.api_key_env, args.api_key_file),
+                          "give only --server-model NAME with --engine remote", setting="server_model")
+    choice.kind = "remote"
+    choice.server_model = choice.server_model or choice.model_dir  # --model: the server's name
+    return choice.settings_for(
         max_streams=max_streams,
-        transcription_delay_ms=args.delay_ms or 480,
-        max_buffer_s=DEFAULT_MAX_BUFFER_S if max_buffer_s is _KEEP else max_buffer_s,
-    ).validated()
+        api_key=api_key(choice.server_url, args.api_key_env, args.api_key_file),
+        max_buffer_s=DEFAULT_MAX_BUFFER_S if max_buffer_s is _KEEP else max_buffer_s)
 
 
 def make_engine(args, on_event=None, max_streams: int = 1, graph_mode: str | None = None,

@@ -14,8 +14,8 @@ import json
 import time
 
 from ..app.settings import AppSettings, load_settings
-from ..app.settings_schema import add_setting_flags
 from ..errors import ConfigError
+from ..settings_schema import add_setting_flags
 
 
 def add_parser(sub) -> list[str]:
@@ -46,8 +46,9 @@ def _settings(args):
             raise ConfigError(f"--engine-settings is not valid: {exc}",
                               "give the JSON of an InProcessSettings") from None
     app_settings, _problem = load_settings()  # a problem is the app's to show; defaults are fine
-    return dataclasses.replace(app_settings, engine="local", model_dir=args.model,
-                               dummy_weights=False).engine_settings()
+    app_settings.engine = dataclasses.replace(app_settings.engine, kind="local",
+                                              model_dir=args.model, dummy_weights=False)
+    return app_settings.engine_settings()
 
 
 def run(args) -> int:

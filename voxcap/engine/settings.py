@@ -1,14 +1,21 @@
-"""Engine settings and their validation (no vLLM import here: cheap to use from any layer)."""
+"""Engine settings, each declared here once (default, label, choices and their help, range,
+flag: ``settings_schema``), and their validation (no vLLM import here: cheap to use from any
+layer). The app's ``EngineChoice`` gathers them; the CLI's flags and the dialog's rows derive
+from the same declarations."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
 
 from ..errors import ConfigError
+from ..framing import DEFAULT_DELAY_MS, TOKENS_PER_SECOND
 from ..framing import STEP_MS as TOKEN_MS  # the delay is a whole number of steps
+from ..settings_schema import check_declared, setting, spec_of
+from .sizing.precision import CHOICES as PRECISION_CHOICES
+from .sizing.precision import DEFAULT_PRECISION
+from .sizing.precision import flag_help as precision_flag_help
+from .sizing.precision import validate as validate_precision
 
-GRAPH_MODES = ("NONE", "PIECEWISE", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE")
-DEFAULT_GRAPH_MODE = "FULL_DECODE_ONLY"
 FULL_REFUSED = (
     "Graph mode FULL is not supported by Voxtral Realtime: its prefill/mixed steps (the "
     "first step of every stream) cannot run as a full CUDA graph, and vLLM's model refuses it."
@@ -23,6 +30,13 @@ DEFAULT_MAX_MODEL_LEN = 8192
 # ~40-60), and vLLM keeps every in-flight batch's worth of tokens in each sliding-window layer's
 # KV cache (memory.py): vLLM's default 2048 costs the real model 5.2 GiB a stream, 256 1.7 GiB.
 DEFAULT_STEP_TOKENS = 256
+_GRAPH_MODE_HELP = (  # vLLM's cudagraph_mode: what each does, the default third
+    ("NONE", "no CUDA graphs (slowest steps, fastest start)"),
+    ("PIECEWISE", "graphs between attention layers"),
+    ("FULL_DECODE_ONLY", "each decode step one full graph (default, fastest)"),
+    ("FULL_AND_PIECEWISE", "full graphs for decode, piecewise otherwise"),
+)
+DEFAULT_GRAPH_MODE = _GRAPH_MODE_HELP[2][0]
 
 
 @dataclass(frozen=True)
@@ -34,23 +48,57 @@ class InProcessSettings:
     taking 90% of the GPU: a desktop keeps room for the rest of the screen.
     ``max_model_len`` None: ``DEFAULT_MAX_MODEL_LEN`` or the model's maximum if less
     (``for_model``); a set value above the model's maximum is refused.
+    The fields declared with ``setting`` are the person's (the CLI's flags, the dialog's rows);
+    the others are set by the front end or an expert.
     """
 
-    model_dir: str
-    dummy_weights: bool = False
-    graph_mode: str = DEFAULT_GRAPH_MODE
-    transcription_delay_ms: int | None = None  # None: the model's own (480 ms)
-    max_model_len: int | None = None  # tokens per session; 12.5 tokens per second of audio
+    model_dir: str = setting(
+        "", label="&Model folder", words="model", restarts_engine=True, flag="--model",
+        metavar="DIR", flag_help="Voxtral Realtime model directory (params.json, tekken.json, "
+                                 "weights)")
+    # self-check with the tiny model (random weights)
+    dummy_weights: bool = setting(
+        False, label="Random weights (self-check only: the text is gibberish)",
+        words="random weights", restarts_engine=True, flag="--dummy-weights",
+        flag_help="random weights instead of the model's (self-check; the text is gibberish)")
+    graph_mode: str = setting(
+        DEFAULT_GRAPH_MODE, label="&Graph mode", restarts_engine=True, flag="--graph-mode",
+        metavar="MODE", choices=tuple((m, f"{m}: {text}") for m, text in _GRAPH_MODE_HELP),
+        flag_help=f"CUDA graph mode: {', '.join(m for m, _ in _GRAPH_MODE_HELP)} "
+                  f"(default {DEFAULT_GRAPH_MODE})")
+    delay_ms: int = setting(
+        DEFAULT_DELAY_MS, label="&Delay", restarts_engine=True, low=MIN_DELAY_MS,
+        high=MAX_DELAY_MS, step=TOKEN_MS, flag="--delay-ms", metavar="N",
+        flag_help=f"transcription delay, {MIN_DELAY_MS}-{MAX_DELAY_MS} in steps of {TOKEN_MS} "
+                  f"(default: the model's, {DEFAULT_DELAY_MS})")
+    # None: sized for the streams and the session length
+    kv_cache_gib: float | None = setting(
+        None, label="GPU memory &budget", words="GPU memory budget", restarts_engine=True,
+        low=0.1, high=256.0, automatic="Automatic (sized for 2 streams)", flag="--kv-cache-gib",
+        metavar="GIB",
+        flag_help="KV-cache memory budget (default: sized for the streams and session length)")
+    # tokens per session (12.5 a second); None: DEFAULT_MAX_MODEL_LEN or the model's max
+    max_model_len: int | None = setting(
+        None, label="Max session &length", words="session length", restarts_engine=True,
+        low=128, high=131072,
+        automatic=f"Automatic ({DEFAULT_MAX_MODEL_LEN}, or the model's maximum)",
+        flag="--max-model-len", metavar="TOKENS",
+        flag_help=f"max session length in tokens, {TOKENS_PER_SECOND:g} per second of audio "
+                  f"(default {DEFAULT_MAX_MODEL_LEN}, or the model's maximum if less)")
+    enforce_eager: bool = setting(
+        False, label="Fast start: no compilation, no CUDA graphs (slower steps)",
+        words="fast start", restarts_engine=True, flag="--eager",
+        flag_help="no torch.compile and no CUDA graphs: faster start, slower steps")
+    # auto: the most precise that fits the GPU now (engine/sizing/precision.py)
+    precision: str = setting(
+        DEFAULT_PRECISION, label="Precision (&quantization)", words="precision",
+        restarts_engine=True, choices=PRECISION_CHOICES, flag="--precision", metavar="P",
+        flag_help=precision_flag_help())
     max_streams: int = 2
     capture_sizes: tuple[int, ...] | None = None  # None: 1, 2, 4... up to max_streams
-    kv_cache_gib: float | None = None
     # None: what the footprint needs (+10 %), so vLLM starts beside the desktop (engine/sizing/memory.py)
     gpu_memory_utilization: float | None = None
     dtype: str = "auto"  # an expert's override of the precision's dtype
-    # auto: the most precise that fits the GPU now (engine/sizing/precision.py); bfloat16, fp8,
-    # fp8_kv, mxfp4 (4-bit weights), mxfp4_kv
-    precision: str = "auto"
-    enforce_eager: bool = False  # no torch.compile, no graphs: fast start, slow steps
     cpu_threads: int | None = None
     step_tokens: int = DEFAULT_STEP_TOKENS  # vLLM's max_num_batched_tokens
     extra_engine_args: dict = field(default_factory=dict)
@@ -58,14 +106,15 @@ class InProcessSettings:
     def validated(self) -> InProcessSettings:
         mode = self.graph_mode.strip().upper()
         if mode == "FULL":
-            raise ConfigError(FULL_REFUSED, "use FULL_DECODE_ONLY (default) or FULL_AND_PIECEWISE")
+            raise ConfigError(FULL_REFUSED, f"use {DEFAULT_GRAPH_MODE} (default) or "
+                              "FULL_AND_PIECEWISE", setting="graph_mode")
         if mode not in GRAPH_MODES:
             raise ConfigError(f"Unknown graph mode {self.graph_mode!r}.",
-                              f"choose one of {', '.join(GRAPH_MODES)}")
-        validate_delay_ms(self.transcription_delay_ms)
-        if self.max_model_len is not None and self.max_model_len < 128:
-            raise ConfigError(f"max session length {self.max_model_len} tokens is too short.",
-                              "use at least 128 tokens (10 s of audio); 8192 ≈ 10.9 min")
+                              f"choose one of {', '.join(GRAPH_MODES)}", setting="graph_mode")
+        validate_delay_ms(self.delay_ms)
+        # aliases (bf16, 4bit...) read as the choice they name, then every declared rule
+        normal = replace(self, graph_mode=mode, precision=validate_precision(self.precision))
+        check_declared(normal)
         if self.max_streams < 1:
             raise ConfigError(f"max streams {self.max_streams} is out of range.", "use 1 or more")
         if self.max_streams > self.step_tokens:  # how many fit the GPU: the start gate says
@@ -81,17 +130,12 @@ class InProcessSettings:
             sizes = default_capture_sizes(self.max_streams)
         if self.dtype not in DTYPES:
             raise ConfigError(f"Unknown dtype {self.dtype!r}.", f"choose one of {', '.join(DTYPES)}")
-        from .sizing.precision import validate as validate_precision
-
-        precision = validate_precision(self.precision)
         if not self.max_streams <= self.step_tokens <= 65536:
             raise ConfigError(f"step token budget {self.step_tokens} is out of range.",
                               f"use {max(self.max_streams, 64)} to 65536 (default {DEFAULT_STEP_TOKENS})")
-        if self.kv_cache_gib is not None and self.kv_cache_gib <= 0:
-            raise ConfigError("The KV-cache budget must be positive.", "e.g. --kv-cache-gib 2")
         if self.gpu_memory_utilization is not None and not 0.05 <= self.gpu_memory_utilization <= 0.98:
             raise ConfigError("gpu_memory_utilization must be between 0.05 and 0.98.", "e.g. 0.9")
-        return replace(self, graph_mode=mode, capture_sizes=sizes, precision=precision)
+        return replace(normal, capture_sizes=sizes)
 
     def for_model(self, model_max_len: int | None) -> InProcessSettings:
         """These settings with the session length resolved for a model whose maximum is
@@ -105,19 +149,24 @@ class InProcessSettings:
             raise ConfigError(
                 f"max session length {self.max_model_len} tokens is more than this model allows "
                 f"({model_max_len} tokens, model_max_length in params.json).",
-                f"use at most {model_max_len} (--max-model-len), or leave it unset for the default")
+                f"use at most {model_max_len} (--max-model-len), or leave it unset for the default",
+                setting="max_model_len")
         return self
 
 
-def validate_delay_ms(delay_ms: int | None) -> None:
-    if delay_ms is None:
-        return
-    if not (MIN_DELAY_MS <= delay_ms <= MAX_DELAY_MS) or delay_ms % TOKEN_MS:
+GRAPH_MODES = spec_of(InProcessSettings, "graph_mode").values
+
+
+def validate_delay_ms(delay_ms: int) -> None:
+    """The delay's own words (its range and step are its ``Spec``'s)."""
+    try:
+        spec_of(InProcessSettings, "delay_ms").validate(delay_ms)
+    except ValueError:
         raise ConfigError(
             f"Transcription delay {delay_ms} ms is invalid: it must be a multiple of {TOKEN_MS} ms "
             f"between {MIN_DELAY_MS} and {MAX_DELAY_MS}.",
-            "use e.g. 480 (default), 240 for less lag, 960 for better accuracy",
-        )
+            f"use e.g. {DEFAULT_DELAY_MS} (default), {DEFAULT_DELAY_MS // 2} for less lag, "
+            f"{DEFAULT_DELAY_MS * 2} for better accuracy", setting="delay_ms") from None
 
 
 def default_capture_sizes(max_streams: int) -> tuple[int, ...]:

@@ -61,6 +61,7 @@ from .overlay.placement import OverlayPlacement, prepare_platform
 from .overlay.state_band import OverlayState
 from .overlay.window import CaptionOverlay, place_overlay
 from .settings.controller import SettingsController
+from .settings.plain_words import error_for_the_app
 from .share.controller import SharingController
 from .tray import Tray, tray_available
 
@@ -236,7 +237,7 @@ class VoxcapApp(QObject):
         try:
             es = engine_settings(self.settings)
         except VoxcapError as exc:
-            self.window.engine_status.failed(EngineFailed(exc.message, exc.fix))
+            self.window.engine_status.failed(EngineFailed(*error_for_the_app(exc)))
             return
         self.window.engine_status.message("Engine: starting again…" if again else
                                           "Engine: starting…")
@@ -303,8 +304,8 @@ class VoxcapApp(QObject):
 
     def _on_engine_ready(self, ev: EngineReady) -> None:
         w = self.window
-        w.engine_status.ready(ev, random_weights=self.settings.engine == "local"
-                              and self.settings.dummy_weights,
+        w.engine_status.ready(ev, random_weights=not self.settings.engine.remote
+                              and self.settings.engine.dummy_weights,
                               captioning=self.state.active,
                               paused=self.state == Captioning.PAUSED)
         w.clear_notice("engine", "held")  # "cannot start: the engine is not running" ...
@@ -320,7 +321,7 @@ class VoxcapApp(QObject):
         w = self.window
         w.engine_status.restarting(ev)
         w.engine_status.expected_s = self.start_times.expected(self.settings.engine_key())
-        mode = self.settings.graph_mode if self.settings.engine == "local" else ""
+        mode = "" if self.settings.engine.remote else self.settings.engine.graph_mode
         w.meter.pending = f"restarting → {mode}" if mode else "restarting"
         self.tick()
 
@@ -471,7 +472,7 @@ class VoxcapApp(QObject):
             self.tick()
 
     def tick(self) -> None:
-        self.window.meter.expect_remote = self.settings.engine == "remote"
+        self.window.meter.expect_remote = self.settings.engine.remote
         reading = self.sampler.sample()
         if self.window.meter_dock.isVisible():
             self.window.meter.show_reading(reading, self.sampler)
@@ -525,7 +526,7 @@ class VoxcapApp(QObject):
         try:
             es = engine_settings(change.new)
         except VoxcapError as exc:
-            self.window.engine_status.failed(EngineFailed(exc.message, exc.fix))
+            self.window.engine_status.failed(EngineFailed(*error_for_the_app(exc)))
         else:
             self.controller.apply_engine_settings(es, describe_change(change.old, change.new))
 

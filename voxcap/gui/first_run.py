@@ -64,7 +64,7 @@ def gpu_words(gpus, settings: AppSettings) -> tuple[bool, str]:
     """(fits, words) for the GPU vLLM would use, as the engine's start gate and doctor say it
     (engine/sizing/verdict.py), with the app's precision, streams and session length."""
     used = next((g for g in gpus if g.index == gpu.visible_gpu_index()), gpus[0])
-    sizing = Sizing.of(settings, streams=ENGINE_STREAMS)
+    sizing = Sizing.of(settings.engine, streams=ENGINE_STREAMS)
     try:
         v = verdict(None, sizing, read_gpu_facts(used))
     except VoxcapError as exc:  # a precision this GPU cannot run
@@ -338,7 +338,7 @@ class FirstRunDialog(QDialog):
             return
         target = self.target.text().strip()
         choice = self._settings.copy()
-        choice.engine, choice.model_dir, choice.dummy_weights = "local", target, False
+        choice.engine.kind, choice.engine.model_dir, choice.engine.dummy_weights = "local", target, False
         try:
             settings = choice.engine_settings()
         except VoxcapError:  # the settings are the app's to report; the start is just slower
@@ -372,12 +372,12 @@ class FirstRunDialog(QDialog):
         if not self.opt_download.isChecked():
             self._cancel_prep()  # another choice: its GPU memory is needed now
         if self.opt_folder.isChecked():
-            self.result_choice = {"engine": "local", "model_dir": self.folder.text().strip(),
+            self.result_choice = {"kind": "local", "model_dir": self.folder.text().strip(),
                                   "dummy_weights": not self._folder_ok}
         elif self.opt_download.isChecked():
-            self.result_choice = {"engine": "local", "model_dir": self._downloaded or ""}
+            self.result_choice = {"kind": "local", "model_dir": self._downloaded or ""}
         else:
-            self.result_choice = {"engine": "remote", "server_url": self.server.text().strip()}
+            self.result_choice = {"kind": "remote", "server_url": self.server.text().strip()}
         self.accept()
 
     def reject(self) -> None:

@@ -32,7 +32,7 @@ def delay_engine(tiny_weights_dir, tmp_path_factory, request):
     before = (tiny_weights_dir / "tekken.json").read_bytes()
     eng = LocalEngine(InProcessSettings(str(tiny_weights_dir), max_model_len=2048,
                                      max_streams=1, enforce_eager=True,
-                                     transcription_delay_ms=960),
+                                     delay_ms=960),
                       on_event=hub.publish).start()
     eng.wait_ready(timeout=600)
     yield eng, events

@@ -53,12 +53,12 @@ def test_bad_urls_are_config_errors(url):
 
 def test_settings_validation_and_repr_hide_key():
     s = RemoteSettings("ws://h:1", " m ", api_key="k-123-secret").validated()
-    assert s.model == "m" and "k-123-secret" not in repr(s)
-    assert RemoteSettings("ws://h:1", "").validated().model == ""  # the server's only model
+    assert s.server_model == "m" and "k-123-secret" not in repr(s)
+    assert RemoteSettings("ws://h:1", "").validated().server_model == ""  # the server's only model
     with pytest.raises(ConfigError):
         RemoteSettings("ws://h:1", "m", max_buffer_s=0.1).validated()
     with pytest.raises(ConfigError):
-        RemoteSettings("ws://h:1", "m", transcription_delay_ms=500).validated()
+        RemoteSettings("ws://h:1", "m", delay_ms=500).validated()
 
 
 def test_api_key_file_owner_only(tmp_path):
@@ -238,9 +238,9 @@ def test_engine_options_and_factory(tmp_path, monkeypatch):
 
     monkeypatch.setenv("VOXCAP_CONFIG_DIR", str(tmp_path / "config"))
     s = engine_settings(parse("--engine", "remote", "--server", "http://gpu:8000"))
-    assert s.server_url == "ws://gpu:8000" and s.model == "" and s.api_key is None
+    assert s.server_url == "ws://gpu:8000" and s.server_model == "" and s.api_key is None
     s = engine_settings(parse("--engine", "remote", "--server", "ws://h:1", "--model", "vox"))
-    assert s.model == "vox"  # --model names the served model with --engine remote
+    assert s.server_model == "vox"  # --model names the served model with --engine remote
     eng = make_engine(parse("--engine", "remote", "--server", "ws://h:1"))
     assert isinstance(eng, RollingEngine) and isinstance(eng.inner, RemoteEngine)
     bare = make_engine(parse("--engine", "remote", "--server", "ws://h:1"), rollover=False)

@@ -83,6 +83,7 @@ import json, os, sys
 os.environ["QT_QPA_PLATFORM"] = "offscreen"
 from PySide6.QtWidgets import QApplication
 from voxcap.app.settings import AppSettings
+from voxcap.engine.choice import EngineChoice
 from voxcap.commands import build_parser
 from voxcap.commands.doctor import run_checks
 from voxcap.engine.inprocess.engine import LocalEngine
@@ -117,7 +118,8 @@ for key, (precision, total, free, cc) in cases.items():
     doc = {c.id: c for c in run_checks(args)}["gpu_memory"]
     out["doctor"] = {"verdict": doc.verdict, "summary": doc.summary, "fix": doc.fix}
     out["settings"] = for_the_app(kv_note(model, True, Sizing(precision, 2))[1])  # as Settings shows it
-    out["first_run"] = FirstRunDialog(settings=AppSettings(precision=precision)).gpu_label.text()
+    out["first_run"] = FirstRunDialog(settings=AppSettings(engine=EngineChoice(
+                                                                               precision=precision))).gpu_label.text()
 print(json.dumps(results))
 """
 

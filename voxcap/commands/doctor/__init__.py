@@ -19,7 +19,7 @@ from dataclasses import asdict
 
 from ... import __version__
 from ...app.settings import AppSettings
-from ...app.settings_schema import add_setting_flags
+from ...settings_schema import add_setting_flags
 from .base import FAIL, Check, Context
 from .desktop import check_desktop
 from .folders import check_dirs

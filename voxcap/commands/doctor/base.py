@@ -8,6 +8,8 @@ import importlib.util
 import logging
 from dataclasses import dataclass, field
 
+from ...engine.sizing.precision import DEFAULT_PRECISION
+
 OK, WARN, FAIL, SKIP = "ok", "warn", "fail", "skip"
 log = logging.getLogger(__name__)
 GIB = 2**30
@@ -48,7 +50,7 @@ class Context:
     server_url: str = ""
     max_model_len: int | None = None  # None: the engine's default for the model
     kv_cache_gib: float | None = None
-    precision: str = "auto"
+    precision: str = DEFAULT_PRECISION
     streams: int = 2
     settings_path: str = ""
     model_info: object | None = None  # ModelInfo once the model check passed

@@ -23,13 +23,14 @@ def check_settings(ctx: Context, args) -> Check:
     ctx.settings_path = str(path)
     saved, problem = load_settings()
     settings = RunOverrides.from_args(saved, args).apply()  # --model, --server... for this check
-    ctx.engine = settings.engine
-    ctx.model_dir = settings.model_dir
-    ctx.dummy_weights = settings.dummy_weights
-    ctx.server_url = settings.server_url
-    ctx.max_model_len = settings.max_model_len
-    ctx.kv_cache_gib = settings.kv_cache_gib
-    ctx.precision = settings.precision
+    choice = settings.engine
+    ctx.engine = choice.kind
+    ctx.model_dir = choice.model_dir
+    ctx.dummy_weights = choice.dummy_weights
+    ctx.server_url = choice.server_url
+    ctx.max_model_len = choice.max_model_len
+    ctx.kv_cache_gib = choice.kv_cache_gib
+    ctx.precision = choice.precision
     ctx.streams = ENGINE_STREAMS
     details = {"path": str(path), "exists": path.exists(), "engine": ctx.engine,
                "model_dir": ctx.model_dir, "server_url": ctx.server_url,

@@ -273,7 +273,7 @@ class LocalEngine(EngineBase):
                 need = memory.footprint_bytes(self.weights_estimate_bytes, kv_bytes)
                 utilization = memory.gpu_memory_utilization_for(need, gpu.total_bytes)
         model = model_dir_for_vllm(info, paths.cache_dir(), dtype)
-        tokenizer = tokenizer_dir_for_delay(info, s.transcription_delay_ms, paths.cache_dir())
+        tokenizer = tokenizer_dir_for_delay(info, s.delay_ms, paths.cache_dir())
         if tokenizer == info.path:  # the model folder itself costs 2 s of failing config
             tokenizer = model  # retries per start once the weights are there (not the view)
         compilation = {"cudagraph_mode": s.graph_mode,

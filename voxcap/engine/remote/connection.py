@@ -236,7 +236,7 @@ async def probe_models(s: RemoteSettings, url: str) -> Served:
         raise Fatal(f"The server at {url} refused the API key (HTTP {status})" if s.api_key else
                     f"The server at {url} requires an API key (HTTP {status}).", KEY_FIX)
     models = _models(body) if status == 200 else {}
-    model = s.model
+    model = s.server_model
     if not model:  # "the server's only model"
         if len(models) != 1:
             listed = (f"it serves {', '.join(sorted(models)[:5])}" if models
@@ -266,7 +266,7 @@ async def probe_realtime(s: RemoteSettings, url: str) -> None:
     the update was handled (events are handled in order)."""
     ws = await connect(s.realtime_url, s.api_key, s.connect_timeout_s)  # Retry: unreachable
     try:
-        await open_session(ws, s.model, url, s.connect_timeout_s)
+        await open_session(ws, s.server_model, url, s.connect_timeout_s)
         await send(ws, protocol.UnknownEvent())
         deadline = time.monotonic() + PROBE_WAIT_S
         while (left := deadline - time.monotonic()) > 0:
@@ -276,7 +276,7 @@ async def probe_realtime(s: RemoteSettings, url: str) -> None:
                 break  # no complaint about the model
             if isinstance(msg, protocol.ErrorEvent):
                 if msg.code == protocol.MODEL_NOT_FOUND:
-                    raise Fatal(f"The server at {url} does not serve the model {s.model!r}.",
+                    raise Fatal(f"The server at {url} does not serve the model {s.server_model!r}.",
                                 "give the name in the server's /v1/models "
                                 "(--served-model-name, or the path it was started with)")
                 break  # the probe's own "unknown event": the model was accepted

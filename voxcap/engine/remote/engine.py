@@ -111,13 +111,13 @@ class RemoteEngine(EngineBase):
                  verbose: bool = False) -> None:
         super().__init__(settings, on_event, verbose)
         self.server_max_model_len: int | None = None
-        self._first_step_samples = first_step_samples(settings.transcription_delay_ms)
+        self._first_step_samples = first_step_samples(settings.delay_ms)
         self._url = display_url(settings.server_url)
 
     def _prepare(self) -> None:
         """Validate the settings now (ConfigError); connecting happens in the background."""
         self.settings = self.settings.validated()
-        self._first_step_samples = first_step_samples(self.settings.transcription_delay_ms)
+        self._first_step_samples = first_step_samples(self.settings.delay_ms)
         self._url = self.settings.display_url
 
     def _start_timeout(self, timeout: float | None) -> tuple[str, str]:
@@ -155,7 +155,7 @@ class RemoteEngine(EngineBase):
             return
         s = self.settings
         self.server_max_model_len = max_len
-        notes = [(f"transcription delay assumed {s.transcription_delay_ms} ms (the server does "
+        notes = [(f"transcription delay assumed {s.delay_ms} ms (the server does "
                   "not report it; only the meter's backlog uses it)")]
         if max_len is None:
             notes.append("the server did not report its max session length; sessions that "
@@ -163,9 +163,9 @@ class RemoteEngine(EngineBase):
         self._set_ready(EngineReady(
             requested_graph_mode=GRAPH_MODE, resolved_graph_mode=GRAPH_MODE, capture_sizes=(),
             start_seconds=time.perf_counter() - self._t0, device=self._url,
-            transcription_delay_ms=s.transcription_delay_ms, max_model_len=max_len or 0,
-            max_streams=s.max_streams, notes=tuple(notes), server=f"{s.model} at {self._url}",
-        ), f"{s.model} on {self._url}")
+            transcription_delay_ms=s.delay_ms, max_model_len=max_len or 0,
+            max_streams=s.max_streams, notes=tuple(notes), server=f"{s.server_model} at {self._url}",
+        ), f"{s.server_model} on {self._url}")
         await self._stop_async.wait()
         for st in list(self._streams.values()):
             if not st.done.is_set():
@@ -186,7 +186,7 @@ class RemoteEngine(EngineBase):
         while True:
             try:
                 served = await probe_models(self.settings, self._url)
-                self.settings = replace(self.settings, model=served.model)
+                self.settings = replace(self.settings, server_model=served.model)
                 self._progress("checking model", served.model)
                 await probe_realtime(self.settings, self._url)
                 return served.max_model_len
@@ -356,7 +356,7 @@ class RemoteEngine(EngineBase):
 
         s = self.settings
         try:
-            await open_session(ws, s.model, self._url, s.connect_timeout_s)
+            await open_session(ws, s.server_model, self._url, s.connect_timeout_s)
             await send(ws, protocol.AudioCommit())
         except ConnectionClosed as exc:
             raise explain_connect_error(exc, self._url, s.connect_timeout_s) from None
@@ -414,7 +414,7 @@ class RemoteEngine(EngineBase):
             flushed = st.final_sent and st.audio.covered() and not st.audio.unsent
             return "flushed" if flushed else "continue"
         elif isinstance(msg, protocol.ErrorEvent):
-            raise _error_event(msg, self._url, self.settings.model)
+            raise _error_event(msg, self._url, self.settings.server_model)
         return None
 
     async def _sender(self, st: _Stream, ws) -> None:

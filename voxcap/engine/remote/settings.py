@@ -15,10 +15,11 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from ...errors import ConfigError
-from ...framing import DEFAULT_DELAY_MS
+from ...framing import STEP_MS
 from ...listeners import listening_users
 from ...netaddr import is_loopback_host
-from ..settings import validate_delay_ms
+from ...settings_schema import same_setting, setting
+from ..settings import InProcessSettings, validate_delay_ms
 
 REALTIME_PATH = "/v1/realtime"
 DEFAULT_MAX_BUFFER_S = 120.0
@@ -29,7 +30,7 @@ class RemoteSettings:
     """How to reach the server and how much audio to hold for it.
 
     ``server_url``: the server's base address (``ws://host:8000``; ``http(s)://`` is accepted and
-    means ``ws(s)://``), or the full ``.../v1/realtime`` address. ``model``: the name the server
+    means ``ws(s)://``), or the full ``.../v1/realtime`` address. ``server_model``: the name the server
     serves the model as (``--served-model-name``; by default the path it was started with);
     "" means the one model the server lists at /v1/models.
     ``max_buffer_s``: audio held per stream that the server has not transcribed yet (sent and
@@ -39,14 +40,19 @@ class RemoteSettings:
     waits on this side, where it can be bounded, replayed and reported.
     """
 
-    server_url: str
-    model: str
+    server_url: str = setting(
+        "", label="&Server", restarts_engine=True, flag="--server", metavar="URL",
+        flag_help="the vLLM server, e.g. ws://gpu-box:8000 or wss://... (its /v1/realtime)")
+    server_model: str = setting(
+        "", label="Se&rver model", restarts_engine=True, flag="--server-model", metavar="NAME",
+        flag_help="the model name the server serves (default: its only model)")
     api_key: str | None = field(default=None, repr=False)
     max_streams: int = 2
-    transcription_delay_ms: int = DEFAULT_DELAY_MS  # the server's model; the protocol does not report it
+    # the server's model's; the protocol does not report it
+    delay_ms: int = same_setting(InProcessSettings, "delay_ms")
     max_buffer_s: float | None = DEFAULT_MAX_BUFFER_S
     max_inflight_s: float = 4.0
-    append_ms: int = 80  # audio per append message while keeping up (more when catching up)
+    append_ms: int = STEP_MS  # audio per append message while keeping up (more when catching up)
     max_append_s: float = 1.0  # the most audio one append carries when catching up
     connect_timeout_s: float = 10.0
     reconnect_give_up_s: float | None = 300.0  # a stream fails after this long unreachable
@@ -58,7 +64,7 @@ class RemoteSettings:
     # What the journal records as the model (it reads ``model_dir``).
     @property
     def model_dir(self) -> str:
-        return f"{self.model} @ {self.display_url}"
+        return f"{self.server_model} @ {self.display_url}"
 
     @property
     def realtime_url(self) -> str:
@@ -71,14 +77,14 @@ class RemoteSettings:
 
     def validated(self) -> RemoteSettings:
         url = normalize_url(self.server_url)
-        model = (self.model or "").strip()  # "": the server's only model (its /v1/models)
+        model = (self.server_model or "").strip()  # "": the server's only model (its /v1/models)
         if self.api_key is not None and (not self.api_key.strip() or any(
                 c in self.api_key for c in "\r\n")):
             raise ConfigError("The API key is empty or contains a line break.",
                               "store the key alone on one line")
         if not 1 <= self.max_streams <= 64:
             raise ConfigError(f"max streams {self.max_streams} is out of range.", "use 1 to 64")
-        validate_delay_ms(self.transcription_delay_ms)
+        validate_delay_ms(self.delay_ms)
         if self.max_buffer_s is not None and self.max_buffer_s < 1:
             raise ConfigError("The remote audio buffer must hold at least 1 s.",
                               "e.g. 120 (seconds), or unbounded for files")
@@ -89,7 +95,7 @@ class RemoteSettings:
                               "append_ms 10-1000, max_append_s 0.01-120")
         if self.connect_timeout_s <= 0 or self.stall_timeout_s <= 0:
             raise ConfigError("Timeouts must be positive.", "e.g. 10 s to connect")
-        return replace(self, server_url=url, model=model)
+        return replace(self, server_url=url, server_model=model)
 
 
 def normalize_url(url: str) -> str:

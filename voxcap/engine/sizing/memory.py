@@ -31,6 +31,8 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from .precision import DEFAULT_PRECISION
+
 GIB = 2**30
 # Non-weight, non-KV GPU memory of the engine as NVML sees it (CUDA context, torch's allocator
 # pool after vLLM's profiling run, CUDA graphs), measured on an H200 with the real model's shape
@@ -316,7 +318,7 @@ def footprint(info, streams: int, max_model_len: int | None, kv_cache_gib: float
 class Sizing:
     """The settings that decide how much GPU memory the engine takes (None: the default)."""
 
-    precision: str = "auto"
+    precision: str = DEFAULT_PRECISION
     streams: int = 2
     max_model_len: int | None = None
     kv_cache_gib: float | None = None
@@ -329,7 +331,7 @@ class Sizing:
         def get(name: str):
             return getattr(settings, name, None)
 
-        return cls(get("precision") or "auto", streams or get("max_streams") or 2,
+        return cls(get("precision") or DEFAULT_PRECISION, streams or get("max_streams") or 2,
                    get("max_model_len"), get("kv_cache_gib"), get("step_tokens"), build)
 
 

@@ -55,6 +55,7 @@ class Precision:
     kv_cache_dtype: str  # vLLM's ``kv_cache_dtype``
     accuracy: str  # what it costs, as far as it is known
     linear_bytes: float | None = None  # bytes a linear-layer weight takes (None: the model's dtype)
+    brief: str = ""  # what it saves, for --precision's help
 
     @property
     def fp8_weights(self) -> bool:
@@ -78,22 +79,41 @@ BY_NAME = {p.name: p for p in (
               "the model as trained: the reference for accuracy"),
     Precision("fp8", "FP8 weights", ONLINE_FP8, "auto",
               "weights rounded to 8 bits, about 4 GiB less memory; usually a small loss of "
-              f"accuracy ({_NOT_MEASURED})", 1),
+              f"accuracy ({_NOT_MEASURED})", 1, "FP8 weights: ~4 GiB less, for 12 GB cards"),
     Precision("fp8_kv", "FP8 weights + FP8 KV cache", ONLINE_FP8, "fp8",
               "also the attention cache in 8 bits, another 0.9 GiB a stream less; a little more "
-              f"loss than FP8 weights alone ({_NOT_MEASURED})", 1),
+              f"loss than FP8 weights alone ({_NOT_MEASURED})", 1, "FP8 weights and KV cache"),
     Precision("mxfp4", "4-bit weights", ONLINE_MXFP4, "auto",
               "weights rounded to 4 bits (MXFP4), about 1.7 GiB less than FP8, for 6-8 GB cards "
               f"(RTX 30 or later); accuracy may be lower than FP8's ({_NOT_MEASURED})",
-              MXFP4_LINEAR_BYTES),
+              MXFP4_LINEAR_BYTES, "4-bit weights: ~1.7 GiB less than FP8, for 6-8 GB RTX 30 or "
+                                  "later; accuracy may be lower"),
     Precision("mxfp4_kv", "4-bit weights + FP8 KV cache", ONLINE_MXFP4, "fp8",
               "4-bit weights and the attention cache in 8 bits: the smallest choice; accuracy may "
-              f"be lower than FP8's ({_NOT_MEASURED})", MXFP4_LINEAR_BYTES),
+              f"be lower than FP8's ({_NOT_MEASURED})", MXFP4_LINEAR_BYTES,
+              "4-bit weights and FP8 KV cache"),
 )}
 # most precise first: the automatic choice tries them so
 ORDER = ("bfloat16", "fp8", "fp8_kv", "mxfp4", "mxfp4_kv")
-LABELS = {"auto": "Automatic (the most precise that fits this GPU)",
+LABELS = {DEFAULT_PRECISION: "Automatic (the most precise that fits this GPU)",
           **{n: p.label for n, p in BY_NAME.items()}}
+CHOICES = tuple((n, LABELS[n]) for n in PRECISIONS)  # the setting's (engine/settings.py)
+# what the automatic choice does, as Settings explains it
+AUTOMATIC = ("Automatic: bfloat16 where it fits, FP8 weights (12 GB cards) or FP8 weights + FP8 KV "
+             "cache where it does not, 4-bit weights (6-8 GB cards, RTX 30+) only where FP8 does "
+             f"not fit the streams; 4-bit {FOUR_BIT_CAVEAT}.")
+
+
+def flag_help() -> str:
+    """--precision's help: each choice and what it saves."""
+    rest = ", ".join(f"{n} ({p.brief})" if p.brief else n for n, p in BY_NAME.items())
+    return (f"{DEFAULT_PRECISION} (default: the most precise that fits the GPU's free memory), "
+            f"{rest}")
+
+
+def explained(name: str) -> str:
+    """What choosing ``name`` means, in Settings' words."""
+    return AUTOMATIC if name == DEFAULT_PRECISION else f"{BY_NAME[name].label}: {BY_NAME[name].accuracy}."
 
 
 def validate(name: str) -> str:
@@ -103,7 +123,8 @@ def validate(name: str) -> str:
            "4_bit_kv": "mxfp4_kv", "4_bit_fp8": "mxfp4_kv", "mxfp4_fp8": "mxfp4_kv"}.get(key, key)
     if key not in PRECISIONS:
         raise ConfigError(f"Unknown precision {name!r}.",
-                          f"choose one of {', '.join(PRECISIONS)} (default {DEFAULT_PRECISION})")
+                          f"choose one of {', '.join(PRECISIONS)} (default {DEFAULT_PRECISION})",
+                          setting="precision")
     return key
 
 
@@ -213,7 +234,7 @@ def choose(requested: str, footprint_for: Callable[[Precision, int], int], strea
         p = BY_NAME[requested]
         where = "with this vLLM build" if build == "cpu" else "on this GPU"
         raise ConfigError(f"{p.label} cannot run {where}: {supported(p, build, cc)}.",
-                          "choose bfloat16 or Automatic as the precision")
+                          "choose bfloat16 or Automatic as the precision", setting="precision")
     if not known:
         p = candidates[0]
         dtype = model_dtype(build, cc, p)

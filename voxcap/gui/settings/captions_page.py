@@ -6,7 +6,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QGroupBox, QLabel, QVBoxLayout
 
 from ...app.settings import AppSettings
-from ...app.settings_schema import specs
+from ...settings_schema import specs
 from .fields import check_box, choice_box
 
 SPECS = specs(AppSettings)

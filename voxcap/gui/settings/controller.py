@@ -116,6 +116,6 @@ class SettingsController:
         if not choice:
             return
         new = self.settings.copy()
-        for k, v in choice.items():
-            setattr(new, k, v)
+        for k, v in choice.items():  # the first-run dialog chooses the engine (EngineChoice)
+            setattr(new.engine, k, v)
         self.apply(new)

@@ -20,23 +20,20 @@ from PySide6.QtWidgets import (
 
 from ...app.model_check import check_model_dir, choice_costs, kv_note
 from ...app.settings import ENGINE_STREAMS, AppSettings
-from ...app.settings_schema import specs
+from ...engine.choice import EngineChoice
 from ...engine.settings import applies
 from ...engine.sizing.memory import Sizing
-from ...engine.sizing.precision import BY_NAME as PRECISION_BY_NAME
+from ...engine.sizing.precision import explained as precision_explained
+from ...framing import TOKENS_PER_SECOND
+from ...settings_schema import specs
 from ..a11y import announce, status_label
 from .api_key_row import ApiKeyRow
 from .fields import check_box, choice_box, number_box, number_of, row_label, wrap
 from .plain_words import for_the_app
 
-SPECS = specs(AppSettings)
+SPECS = specs(EngineChoice)
 NO_CUDA = ("Not applicable on this computer: no NVIDIA GPU, so vLLM runs without CUDA graphs "
            "whatever is chosen here, and memory is the computer's own.")
-AUTO_PRECISION = ("Automatic: bfloat16 where it fits, FP8 weights (12 GB cards) or FP8 weights + "
-                  "FP8 KV cache where it does not, 4-bit weights (6-8 GB cards, RTX 30+) only "
-                  "where FP8 does not fit the streams; 4-bit accuracy may be lower (not yet "
-                  "measured).")
-
 
 class EnginePanel(QGroupBox):
     # path, reason, fix, KV note, precision on this GPU (from the check thread)
@@ -45,37 +42,38 @@ class EnginePanel(QGroupBox):
     def __init__(self, s: AppSettings, parent=None, cuda: bool = True) -> None:
         super().__init__("Engine (changes restart it; captions shown stay)", parent)
         self.cuda = cuda  # a CUDA GPU here (``platform.cuda_here``): else CUDA-only rows do not apply
-        self.engine = choice_box(SPECS["engine"], s.engine, self, "Engine")
-        self.model_dir = QLineEdit(s.model_dir, self)
+        e = s.engine
+        self.engine = choice_box(SPECS["kind"], e.kind, self, "Engine")
+        self.model_dir = QLineEdit(e.model_dir, self)
         self.model_dir.setAccessibleName("Model directory")
         self.browse = QPushButton("Bro&wse…", self)
         self.browse.setAccessibleName("Browse for the model directory")
         self.model_check = status_label(QLabel("", self), "Model folder check")
         self.model_check.setWordWrap(True)
         self.model_check.setMinimumHeight(int(self.fontMetrics().lineSpacing() * 3.2))
-        self.dummy = check_box(SPECS["dummy_weights"], s.dummy_weights, self)
-        self.server_url = QLineEdit(s.server_url, self)
+        self.dummy = check_box(SPECS["dummy_weights"], e.dummy_weights, self)
+        self.server_url = QLineEdit(e.server_url, self)
         self.server_url.setPlaceholderText("ws://gpu-box:8000")
         self.server_url.setAccessibleName("vLLM server address")
-        self.server_model = QLineEdit(s.server_model, self)
+        self.server_model = QLineEdit(e.server_model, self)
         self.server_model.setPlaceholderText("(the server's only model)")
         self.server_model.setAccessibleName("Model name on the server")
-        self.api_key = ApiKeyRow(s.server_url, self)  # where the key comes from, and a new one
+        self.api_key = ApiKeyRow(e.server_url, self)  # where the key comes from, and a new one
         self.server_url.textChanged.connect(lambda t: self.api_key.refresh(t.strip()))
-        self.graph_mode = choice_box(SPECS["graph_mode"], s.graph_mode, self, "CUDA graph mode")
-        self.precision = choice_box(SPECS["precision"], s.precision, self, "Precision")
+        self.graph_mode = choice_box(SPECS["graph_mode"], e.graph_mode, self, "CUDA graph mode")
+        self.precision = choice_box(SPECS["precision"], e.precision, self, "Precision")
         self.precision_note = status_label(QLabel("", self), "Precision note")
         self.precision_note.setWordWrap(True)
         self._precision_here = ""
-        self.delay = number_box(SPECS["delay_ms"], s.delay_ms, self, suffix=" ms",
+        self.delay = number_box(SPECS["delay_ms"], e.delay_ms, self, suffix=" ms",
                                 name="Transcription delay in milliseconds")
         self.delay.setToolTip("Less delay: captions sooner; more: more accurate. Steps of 80 ms.")
-        self.kv = number_box(SPECS["kv_cache_gib"], s.kv_cache_gib, self, suffix=" GiB",
+        self.kv = number_box(SPECS["kv_cache_gib"], e.kv_cache_gib, self, suffix=" GiB",
                              decimals=1, step=0.5, name="GPU memory budget for the KV cache")
-        self.max_len = number_box(SPECS["max_model_len"], s.max_model_len, self, suffix=" tokens",
+        self.max_len = number_box(SPECS["max_model_len"], e.max_model_len, self, suffix=" tokens",
                                   step=1024, name="Maximum engine session length in tokens")
         self.max_len_note = QLabel("", self)
-        self.eager = check_box(SPECS["enforce_eager"], s.enforce_eager, self)
+        self.eager = check_box(SPECS["enforce_eager"], e.enforce_eager, self)
         self.graph_note = status_label(QLabel(NO_CUDA, self), "Graph mode note")
         self.graph_note.setWordWrap(True)
         self.form = self._layout()
@@ -99,7 +97,7 @@ class EnginePanel(QGroupBox):
         model_row.addWidget(self.browse)
         self._model_row = wrap(model_row)
         form = QFormLayout(self)
-        for name, field in (("engine", self.engine), ("model_dir", self._model_row)):
+        for name, field in (("kind", self.engine), ("model_dir", self._model_row)):
             form.addRow(row_label(SPECS[name]), field)
         form.addRow("", self.model_check)
         form.addRow("", self.dummy)
@@ -145,7 +143,8 @@ class EnginePanel(QGroupBox):
                                       "allows less); longer captioning rolls over to a new session "
                                       "without losing words")
             return
-        self.max_len_note.setText(f"≈ {length / 12.5 / 60:.1f} min of audio per engine session; "
+        minutes = length / TOKENS_PER_SECOND / 60
+        self.max_len_note.setText(f"≈ {minutes:.1f} min of audio per engine session; "
                                   "longer captioning rolls over to a new session without losing "
                                   "words")
 
@@ -155,8 +154,7 @@ class EnginePanel(QGroupBox):
 
     def _show_precision_note(self) -> None:
         key = self.precision.currentData()
-        text = AUTO_PRECISION if key == "auto" else \
-            f"{PRECISION_BY_NAME[key].label}: {PRECISION_BY_NAME[key].accuracy}."
+        text = precision_explained(key)
         if self._precision_here:
             text += f"\nOn this GPU now: {self._precision_here}"
         self.precision_note.setText(text)
@@ -207,14 +205,14 @@ class EnginePanel(QGroupBox):
 
     def result_into(self, s: AppSettings) -> None:
         """The panel's values into ``s``."""
-        s.engine = self.engine.currentData()
-        s.model_dir = self.model_dir.text().strip()
-        s.dummy_weights = self.dummy.isChecked()
-        s.server_url = self.server_url.text().strip()
-        s.server_model = self.server_model.text().strip()
-        s.graph_mode = self.graph_mode.currentData()
-        s.precision = self.precision.currentData()
-        s.delay_ms = number_of(self.delay, SPECS["delay_ms"])
-        s.kv_cache_gib = number_of(self.kv, SPECS["kv_cache_gib"])
-        s.max_model_len = self._max_model_len()
-        s.enforce_eager = self.eager.isChecked()
+        s.engine.kind = self.engine.currentData()
+        s.engine.model_dir = self.model_dir.text().strip()
+        s.engine.dummy_weights = self.dummy.isChecked()
+        s.engine.server_url = self.server_url.text().strip()
+        s.engine.server_model = self.server_model.text().strip()
+        s.engine.graph_mode = self.graph_mode.currentData()
+        s.engine.precision = self.precision.currentData()
+        s.engine.delay_ms = number_of(self.delay, SPECS["delay_ms"])
+        s.engine.kv_cache_gib = number_of(self.kv, SPECS["kv_cache_gib"])
+        s.engine.max_model_len = self._max_model_len()
+        s.engine.enforce_eager = self.eager.isChecked()

@@ -1,4 +1,4 @@
-"""The Settings dialog's widgets made from the settings' declarations (``app.settings_schema``):
+"""The Settings dialog's widgets made from the settings' declarations (``voxcap.settings_schema``):
 a spin box has the setting's range (and "Automatic" just below it where None is allowed), a
 list its choices in their words, a check box its label. Nothing about a setting's values is
 written here again, so the dialog cannot offer less or more than the settings file keeps."""
@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...app.settings_schema import Spec
+from ...settings_schema import Spec
 
 
 def number_box(spec: Spec, value, parent, *, scale: int = 1, suffix: str = "", decimals: int = 0,

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import (
 )
 
 from ...app.settings import OverlaySettings
-from ...app.settings_schema import specs
+from ...settings_schema import specs
 from .fields import check_box, number_box, number_of, row_label, wrap
 
 SPECS = specs(OverlaySettings)

@@ -22,8 +22,8 @@ from PySide6.QtWidgets import (
 )
 
 from ...app.settings import ShareSettings
-from ...app.settings_schema import specs
 from ...netaddr import OBS_ADDRESS, parse_origin
+from ...settings_schema import specs
 from ...share import ShareStatus
 from ...share.qr import qr_png
 from ..a11y import status_label
