@@ -46,7 +46,9 @@ options of voxcap serve itself, and ``client:no-compression`` has the client off
 permessage-deflate), e.g. a cut beside the defaults (docs/perf/capacity.md):
 ``--server "voxcap-cut=voxcap --no-enable-prefix-caching"``.
 ``--profile N --profile-dir DIR``: one more run at N per server with py-spy (``pip install
-py-spy``) recording each server process, and the top functions of each profile printed.
+py-spy``) recording each server process, and the top functions of each profile printed;
+``--profile-gil`` records only the thread holding the GIL (py-spy ``--gil``): beside a plain
+profile of the same N it tells a thread's work from its waits for the interpreter.
 
 H200, real shape (random weights, the GPU kit's model), owed — not run yet:
 
@@ -384,10 +386,11 @@ def profile(server: Server, n: int, audio: np.ndarray, args, out_dir: Path) -> d
         for pid, (role, _) in server.processes().items():
             if role in ("helper", "voxcap_cli"):
                 continue
-            path = out_dir / f"{server.name}-n{n}-{role}-{pid}.txt"
+            gil = ["--gil"] if args.profile_gil else []
+            path = out_dir / f"{server.name}-n{n}-{role}-{pid}{'-gil' if gil else ''}.txt"
             files[f"{role}-{pid}"] = path
             spies.append(subprocess.Popen(
-                [str(pyspy), "record", "--pid", str(pid), "--duration", str(duration),
+                [str(pyspy), "record", "--pid", str(pid), "--duration", str(duration), *gil,
                  "--rate", "200", "--format", "raw", "--nonblocking", "--output", str(path)],
                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True))
         time.sleep(1.0)  # py-spy attached
@@ -607,6 +610,8 @@ def main() -> int:
     ap.add_argument("--start-timeout", type=float, default=900.0)
     ap.add_argument("--profile", type=int, metavar="N", help="one more run at N with py-spy")
     ap.add_argument("--profile-dir", default="capacity-profiles")
+    ap.add_argument("--profile-gil", action="store_true",
+                    help="profile only the thread holding the GIL (py-spy --gil)")
     ap.add_argument("--out", help="JSON of every run")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
