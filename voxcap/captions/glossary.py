@@ -44,7 +44,7 @@ MIN_SCORE = ((5, 90.0), (7, 84.0), (10, 80.0), (1000, 78.0))
 SOUND_MIN_SCORE = 88.0  # the sound keys' similarity, for terms of SOUND_FUZZY_LETTERS or more
 SOUND_FUZZY_LETTERS = 8
 SOUND_MIN_LETTERS = 55.0  # ... while the letters still are this alike
-START_MIN_SCORE = 60.0  # a word this like a term's beginning waits for the next words
+START_MIN_SCORE = 75.0  # a word this like a term's beginning waits for the next words
 _EDGE = re.compile(r"^(\W*)(.*?)((?:['\u2019]s)?\W*)$", re.DOTALL)
 _SOUND_RULES = (("ph", "f"), ("ck", "k"), ("qu", "kw"), ("q", "k"), ("x", "ks"), ("ce", "se"),
                 ("ci", "si"), ("cy", "si"), ("c", "k"), ("z", "s"), ("b", "p"), ("d", "t"),
@@ -136,10 +136,10 @@ class Glossary:
             return False
         sound = sound_key(folded)
         for term in self.terms:
-            if len(term.folded) <= len(folded):
+            if len(term.folded) <= len(folded) or term.sound[:1] != sound[:1]:
                 continue
             if fuzz.ratio(folded, term.folded[:len(folded)]) >= START_MIN_SCORE \
-                    or (len(sound) >= 2 and term.sound.startswith(sound)):
+                    or (len(sound) >= 3 and term.sound.startswith(sound)):
                 return True
         return False
 
