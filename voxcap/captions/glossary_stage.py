@@ -6,10 +6,11 @@
     stage.glossary = Glossary(new_terms)       # from the next word on
 
 A word is judged when it is finished: the next word started, the stream ended, or ``hold_s`` of
-the stream's audio passed with no new text. While a word may still begin a term of several
-words (``Glossary.could_start``: "Cooper" of "Kubernetes", "Nguyen" of "Nguyen Thi Minh"),
-it waits for the words after it, up to the term's length + 1; every other word goes on as soon
-as it is finished. Meanwhile that stream's events wait, in order: what comes out is the same
+the stream's audio passed with no new text. While the finished words so far may still begin a
+term of several words (``Glossary.could_start``: "Cooper" of "Kubernetes", "Nguyen Tee" of
+"Nguyen Thi Minh"), they wait for the next, up to the longest term's words + 1; every other word
+goes on as soon as it is finished (with the 32 terms of the tests, 1 ordinary word in 13 waits
+for one more). Meanwhile that stream's events wait, in order: what comes out is the same
 events with the same steps, audio spans and order, only the text of the steps that held a
 corrected word rewritten (the first of them gets the term, the others what is left of theirs)
 and ``said`` set to the model's own text on those. So the overlay, history, feed, OBS, the
@@ -77,8 +78,9 @@ class GlossaryStage:
             if not finished:
                 break
             words = [text[a:b] for a, b in finished[:glossary.window or 1]]
-            if not final and len(finished) < glossary.window and glossary.could_start(words[0]):
-                break  # the words to come may complete a term it begins
+            if not final and len(finished) < glossary.window \
+                    and glossary.could_start("".join(words)):
+                break  # the words to come may complete a term these begin
             fix = glossary.correct(words) if glossary else None
             if fix is None:
                 held.decided = finished[0][1]
