@@ -33,7 +33,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from rapidfuzz import fuzz
+from rapidfuzz import fuzz, process
 
 from ..errors import ConfigError
 
@@ -99,6 +99,10 @@ class Glossary:
                 seen[folded] = _Term(text, folded, sound_key(folded), len(text.split()))
         self.terms = tuple(seen.values())
         self._exact = {t.folded: t for t in self.terms}
+        by_sound: dict[str, list[_Term]] = {}
+        for t in self.terms:
+            by_sound.setdefault(t.sound[:1], []).append(t)
+        self._by_sound = {k: (tuple(v), tuple(t.folded for t in v)) for k, v in by_sound.items()}
         self.window = max((t.words for t in self.terms), default=0) + 1 if self.terms else 0
 
     def __bool__(self) -> bool:
@@ -135,8 +139,8 @@ class Glossary:
         if len(folded) < 2:
             return False
         sound = sound_key(folded)
-        for term in self.terms:
-            if len(term.folded) <= len(folded) or term.sound[:1] != sound[:1]:
+        for term in self._by_sound.get(sound[:1], ((), ()))[0]:  # the same first sound
+            if len(term.folded) <= len(folded):
                 continue
             if fuzz.ratio(folded, term.folded[:len(folded)]) >= START_MIN_SCORE \
                     or (len(sound) >= 3 and term.sound.startswith(sound)):
@@ -144,27 +148,20 @@ class Glossary:
         return False
 
     def _closest(self, folded: str) -> tuple[_Term | None, float]:
-        sound = None
+        sound = sound_key(folded)
+        terms, keys = self._by_sound.get(sound[:1], ((), ()))
         best: tuple[_Term | None, float] = (None, 0.0)
-        for term in self.terms:
+        # RapidFuzz scores the terms of the same first sound in C; the rules below see only those
+        # whose letters are at least half alike
+        for _key, letters, i in process.extract(folded, keys, scorer=fuzz.ratio, limit=None,
+                                                score_cutoff=SOUND_MIN_LETTERS):
+            term = terms[i]
             n = len(term.folded)
-            if n < 5 or not (0.67 * n <= len(folded) <= 1.5 * n):
+            if n < 5 or not (0.67 * n <= len(folded) <= 1.5 * n) or letters <= best[1]:
                 continue
-            if sound is None:
-                sound = sound_key(folded)
-            if sound[:1] != term.sound[:1]:
-                continue
-            letters = fuzz.ratio(folded, term.folded)
-            if letters >= min_score(n):
-                score = letters
-            elif letters >= SOUND_MIN_LETTERS and self._sounds_alike(sound, term):
-                score = letters
-            else:
-                continue
-            if score > best[1]:
-                best = (term, score)
+            if letters >= min_score(n) or self._sounds_alike(sound, term):
+                best = (term, letters)
         return best
-
 
     @staticmethod
     def _sounds_alike(sound: str, term: _Term) -> bool:
