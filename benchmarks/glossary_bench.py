@@ -21,6 +21,7 @@ from pathlib import Path
 from voxcap.captions.glossary import Glossary, load_glossary, parse_glossary
 from voxcap.captions.glossary_stage import GlossaryStage
 from voxcap.events import StreamFinished, TextDelta
+from voxcap.framing import STEP_SECONDS as STEP
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "captions" / "data"
 FIRST = ("Amara Bogdan Catalina Dagny Eero Farida Gwendolyn Hamid Ilse Jovana Kwame Lucia Mateus "
@@ -49,9 +50,10 @@ def deltas(words: list[str]) -> list[TextDelta]:
     for word in words:
         for i, piece in enumerate(word[j:j + 4] for j in range(0, len(word), 4)):
             k = len(out)
-            out.append(TextDelta("s", (" " if i == 0 else "") + piece, (k,), k, k * .08, k * .08 + .08, 0.))
+            out.append(TextDelta("s", (" " if i == 0 else "") + piece, (k,), k, k * STEP,
+                                 (k + 1) * STEP, 0.0))
         k = len(out)
-        out.append(TextDelta("s", "", (), k, k * .08, k * .08 + .08, 0.))
+        out.append(TextDelta("s", "", (), k, k * STEP, (k + 1) * STEP, 0.0))
     return out
 
 
