@@ -77,6 +77,13 @@ def test_ordinary_sentences_are_never_corrected_into_a_name():
     assert changed == []
 
 
+def test_ordinary_sentences_are_left_alone_with_500_terms_too():
+    big = Glossary(load_glossary(DATA / "glossary_terms_500.txt"))
+    assert len(big.terms) == 500
+    assert [s for s in SENTENCES if correct_text(big, s) != s] == []
+    assert correct_text(big, "ask Wojciech Kowalcyk and Okonquo") == "ask Wojciech Kowalczyk and Okonquo"
+
+
 def test_ordinary_sentences_without_a_list_pass_untouched():
     empty = Glossary(())
     assert not empty
