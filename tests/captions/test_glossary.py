@@ -18,7 +18,7 @@ from voxcap.captions.journal import Journal
 from voxcap.captions.records import parse_record
 from voxcap.captions.sessions import read_session_dir
 from voxcap.errors import ConfigError
-from voxcap.events import StreamFinished, TextDelta
+from voxcap.events import EngineFailed, StreamFinished, TextDelta
 
 DATA = Path(__file__).parent / "data"
 TERMS = load_glossary(DATA / "glossary_terms.txt")
@@ -173,13 +173,30 @@ def test_the_stage_holds_a_word_only_while_a_term_may_follow():
 
 
 def test_the_stage_lets_a_word_go_after_a_pause_without_the_next():
-    stage = GlossaryStage(GLOSSARY, hold_s=0.6)
+    stage = GlossaryStage(GLOSSARY, hold_s=0.32)
     deltas = engine_deltas("hello Cooper")
     out = [ev for d in deltas for ev in stage.feed(d)]
+    assert "".join(e.text for e in out if isinstance(e, TextDelta)) == " hello"
     k = len(deltas)
-    for i in range(8):  # 0.64 s of steps with no text
+    for i in range(4):  # 0.32 s of steps with no text after "Cooper" (one was in deltas)
         out += stage.feed(TextDelta("s1", "", (), k + i, (k + i) * 0.08, (k + i + 1) * 0.08, 0.0))
     assert "".join(e.text for e in out if isinstance(e, TextDelta)) == " hello Cooper"
+
+
+def test_an_engine_that_fails_lets_every_held_word_go_first():
+    stage = GlossaryStage(GLOSSARY)
+    out = [ev for d in engine_deltas("thanks Cooper") for ev in stage.feed(d)]
+    out += [ev for d in engine_deltas("and Wen", "s2") for ev in stage.feed(d)]
+    failed = EngineFailed("the engine's process died", "restart it")
+    out += stage.feed(failed)
+    assert out[-1] is failed
+    assert "".join(e.text for e in out if isinstance(e, TextDelta) and e.stream_id == "s1") == \
+           " thanks Cooper"
+    assert "".join(e.text for e in out if isinstance(e, TextDelta) and e.stream_id == "s2") == \
+           " and Wen"
+    after = [ev for d in engine_deltas("next") for ev in stage.feed(d)]  # the next engine's s1
+    after += stage.feed(StreamFinished("s1", "flushed", 2, 1.0))
+    assert "".join(e.text for e in after if isinstance(e, TextDelta)) == " next"  # nothing stale
 
 
 def test_without_a_list_every_event_passes_at_once():

@@ -5,8 +5,9 @@
         publish(out)
     stage.glossary = Glossary(new_terms)       # from the next word on
 
-A word is judged when it is finished: the next word started, the stream ended, or ``hold_s`` of
-the stream's audio passed with no new text. While the finished words so far may still begin a
+A word is judged when it is finished: the next word started, the stream (or the engine) ended,
+or ``hold_s`` of the stream's audio passed with no new text; so with a word list a word is shown
+up to ``hold_s`` later than without. While the finished words so far may still begin a
 term of several words (``Glossary.could_start``: "Cooper" of "Kubernetes", "Nguyen Tee" of
 "Nguyen Thi Minh"), they wait for the next, up to the longest term's words + 1; every other word
 goes on as soon as it is finished (with the 32 terms of the tests, 1 ordinary word in 13 waits
@@ -24,10 +25,13 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from ..events import SessionRolled, StreamFinished, TextDelta
+from ..events import EngineFailed, EngineStopped, SessionRolled, StreamFinished, TextDelta
 from .glossary import Glossary
 
-HOLD_S = 0.6  # audio with no new text after which the last word counts as finished
+# audio with no new text after which the last word counts as finished: a word's pieces come in
+# steps next to each other, a pause of 4 steps (0.32 s) is the end of it (the assembler, which
+# may glue a late piece on, takes 1)
+HOLD_S = 0.32
 _WORD = re.compile(r"\S+")
 
 
@@ -50,6 +54,8 @@ class GlossaryStage:
             return self._delta(event)
         if isinstance(event, (StreamFinished, SessionRolled)):
             return [*self._flush(event.stream_id), event]
+        if isinstance(event, (EngineFailed, EngineStopped)):  # its streams end without a word
+            return [*(e for sid in list(self._held) for e in self._flush(sid)), event]
         return [event]
 
     def _delta(self, d: TextDelta) -> list:
