@@ -83,7 +83,7 @@ class WordListPanel(QWidget):
         self.edit_button = QPushButton("&Edit", self)
         self.remove_button = QPushButton("&Remove", self)
         where = QLabel(f"Kept in {glossary_path(self.glossary_file)} (one term per line: the "
-                       "file `voxcap live --glossary FILE` reads).", self)
+                       "file \u201cvoxcap live --glossary FILE\u201d reads).", self)
         where.setWordWrap(True)
         where.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
