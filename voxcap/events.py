@@ -60,7 +60,8 @@ class TextDelta:
 
     ``audio_start_s``/``audio_end_s`` is the span of the stream's audio (seconds from the
     stream's first sample) that the text describes. ``produced_at`` is ``time.time()`` when
-    the token came back from vLLM.
+    the token came back from vLLM. ``said``: the model's own text where the word list
+    (``captions.glossary``) changed ``text``, else None.
     """
 
     stream_id: str
@@ -70,6 +71,7 @@ class TextDelta:
     audio_start_s: float
     audio_end_s: float
     produced_at: float
+    said: str | None = None
 
 
 @dataclass(frozen=True)

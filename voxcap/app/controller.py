@@ -32,6 +32,8 @@ import logging
 import threading
 from collections.abc import Callable
 
+from ..captions.glossary import Glossary
+from ..captions.glossary_stage import GlossaryStage
 from ..errors import VoxcapError
 from ..events import (
     AppProblem,
@@ -88,6 +90,7 @@ class SessionController:
                                        lambda: getattr(self.audio, "live", True), hold_s)
         self._streams = CaptionStreams(self._emit, self.clock, self._journal, self._routing,
                                        self._flush)
+        self._glossary = GlossaryStage()  # the word list, applied before anyone sees the text
 
     # ================================================================ public (any thread) ==
     def start_engine(self, settings) -> None:
@@ -122,6 +125,11 @@ class SessionController:
         """Give up on the words still being flushed (a second Ctrl-C): the streams are aborted
         at once instead of waited for."""
         self._flush.abort()
+
+    def set_glossary(self, glossary: Glossary) -> None:
+        """The word list whose names and terms are corrected in finished words, from the next
+        word on (an empty one: none)."""
+        self._glossary.glossary = glossary
 
     def watch_devices(self) -> None:
         self._submit(self._do_watch_devices)
@@ -197,8 +205,13 @@ class SessionController:
 
     # ------------------------------------------------------------------ engine's news ----
     def _on_engine_event(self, event) -> None:
-        """Every event of the current engine, on its thread (quick): to the journal, the
-        flush's progress, the drop ledger, then out."""
+        """Every event of the current engine, on its thread (quick): through the word list
+        (which may hold a stream's text a few words), then each on."""
+        for out in self._glossary.feed(event):
+            self._on_corrected_event(out)
+
+    def _on_corrected_event(self, event) -> None:
+        """To the journal, the flush's progress, the drop ledger, then out."""
         self._journal.take(event)
         if isinstance(event, SessionRolled):
             self.rollovers += 1

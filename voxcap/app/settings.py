@@ -138,6 +138,12 @@ class AppSettings:
                   "unless the output is headphones)")
     mask_profanity: bool = setting(
         False, label="Mask &profanity in captions and exports (the journal keeps the words)")
+    # names and terms corrected in the captions (captions.glossary); "": the word list kept in
+    # Settings, glossary.txt in the config folder (app.glossary_file)
+    glossary_file: str = setting(
+        "", label="&Word list", flag="--glossary", metavar="FILE",
+        flag_help="spell the names and terms of this word list right in the captions, transcript "
+                  "and journal (UTF-8, one term per line, # starts a comment)")
     announce_captions: bool = setting(
         True, label="Anno&unce finished caption lines to screen readers (speaker first)")
     start_minimized: bool = setting(False, label="Start mi&nimized", flag="--minimized",

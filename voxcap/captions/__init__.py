@@ -8,6 +8,9 @@ One job per module:
 - ``cues``      words -> subtitle cues (timing rules) and TXT paragraphs.
 - ``export``    ``export(source, path)``: .srt / .vtt / .txt (``timestamps=``) / .jsonl.
 - ``masking``   ``Masker`` / ``make_masker``: profanity masking for display and exports.
+- ``glossary``  ``Glossary``: the word list, names and terms matched in finished words.
+- ``glossary_stage`` ``GlossaryStage``: the word list applied to the engine's deltas (the
+                controller runs it, so every output and the journal get the same text).
 - ``records``   the journal's JSON Lines record format.
 - ``journal``   ``Journal``: a session directory written as deltas arrive (crash-safe).
 - ``sessions``  ``SessionStore``: list and open previous sessions, damage-tolerant reading;

@@ -3,7 +3,8 @@ writer (``journal``) and the reader (``sessions``).
 
     {"type":"stream","session":S,"stream":ID,"label":"You","source":"mic","wall":T}
     {"type":"delta","session":S,"stream":ID,"index":K,"start":0.24,"end":0.32,"wall":T,
-     "text":" w17","tokens":[123]}
+     "text":" w17","tokens":[123]}           # + "said":" w71" where the word list changed
+                                            #   the model's text ("text": what was shown)
     {"type":"end","session":S,"stream":ID,"reason":"flushed","audio_seconds":12.3,"wall":T}
     {"type":"gap","session":S,"dropped":N,"wall":T}   # records lost while the disk failed
     {"type":"rollover","session":S,"stream":ID,"engine_session":N,"at":61.28,
@@ -37,6 +38,7 @@ class DeltaRecord:
     produced_at: float
     text: str
     token_ids: tuple[int, ...] = ()
+    said: str | None = None  # the model's own text where the word list changed it
 
 
 @dataclass(frozen=True)
@@ -94,10 +96,14 @@ DELTA_PREFIX = b'{"type":"delta",'  # how delta_line's records start
 
 
 def delta_line(session_id: str, d) -> bytes:
-    return _line({"type": "delta", "session": session_id, "stream": d.stream_id,
-                  "index": d.index, "start": round(d.audio_start_s, 3),
-                  "end": round(d.audio_end_s, 3), "wall": round(d.produced_at, 3),
-                  "text": d.text, "tokens": list(d.token_ids)})
+    record = {"type": "delta", "session": session_id, "stream": d.stream_id,
+              "index": d.index, "start": round(d.audio_start_s, 3),
+              "end": round(d.audio_end_s, 3), "wall": round(d.produced_at, 3),
+              "text": d.text, "tokens": list(d.token_ids)}
+    said = getattr(d, "said", None)
+    if said is not None:
+        record["said"] = said
+    return _line(record)
 
 
 def stream_line(session_id: str, stream_id: str, label: str, source: str, wall: float) -> bytes:
@@ -141,9 +147,11 @@ def parse_record(obj) -> (DeltaRecord | StreamRecord | EndRecord | GapRecord | R
             start, end = float(obj["start"]), float(obj["end"])
             if not (0 <= start <= end < 1e7):
                 raise ValueError(f"bad audio span {start}..{end}")
+            said = obj.get("said")
             return DeltaRecord(str(obj.get("session", "")), str(obj["stream"]), int(obj["index"]),
                                start, end, float(obj.get("wall", 0.0)), text,
-                               tuple(int(t) for t in obj.get("tokens") or ()))
+                               tuple(int(t) for t in obj.get("tokens") or ()),
+                               said if isinstance(said, str) else None)
         if kind == "stream":
             return StreamRecord(str(obj.get("session", "")), str(obj["stream"]),
                                 str(obj.get("label") or ""), str(obj.get("source") or ""),

@@ -21,9 +21,12 @@ from dataclasses import dataclass, field
 
 from .. import logs
 from ..app.controller import SessionController
+from ..app.glossary_file import read_terms
 from ..app.lag import RecentValues
 from ..app.notices import notice_for
+from ..app.settings import AppSettings
 from ..captions.export import check_export_path, export
+from ..captions.glossary import Glossary
 from ..errors import EngineError, VoxcapError
 from ..eventhub import EventHub
 from ..events import (
@@ -37,7 +40,8 @@ from ..events import (
     StreamOpened,
     TextDelta,
 )
-from .options import add_engine_options, make_engine
+from ..settings_schema import add_setting_flags
+from .options import add_engine_options, make_engine, settings_from_flags
 from .sessions import add_export_options, export_kwargs
 
 log = logging.getLogger(__name__)
@@ -50,6 +54,7 @@ def add_run_options(p) -> None:
     p.add_argument("--no-journal", action="store_true",
                    help="do not keep this run as a session (see `voxcap sessions`)")
     add_export_options(p)
+    add_setting_flags(p, AppSettings, ["glossary_file"])
     p.add_argument("--quiet", "-q", action="store_true",
                    help="print neither captions nor progress and events")
     add_engine_options(p)
@@ -141,6 +146,8 @@ class CaptionRun:
         # a bad file name or word list fails now, not after the engine's long start
         self.out_path = check_export_path(args.output) if args.output else None
         self.out_options = export_kwargs(args)
+        glossary_file = settings_from_flags(args).glossary_file  # only a list given: --glossary
+        glossary = Glossary(read_terms(glossary_file)) if glossary_file else Glossary(())
         self.term = Terminal(args.quiet)
         self.name = name  # "live" / "transcribe": the prefix of this run's own lines
         self.show_capture = show_capture
@@ -151,6 +158,9 @@ class CaptionRun:
         self.ctl = SessionController(  # make_engine: -v reaches the engine (vLLM's log)
             self.hub.publish, audio=audio, journal=not args.no_journal,
             engine_factory=lambda s, sink: make_engine(args, on_event=sink, settings=s))
+        self.ctl.set_glossary(glossary)
+        if glossary:
+            self.term.line(f"{name}: word list: {len(glossary.terms)} names and terms")
 
     def run(self, source: str = "", duration: float | None = None) -> RunResult:
         try:

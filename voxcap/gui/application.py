@@ -25,6 +25,7 @@ from PySide6.QtWidgets import QApplication
 from .. import logs
 from ..app.controller import QUIT_ENGINE_WAIT_S, SessionController
 from ..app.diagnostics import DiagnosticsReady, diagnostics_text
+from ..app.glossary_file import read_terms
 from ..app.lag import RecentValues
 from ..app.meter import MeterSampler
 from ..app.notices import notice_for
@@ -33,8 +34,9 @@ from ..app.settings_changes import SettingsChange, SettingsChanges
 from ..app.start_times import StartTimes
 from ..app.window_state import WindowState, load_window_state, save_window_state
 from ..captions.assembly import CaptionAssembler
+from ..captions.glossary import Glossary
 from ..captions.masking import make_masker
-from ..errors import VoxcapError
+from ..errors import ConfigError, VoxcapError
 from ..eventhub import EventHub
 from ..events import (
     AppsChanged,
@@ -105,7 +107,8 @@ class VoxcapApp(QObject):
         self.settings_control = SettingsController(
             settings or AppSettings(), self.window, persist=persist, overrides=overrides,
             first_run=first_run, on_applied=self.settings_changes.announce,
-            on_new_address=lambda: self.sharing.new_address())
+            on_new_address=lambda: self.sharing.new_address(),
+            on_word_list=lambda terms: self.controller.set_glossary(Glossary(terms)))
         self.bridge = EventBridge(self)
         # the controller's events: to the GUI thread, and to sharing (which, started later,
         # learns whether captioning is on from the latest CaptioningState)
@@ -114,6 +117,7 @@ class VoxcapApp(QObject):
         factory = controller_factory or (lambda publish: SessionController(
             publish, journal_root=sessions_root, verbose=engine_verbose))
         self.controller = factory(self.hub.publish)
+        self._load_word_list()
         self.exports = ExportController(self.window, self.controller, sessions_root,
                                         masker=lambda: make_masker(self.settings.mask_profanity))
         self.sharing = SharingController(
@@ -246,6 +250,13 @@ class VoxcapApp(QObject):
             self.controller.apply_engine_settings(es, "retry")
         else:
             self.controller.start_engine(es)
+
+    def _load_word_list(self) -> None:
+        """The saved word list to the controller; a list that cannot be read is said once."""
+        try:
+            self.controller.set_glossary(Glossary(read_terms(self.settings.glossary_file)))
+        except ConfigError as exc:
+            self.window.show_notice(str(exc), exc.fix)
 
     def retry_engine(self) -> None:
         self.start_engine(again=True)

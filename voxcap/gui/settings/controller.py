@@ -24,7 +24,8 @@ class SettingsController:
     def __init__(self, settings: AppSettings, window, *, persist: bool,
                  overrides: RunOverrides | None, first_run: bool,
                  on_applied: Callable[[AppSettings, AppSettings], object],
-                 on_new_address: Callable[[], None] = lambda: None) -> None:
+                 on_new_address: Callable[[], None] = lambda: None,
+                 on_word_list: Callable[[list[str]], None] = lambda _terms: None) -> None:
         self.settings = settings
         self.window = window
         self.persist = persist
@@ -32,6 +33,7 @@ class SettingsController:
         self.first_run_enabled = first_run
         self.on_applied = on_applied  # (old, new): the app follows the change
         self.on_new_address = on_new_address  # Share captions → "New address", being applied
+        self.on_word_list = on_word_list  # Word list saved: its terms
         self.dialog: SettingsDialog | None = None
         self.first_run_dialog: FirstRunDialog | None = None
         self.cuda: bool | None = None  # a CUDA GPU here; None until known (NVML: not on this thread)
@@ -49,6 +51,7 @@ class SettingsController:
             dlg = self.dialog = SettingsDialog(self.settings, self.window,
                                                cuda=self.cuda is not False)
             dlg.applied.connect(lambda new: self._dialog_applied(dlg, new))
+            dlg.word_list_saved.connect(self.on_word_list)
             dlg.finished.connect(self._closed)
         self.dialog.show()
         self.dialog.raise_()

@@ -2,7 +2,8 @@
 the app (which restarts the engine if an engine setting changed, and saves them).
 
 One file per part: ``settings_engine`` (Engine), ``settings_captions`` (Captions and start-up),
-``settings_overlay`` (Caption overlay), ``share_panel`` (the Share captions tab); their widgets
+``settings_overlay`` (Caption overlay), ``share_panel`` (the Share captions tab), ``word_list_page``
+(the Word list tab: a file of its own, saved on Apply); their widgets
 are made from the settings' declarations (``settings_fields``)."""
 
 from __future__ import annotations
@@ -24,10 +25,12 @@ from .captions_page import CaptionsPanel
 from .engine_page import EnginePanel
 from .fields import point_buddies_at_fields
 from .overlay_page import OverlayPanel
+from .word_list_page import WordListPanel
 
 
 class SettingsDialog(QDialog):
     applied = Signal(object)  # AppSettings
+    word_list_saved = Signal(list)  # the terms, once Settings → Word list saved them
 
     def __init__(self, settings: AppSettings, parent=None, cuda: bool = True) -> None:
         super().__init__(parent)
@@ -38,6 +41,7 @@ class SettingsDialog(QDialog):
         self.captions_panel = CaptionsPanel(self.base, self)
         self.overlay_panel = OverlayPanel(self.base.overlay, self)
         self.share = SharePanel(self.base.share, self)
+        self.word_list = WordListPanel(self.base, self)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
                                         | QDialogButtonBox.StandardButton.Cancel
                                         | QDialogButtonBox.StandardButton.Apply, self)
@@ -55,6 +59,7 @@ class SettingsDialog(QDialog):
         self.tabs = QTabWidget(self)  # the dialog stays short enough for a 768-pixel screen
         self.tabs.addTab(general, "Engine, captions, overlay")
         self.tabs.addTab(share_page, "Share captions")
+        self.tabs.addTab(self.word_list, "Word list")
         lay = QVBoxLayout(self)
         lay.addWidget(self.tabs)
         lay.addWidget(self.buttons)
@@ -84,6 +89,11 @@ class SettingsDialog(QDialog):
             self.share.origin.setFocus()
             announce(self.share.origin_problem, "Problem: " + problem, assertive=True)
             return False
+        if self.word_list.changed():
+            if self.word_list.save():  # the panel says what went wrong
+                self.tabs.setCurrentWidget(self.word_list)
+                return False
+            self.word_list_saved.emit(self.word_list.saved)
         new = self.result_settings()
         self.applied.emit(new)
         self.base = new.copy()
