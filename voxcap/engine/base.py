@@ -94,7 +94,6 @@ class EngineBase(CaptionEngine):
     thread_name = "voxcap-engine"
     what = "The engine"  # how messages name it
     stops_while_starting = False  # whether shutdown() during start-up is clean (else: wait)
-    on_cuda = True  # whether CUDA-only settings (settings.CUDA_ONLY) can change this engine
 
     def __init__(self, settings, on_event: EventSink | None = None, verbose: bool = False) -> None:
         self.settings = settings
@@ -112,6 +111,11 @@ class EngineBase(CaptionEngine):
         self._stop_async: asyncio.Event | None = None
         self._streams: dict = {}  # stream id -> the subclass's stream state (has ``done``)
         self._t0 = 0.0
+
+    @property
+    def on_cuda(self) -> bool:
+        """Whether CUDA-only settings (settings.CUDA_ONLY) can change this engine."""
+        return True
 
     # ---------------------------------------------------------------- life cycle ----
     def start(self):
@@ -163,6 +167,7 @@ class EngineBase(CaptionEngine):
     def open_stream(self, label: str = "") -> str:
         """Start a new caption stream; returns its id. Thread-safe."""
         self._require_ready()
+        assert self._loop is not None  # set before the engine is ready
         stream_id = new_stream_id()
         fut = asyncio.run_coroutine_threadsafe(self._open(stream_id, label), self._loop)
         fut.result(timeout=10)
@@ -251,6 +256,11 @@ class EngineBase(CaptionEngine):
         self._loop = asyncio.get_running_loop()
         self._stop_async = asyncio.Event()
         await self._run()
+
+    async def _stop_requested(self) -> None:
+        """Returns once shutdown() is called (on the engine's loop, which _main started)."""
+        assert self._stop_async is not None
+        await self._stop_async.wait()
 
     # ------------------------------------------------------------ subclass hooks ----
     def _prepare(self) -> None:

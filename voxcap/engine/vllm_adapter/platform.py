@@ -86,6 +86,7 @@ def check_platform() -> str:
     problem = platform_problem(build, version, cuda_device_count() if build == "cuda" else 0)
     if problem:
         raise problem
+    assert build is not None  # platform_problem names a missing vLLM
     BUILD = build
     return build
 
