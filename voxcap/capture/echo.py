@@ -33,6 +33,7 @@ import shutil
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 from .. import paths
 from ..errors import CaptureError
@@ -103,7 +104,7 @@ class EchoCanceller:
         self.sink_name = f"{PREFIX}out_{tag}"
         self.master = ""
         self.module: int | None = None
-        self._pulse = None
+        self._pulse: Any = None  # pulsectl.Pulse (untyped), while started
         self._moved: dict[int, int] = {}  # sink input -> the sink it came from
         self._reaper = None
         self._pw: PipeWireEchoProcess | None = None  # the monitor-form canceller on PipeWire
