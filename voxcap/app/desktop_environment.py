@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 log = logging.getLogger(__name__)
@@ -72,7 +73,7 @@ def wayland_globals(display: str | None = None) -> list[str] | None:
     return names
 
 
-def detect(env: dict | None = None, probe=wayland_globals) -> OverlayPath:
+def detect(env: Mapping[str, str] | None = None, probe=wayland_globals) -> OverlayPath:
     """The overlay's path for the session in ``env`` (default: this process's environment).
     ``probe(display) -> list of globals | None`` asks the Wayland compositor."""
     env = os.environ if env is None else env

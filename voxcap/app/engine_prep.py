@@ -73,12 +73,12 @@ class EnginePreparation:
         self.state = "running"
         log.info("preparing the engine for %s (pid %d, log %s)", self.model_dir, self._proc.pid,
                  self.log_path)
-        threading.Thread(target=self._watch, args=(out,), daemon=True,
+        threading.Thread(target=self._watch, args=(self._proc, out), daemon=True,
                          name="voxcap-engine-prep").start()
         return self
 
-    def _watch(self, out) -> None:
-        code = self._proc.wait()
+    def _watch(self, proc: subprocess.Popen, out) -> None:
+        code = proc.wait()
         out.close()
         if self.state == "cancelled":
             self._end("cancelled", "cancelled")

@@ -264,10 +264,12 @@ class Journal:
     def _write_all_locked(self, data: bytes) -> None:
         if self._partial:
             data = b"\n" + data
+        fd = self._fd
+        assert fd is not None  # the callers opened it
         view, done = memoryview(data), 0
         try:
             while done < len(data):
-                done += os.write(self._fd, view[done:])
+                done += os.write(fd, view[done:])
         except OSError:
             if done:
                 self._partial = True

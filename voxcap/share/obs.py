@@ -155,7 +155,7 @@ class ObsCaptions:
         from websockets.exceptions import ConnectionClosed
 
         hello = json.loads(await asyncio.wait_for(ws.recv(), 5))
-        identify = {"rpcVersion": RPC_VERSION, "eventSubscriptions": 0}
+        identify: dict[str, object] = {"rpcVersion": RPC_VERSION, "eventSubscriptions": 0}
         auth = (hello.get("d") or {}).get("authentication")
         if auth and not self.password:
             raise PasswordRefused("OBS asks for a password and none is set")
