@@ -7,6 +7,11 @@ import importlib.metadata as md
 import importlib.util
 import logging
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ...engine.model.folder import ModelInfo
+    from ...gpu import GpuReading
 
 OK, WARN, FAIL, SKIP = "ok", "warn", "fail", "skip"
 log = logging.getLogger(__name__)
@@ -51,8 +56,8 @@ class Context:
     precision: str = "auto"
     streams: int = 2
     settings_path: str = ""
-    model_info: object | None = None  # ModelInfo once the model check passed
-    gpu: object | None = None  # the GpuReading vLLM would use
+    model_info: ModelInfo | None = None  # once the model check passed
+    gpu: GpuReading | None = None  # the one vLLM would use
     build: str | None = None  # installed vLLM build
     gpus: list | None = None  # NVML's GPUs (read once)
 
