@@ -61,7 +61,7 @@ def wayland_globals(display: str | None = None) -> list[str] | None:
     try:
         d = Display(display)
         d.connect()
-    except Exception:  # noqa: BLE001 - pywayland raises ValueError/RuntimeError on no compositor
+    except Exception:  # pywayland raises ValueError/RuntimeError on no compositor
         log.warning("cannot connect to the Wayland compositor %r", display, exc_info=True)
         return None
     try:
@@ -166,7 +166,7 @@ def portal_shortcuts_version() -> int | None:
         with open_dbus_connection(bus="SESSION") as conn:
             addr = DBusAddress(PORTAL[1], bus_name=PORTAL[0], interface=PORTAL_SHORTCUTS)
             reply = conn.send_and_get_reply(Properties(addr).get("version"), timeout=3)
-    except Exception:  # noqa: BLE001 - no session bus, no portal, timeout
+    except Exception:  # no session bus, no portal, timeout
         log.info("no desktop portal on the session bus", exc_info=True)
         return None
     if reply.header.message_type.name != "method_return":

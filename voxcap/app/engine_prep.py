@@ -61,7 +61,7 @@ class EnginePreparation:
         """Call it from a thread that lives as long as the app (the GUI thread): the kernel's
         parent-death signal follows the thread that started the child, not the process."""
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        out = open(self.log_path, "wb")  # noqa: SIM115 - the child writes it; closed when it ends
+        out = open(self.log_path, "wb")  # the child writes it; closed when it ends
         try:
             self._proc = subprocess.Popen(self.command(), stdin=subprocess.DEVNULL, stdout=out,
                                           stderr=subprocess.STDOUT, start_new_session=True)
@@ -97,7 +97,7 @@ class EnginePreparation:
         self._ended.set()
         try:
             self.on_done(state, message)
-        except Exception:  # noqa: BLE001 - a listener's bug must not hide the result
+        except Exception:  # a listener's bug must not hide the result
             log.exception("the preparation's listener failed")
 
     @property

@@ -212,7 +212,7 @@ class Journal:
                 self._fd = None
         self._emit_pending()
 
-    def __enter__(self) -> Journal:  # noqa: PYI034
+    def __enter__(self) -> Journal:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -344,7 +344,7 @@ class Journal:
         if status is not None and self._on_status is not None:
             try:
                 self._on_status(status)
-            except Exception:  # noqa: BLE001 - a broken listener must not stop the journal
+            except Exception:  # a broken listener must not stop the journal
                 log.exception("a journal status listener failed")
 
     def _sync_loop(self) -> None:

@@ -231,7 +231,7 @@ def _read_meta(directory: Path) -> tuple[dict | None, str | None]:
     try:
         meta = json.loads((directory / SESSION_NAME).read_text(encoding="utf-8"))
         if not isinstance(meta, dict):
-            raise ValueError("not a JSON object")  # noqa: TRY004
+            raise ValueError("not a JSON object")
         return meta, None
     except FileNotFoundError:
         return None, f"{SESSION_NAME} missing; rebuilt from the journal"

@@ -237,7 +237,7 @@ class AppRawStream:
                         self._follow()
                     except pulsectl.PulseDisconnected:
                         raise
-                    except Exception:  # noqa: BLE001 (a stream vanished mid-listing: look again)
+                    except Exception:  # a stream vanished mid-listing: look again
                         log.warning("%s: looking for its streams failed; trying again", self.app,
                                     exc_info=True)
                         self._dirty = True
@@ -318,5 +318,5 @@ def _close(pulse) -> None:
     """Close a pulsectl connection (one whose server died may raise)."""
     try:
         pulse.close()
-    except Exception:  # noqa: BLE001
+    except Exception:
         log.warning("closing the sound-server connection failed", exc_info=True)

@@ -173,7 +173,7 @@ class SoundServer:
         with contextlib.suppress(Exception):  # closing a dead connection may raise
             self._pulse.close()
 
-    def __enter__(self) -> SoundServer:  # noqa: PYI034
+    def __enter__(self) -> SoundServer:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -233,7 +233,7 @@ def _run_remote(args, counts: list[int]) -> int:
               flush=True)
     try:
         results = measure(engine, "remote", counts, args.seconds)
-    except Exception as exc:  # noqa: BLE001 - one row per failed configuration
+    except Exception as exc:  # one row per failed configuration
         log.warning("remote bench failed", exc_info=True)
         results = [{"mode": "remote", "streams": n, "error": str(getattr(exc, "message", exc))}
                    for n in counts]

@@ -241,7 +241,7 @@ class EngineBase(CaptionEngine):
         except VoxcapError as exc:
             log.info("%s stopped on an error", self.what, exc_info=True)
             self._fail(exc.message, exc.fix)
-        except BaseException as exc:  # noqa: BLE001 - reported, never a silent hang
+        except BaseException as exc:  # reported, never a silent hang
             log.exception("%s failed", self.what)
             self._fail(*self._explain(exc))
         finally:

@@ -288,7 +288,7 @@ class ShareServer:
         self._events += 1
         try:
             self.feed.on_event(event)
-        except Exception:  # noqa: BLE001 - one bad event must not stop the feed
+        except Exception:  # one bad event must not stop the feed
             log.exception("share: the feed failed on %s", type(event).__name__)
 
     async def _load(self, delay: float = 0.0) -> None:
@@ -297,7 +297,7 @@ class ShareServer:
             await asyncio.sleep(delay)
         try:
             session = await asyncio.to_thread(self.session_source)
-        except Exception:  # noqa: BLE001 - without the journal the page starts empty
+        except Exception:  # without the journal the page starts empty
             log.exception("share: the session so far could not be read")
             session = None
         self.feed.load(session)
@@ -383,7 +383,7 @@ class ShareServer:
         session = None
         try:
             session = self.session_source()
-        except Exception:  # noqa: BLE001 - falls back to what the feed kept
+        except Exception:  # falls back to what the feed kept
             log.exception("share: the session so far could not be read")
         masker = self.feed.asm.masker
         if session is not None and session.session_id == self.feed.session_id:

@@ -81,7 +81,7 @@ def _try_import(module: str) -> str | None:
     """None if ``module`` imports, else why not (one line)."""
     try:
         importlib.import_module(module)
-    except Exception as exc:  # noqa: BLE001 - ImportError, OSError (a missing system library)...
+    except Exception as exc:  # ImportError, OSError (a missing system library)...
         log.info("doctor: %s does not import", module, exc_info=True)
         return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".strip()
     return None

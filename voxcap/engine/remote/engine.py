@@ -399,7 +399,7 @@ class RemoteEngine(EngineBase):
             sender.cancel()
             try:
                 await sender
-            except BaseException:  # noqa: BLE001 - its error, if any, was raised above
+            except BaseException:  # its error, if any, was raised above
                 log.debug("the sender ended", exc_info=True)
 
     def _on_message(self, st: _Stream, msg: protocol.ServerMessage) -> str | None:

@@ -143,7 +143,7 @@ def embed_batched(model, original, kwargs: dict):
         result = _embed(model, original, kwargs)
     except _VllmRaised as raised:  # vLLM's own path raised: as it would have without us
         raise raised.error from None
-    except Exception:  # never take the engine down for an optimisation
+    except Exception:  # noqa: BLE001 (logged by say_once; never take the engine down for an optimisation)
         COUNTS.failures += 1
         say_once("failed", "voxcap batched audio front end failed; vLLM's per-session path "
                  "takes the step (and every step after %d failures)", MAX_FAILURES,

@@ -74,7 +74,7 @@ def cuda_device_count() -> int:
         import torch
 
         return torch.cuda.device_count() if torch.cuda.is_available() else 0
-    except Exception:  # noqa: BLE001 - no usable CUDA: counted as none
+    except Exception:  # no usable CUDA: counted as none
         log.warning("torch cannot count the CUDA devices", exc_info=True)
         return 0
 

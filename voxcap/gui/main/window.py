@@ -361,7 +361,7 @@ class MainWindow(QMainWindow):
                                     | Qt.TextInteractionFlag.TextSelectableByMouse)
         box.open()  # not exec(): the GUI thread goes on serving the captions behind it
 
-    def showEvent(self, event) -> None:  # noqa: N802
+    def showEvent(self, event) -> None:
         self.fit_screen()
         super().showEvent(event)
 
@@ -378,7 +378,7 @@ class MainWindow(QMainWindow):
         if (width, height) != (self.width(), self.height()):
             self.resize(width, height)
 
-    def closeEvent(self, event) -> None:  # noqa: N802
+    def closeEvent(self, event) -> None:
         event.ignore()  # the app decides (``VoxcapApp.close_requested``): quit, ask, or hide
         self.closing.emit()
 

@@ -57,7 +57,7 @@ class OverlayAside(QObject):
         assert app is not None  # the overlay is a widget: the application exists
         app.installEventFilter(self)
 
-    def eventFilter(self, obj, event) -> bool:  # noqa: N802
+    def eventFilter(self, obj, event) -> bool:
         if event.type() in (QEvent.Type.Show, QEvent.Type.Hide, QEvent.Type.Move,
                             QEvent.Type.Resize) and isinstance(obj, QWidget) and obj.isWindow() \
                 and obj is not self.overlay and (self._kept_clear(obj) or obj is self.window):

@@ -121,7 +121,7 @@ class LayerShellOverlay(QObject):
         try:
             self.display = Display(display)
             self.display.connect()
-        except Exception:  # noqa: BLE001 - ValueError/RuntimeError: no compositor there
+        except Exception:  # ValueError/RuntimeError: no compositor there
             log.warning("layer-shell: cannot connect to the Wayland compositor", exc_info=True)
             return
         registry = self.display.get_registry()
@@ -391,7 +391,7 @@ class LayerShellOverlay(QObject):
             self._flush_timer.start()
 
     # ------------------------------------------------------------- widget -> surface ----
-    def eventFilter(self, obj, event) -> bool:  # noqa: N802
+    def eventFilter(self, obj, event) -> bool:
         t = event.type()
         if t == QEvent.Type.Show:
             self.map()
