@@ -23,7 +23,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -43,11 +43,19 @@ def new_stream_id() -> str:
 
 @runtime_checkable
 class CaptionEngine(Protocol):
-    settings: object  # InProcessSettings / RemoteSettings
     events: queue.Queue  # the events, when no on_event callback was given
     stats: EngineStats
-    ready_info: EngineReady | None
-    failure: EngineFailed | None
+
+    # read-only to the engine's users (the rolling engine passes on its inner engine's)
+    @property
+    def settings(self) -> Any:  # InProcessSettings / RemoteSettings
+        ...
+
+    @property
+    def ready_info(self) -> EngineReady | None: ...
+
+    @property
+    def failure(self) -> EngineFailed | None: ...
 
     def start(self) -> CaptionEngine:
         """Validate settings (raise VoxcapError at once if bad), then start in the background."""
@@ -94,6 +102,11 @@ class EngineBase(CaptionEngine):
     thread_name = "voxcap-engine"
     what = "The engine"  # how messages name it
     stops_while_starting = False  # whether shutdown() during start-up is clean (else: wait)
+    # plain attributes here (set in __init__): class values, so that they hide the protocol's
+    # read-only properties, which would refuse the assignment
+    settings: Any = None
+    ready_info: EngineReady | None = None
+    failure: EngineFailed | None = None
 
     def __init__(self, settings, on_event: EventSink | None = None, verbose: bool = False) -> None:
         self.settings = settings
