@@ -139,7 +139,7 @@ class FileReader:
                         return
                 self._on_block(AudioBlock(label, block, at if self.realtime else time.time()))
                 self.samples += block.size
-        except Exception as exc:  # noqa: BLE001 - the session ends with the reason, text kept
+        except Exception as exc:  # the session ends with the reason, text kept
             log.warning("reading %s failed", self.spec.path, exc_info=True)
             error = getattr(exc, "message", None) or str(exc) or type(exc).__name__
         seconds = self.samples / SAMPLE_RATE

@@ -10,7 +10,9 @@ class EventBridge(QObject):
     emitted on the thread this object lives in (the GUI thread), in the order posted. Only plain
     event objects cross; no Qt object ever leaves the GUI thread."""
 
-    event = Signal(object)
+    # TEMP: the name hides QObject.event() (Qt's event handler; a signal is no override, so Qt
+    # still calls its own): to be renamed where gui/application.py connects it, at the merge
+    event = Signal(object)  # type: ignore[assignment]
     _posted = Signal(object)
 
     def __init__(self, parent: QObject | None = None) -> None:

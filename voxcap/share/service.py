@@ -133,7 +133,7 @@ class Sharing:
                 error = exc
                 with self._lock:
                     self._problem = (exc.message, exc.fix)
-            except Exception as exc:  # noqa: BLE001 - reported, sharing stays off
+            except Exception as exc:  # reported, sharing stays off
                 log.exception("share: could not apply the settings")
                 error = ShareError(f"Sharing failed: {exc!r}", "see the log")
                 with self._lock:

@@ -71,7 +71,7 @@ class CaptureRouting:
         for label, cap in caps.items():
             try:
                 cap.stop()
-            except Exception:  # noqa: BLE001 - the others are stopped all the same
+            except Exception:
                 log.warning("stopping the capture of %s failed", label, exc_info=True)
 
     def close(self) -> None:

@@ -37,5 +37,5 @@ class DeviceWatch:
             return
         try:
             watcher.stop()
-        except Exception:  # noqa: BLE001 - shutting down all the same
+        except Exception:
             log.warning("stopping the device watcher failed", exc_info=True)

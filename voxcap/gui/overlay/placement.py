@@ -62,7 +62,7 @@ class OverlayPlacement(QObject):
                 from .layer_shell import LayerShellOverlay
 
                 layer = LayerShellOverlay(overlay)
-            except Exception:  # noqa: BLE001 - no pywayland, a protocol error: a usable window
+            except Exception:  # no pywayland, a protocol error: a usable window
                 log.warning("layer-shell overlay failed; a normal window instead", exc_info=True)
                 layer = None
             if layer is not None and layer.available:

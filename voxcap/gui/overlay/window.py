@@ -340,7 +340,7 @@ class CaptionOverlay(QWidget):
         return out[-n:] if n else []
 
     # ---------------------------------------------------------------------- paint ----
-    def paintEvent(self, event) -> None:  # noqa: N802
+    def paintEvent(self, event) -> None:
         p = QPainter(self)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
         r = self.rect()
@@ -416,17 +416,17 @@ class CaptionOverlay(QWidget):
     def _moved_by_app(self) -> bool:
         return self.placed is not None and self.geometry() == self.placed
 
-    def resizeEvent(self, event) -> None:  # noqa: N802
+    def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         if self._drag is None and self.isVisible() and not self._moved_by_app():
             self._save_timer.start()
 
-    def moveEvent(self, event) -> None:  # noqa: N802
+    def moveEvent(self, event) -> None:
         super().moveEvent(event)
         if self._drag is None and self.isVisible() and not self._moved_by_app():
             self._save_timer.start()
 
-    def hideEvent(self, event) -> None:  # noqa: N802
+    def hideEvent(self, event) -> None:
         super().hideEvent(event)
         if self._save_timer.isActive():  # a move not saved yet: now, while the app still runs
             self._save_timer.stop()
@@ -473,7 +473,7 @@ class CaptionOverlay(QWidget):
             edges |= Qt.Edge.BottomEdge
         return edges
 
-    def mousePressEvent(self, event) -> None:  # noqa: N802
+    def mousePressEvent(self, event) -> None:
         if event.button() != Qt.MouseButton.LeftButton or self._click_through:
             return
         pos = event.position().toPoint()
@@ -487,7 +487,7 @@ class CaptionOverlay(QWidget):
             return
         self._drag = (edges, event.globalPosition().toPoint(), QRect(self.geometry()))
 
-    def mouseMoveEvent(self, event) -> None:  # noqa: N802
+    def mouseMoveEvent(self, event) -> None:
         if self._drag is None:
             edges = self._edges_at(event.position().toPoint())
             self.setCursor(_cursor_for(edges))
@@ -508,12 +508,12 @@ class CaptionOverlay(QWidget):
                 g.setBottom(max(geom.bottom() + d.y(), geom.top() + MIN_H))
         self.setGeometry(g)
 
-    def mouseReleaseEvent(self, event) -> None:  # noqa: N802
+    def mouseReleaseEvent(self, event) -> None:
         if self._drag is not None:
             self._drag = None
             self.geometryChangedByUser.emit()
 
-    def contextMenuEvent(self, event) -> None:  # noqa: N802
+    def contextMenuEvent(self, event) -> None:
         menu = QMenu(self)
         ct = QAction("Click-through (mouse passes to the windows below)", menu, checkable=True)
         ct.setChecked(self._click_through)
@@ -554,7 +554,7 @@ class CaptionOverlay(QWidget):
             self._clear_hint()
             self.keyboardModeEnded.emit()
 
-    def keyPressEvent(self, event) -> None:  # noqa: N802
+    def keyPressEvent(self, event) -> None:
         if not self.keyboard_mode:
             super().keyPressEvent(event)
             return
@@ -573,7 +573,7 @@ class CaptionOverlay(QWidget):
         else:
             super().keyPressEvent(event)
 
-    def focusOutEvent(self, event) -> None:  # noqa: N802
+    def focusOutEvent(self, event) -> None:
         super().focusOutEvent(event)
         self.stop_keyboard_mode()  # the mode never outlives the focus: keys go elsewhere
 

@@ -40,7 +40,7 @@ class SettingsController:
     def _find_cuda(self) -> None:
         try:
             self.cuda = cuda_here()
-        except Exception:  # noqa: BLE001 - unknown: the dialog offers everything, as with a GPU
+        except Exception:
             log.warning("could not tell whether a CUDA GPU is here", exc_info=True)
 
     # ----------------------------------------------------------------------- settings ----
