@@ -167,7 +167,7 @@ def legacy_state(settings_data: dict) -> dict:
     out: dict = {}
     for old, new in LEGACY_KEYS.items():
         *old_groups, old_name = old
-        group = settings_data
+        group: dict | None = settings_data
         for key in old_groups:
             group = group.get(key) if isinstance(group, dict) else None
         if not isinstance(group, dict) or old_name not in group:

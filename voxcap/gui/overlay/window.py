@@ -37,6 +37,7 @@ from __future__ import annotations
 import math
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 
 from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import (
@@ -54,6 +55,7 @@ from PySide6.QtWidgets import QMenu, QWidget
 from ...app.caption_announcer import CaptionAnnouncer
 from ...app.overlay_status import OverlayStatus
 from ...app.settings import OverlaySettings
+from ...captions.assembly import CaptionLine
 from ..a11y import announce
 
 MAX_KEPT = 40  # caption lines kept for display (the history keeps everything)
@@ -124,13 +126,14 @@ class CaptionOverlay(QWidget):
         self._a11y_timer = QTimer(self, singleShot=True, interval=500)
         self._a11y_timer.timeout.connect(self._sync_accessible_text)
         self.setMouseTracking(True)
-        self._lines: OrderedDict[int, object] = OrderedDict()
+        self._lines: OrderedDict[int, CaptionLine] = OrderedDict()
         self._cache: dict[int, tuple[tuple, list]] = {}  # line id -> rows (layout)
         self._images: OrderedDict[tuple, QImage] = OrderedDict()
         self._label_colors: dict[str, QColor] = {}
         self.show_labels = False
         self._pending: list = []
-        self.on_painted = None  # callable(stamps, painted_at): caption-lag measurement
+        # (stamps, painted_at): caption-lag measurement
+        self.on_painted: Callable[[list, float], None] | None = None
         self.paints = 0
         self._hint = ""
         self._hint_timer = QTimer(self, singleShot=True, interval=8000)
@@ -246,7 +249,7 @@ class CaptionOverlay(QWidget):
         return self._label_colors[label]
 
     # --------------------------------------------------------------------- layout ----
-    def _rows_for(self, line, prev_stream: str | None) -> list[tuple[str, int, str]]:
+    def _rows_for(self, line: CaptionLine, prev_stream: str | None) -> list[tuple[str, int, str]]:
         """The line wrapped to the overlay's width: (row text, label characters in it, label)."""
         show = self.show_labels and (line.paragraph_start or prev_stream != line.stream_id)
         prefix = f"{line.label}: " if show else ""
@@ -331,7 +334,7 @@ class CaptionOverlay(QWidget):
         lines = list(self._lines.values())
         if not lines:
             return []
-        prev = [None] + [ln.stream_id for ln in lines[:-1]]
+        prev: list[str | None] = [None, *(ln.stream_id for ln in lines[:-1])]
         out: list = []
         for line, p in zip(reversed(lines), reversed(prev), strict=True):
             out[:0] = self._rows_for(line, p)
