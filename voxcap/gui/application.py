@@ -172,7 +172,7 @@ class VoxcapApp(QObject):
     # ------------------------------------------------------------------------- set-up ----
     def _wire(self) -> None:
         w = self.window
-        self.bridge.event.connect(self.on_event)
+        self.bridge.events.connect(self.on_event)
         w.act_start.triggered.connect(self.toggle_captioning)
         w.engine_status.retryRequested.connect(self.retry_engine)
         w.act_diagnostics.triggered.connect(self.copy_diagnostics)
