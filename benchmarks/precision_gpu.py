@@ -61,7 +61,7 @@ class Sampler(threading.Thread):
 
     def __init__(self, trace: str):
         super().__init__(daemon=True)
-        self.trace = open(trace, "w") if trace else None  # noqa: SIM115 - closed in stop()
+        self.trace = open(trace, "w") if trace else None  # closed in stop()
         self.peak = 0
         self.running = True
 

@@ -25,7 +25,7 @@ class RecordFile(logging.Handler):
     def emit(self, record):
         try:
             msg = record.getMessage().splitlines()[0][:300]
-        except Exception:
+        except Exception:  # noqa: BLE001 (a malformed record is left out of the profile)
             return
         line = json.dumps({"t": record.created, "pid": os.getpid(), "name": record.name,
                            "level": record.levelname, "msg": msg})

@@ -98,7 +98,7 @@ def _nested_class(cls, f: dataclasses.Field, default):
         return type(default)
     try:
         hint = typing.get_type_hints(cls).get(f.name)
-    except Exception:  # a hint that cannot be resolved here: not a group we can walk
+    except (NameError, TypeError):  # a hint that cannot be resolved here: not a group we can walk
         return None
     return hint if isinstance(hint, type) and dataclasses.is_dataclass(hint) else None
 

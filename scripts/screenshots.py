@@ -42,7 +42,7 @@ def make_desktop():
     from PySide6.QtWidgets import QWidget
 
     class Desktop(QWidget):
-        def paintEvent(self, event):  # noqa: N802
+        def paintEvent(self, event):
             p = QPainter(self)
             p.setRenderHint(QPainter.RenderHint.Antialiasing)
             g = QLinearGradient(0, 0, self.width(), self.height())

@@ -9,6 +9,9 @@ VENV=${VOXCAP_VENV:-.venv}
 # Lint first ([tool.ruff] in pyproject.toml: errors, imports, complexity): seconds, and a finding
 # fails the run before any test starts.
 "$VENV/bin/ruff" check .
+# Then the types ([tool.mypy]: voxcap/, its large libraries not followed): ~4 s from cold, its
+# cache in .mypy_cache.
+"$VENV/bin/mypy"
 # The machine's speed, to compare this run's time with docs/guide/developers.md's figures.
 "$VENV/bin/python" scripts/machine_speed.py
 # Python writes the bytecode of what the tests import (each file once, at its first import:

@@ -49,8 +49,8 @@ def test_the_app_gathers_the_engines_settings_and_declares_none():
 
 def _cli_actions() -> dict[str, object]:
     parser, _ = build_parser()
-    live = parser._subparsers._group_actions[0].choices["live"]  # noqa: SLF001 - no API
-    return {flag: a for a in live._actions for flag in a.option_strings}  # noqa: SLF001
+    live = parser._subparsers._group_actions[0].choices["live"]
+    return {flag: a for a in live._actions for flag in a.option_strings}
 
 
 def _dialog_rows(qtbot) -> dict[str, object]:

@@ -49,12 +49,11 @@ class EventHub:
                     callback(event)
                 except Exception:
                     log.exception("an event consumer failed on %s", type(event).__name__)
-        if q is not None:
-            q.voxcap_callback = callback  # so unsubscribe(q) works
         return q
 
     def unsubscribe(self, subscriber) -> None:
-        callback = getattr(subscriber, "voxcap_callback", subscriber)
+        # a queue's callback is its put (bound methods of one queue compare equal)
+        callback = subscriber.put if isinstance(subscriber, queue.Queue) else subscriber
         with self._lock:
             if callback in self._subscribers:
                 self._subscribers.remove(callback)

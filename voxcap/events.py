@@ -260,8 +260,9 @@ class AppsChanged:
 CaptureEvent = (CaptureStarted | CaptureInterrupted | CaptureRecovered | CaptureDeviceChanged
                 | CaptureLoss | CaptureStopped | SourceEnded | DevicesChanged)
 
+# what an engine publishes; SessionRolled only from the rolling engine (engine/rollover.py)
 Event = (EngineProgress | EngineReady | EngineFailed | EngineStopped | TextDelta | StreamFinished
-         | StreamGap | StreamInterrupted | StreamResumed)
+         | StreamGap | StreamInterrupted | StreamResumed | SessionRolled)
 
 
 # ------------------------------------------------------------------------ app session ----

@@ -12,28 +12,20 @@ import os
 import tempfile
 from pathlib import Path
 
-try:
-    from platformdirs import user_cache_dir, user_config_dir, user_data_dir, user_state_dir
-except ImportError:  # a bare interpreter: the XDG rules (Linux), as platformdirs applies them
-    def _xdg(var: str, fallback: str, app: str) -> str:
-        base = os.environ.get(var, "").strip()
-        if not base or not os.path.isabs(base):
-            base = os.path.join(os.path.expanduser("~"), fallback)
-        return os.path.join(base, app)
-
-    def user_config_dir(app: str) -> str:
-        return _xdg("XDG_CONFIG_HOME", ".config", app)
-
-    def user_data_dir(app: str) -> str:
-        return _xdg("XDG_DATA_HOME", os.path.join(".local", "share"), app)
-
-    def user_cache_dir(app: str) -> str:
-        return _xdg("XDG_CACHE_HOME", ".cache", app)
-
-    def user_state_dir(app: str) -> str:
-        return _xdg("XDG_STATE_HOME", os.path.join(".local", "state"), app)
-
 APP = "voxcap"
+
+
+def _user_dir(kind: str, xdg_var: str, xdg_fallback: str) -> str:
+    """platformdirs' ``user_<kind>_dir`` for voxcap; in a bare interpreter the XDG rules (Linux),
+    as platformdirs applies them: ``$xdg_var`` if absolute, else ``~/xdg_fallback``."""
+    try:
+        import platformdirs
+    except ImportError:
+        base = os.environ.get(xdg_var, "").strip()
+        if not base or not os.path.isabs(base):
+            base = os.path.join(os.path.expanduser("~"), xdg_fallback)
+        return os.path.join(base, APP)
+    return getattr(platformdirs, f"user_{kind}_dir")(APP)
 
 
 def _dir(env: str, default: str) -> Path:
@@ -41,11 +33,11 @@ def _dir(env: str, default: str) -> Path:
 
 
 def config_dir() -> Path:
-    return _dir("VOXCAP_CONFIG_DIR", user_config_dir(APP))
+    return _dir("VOXCAP_CONFIG_DIR", _user_dir("config", "XDG_CONFIG_HOME", ".config"))
 
 
 def data_dir() -> Path:
-    return _dir("VOXCAP_DATA_DIR", user_data_dir(APP))
+    return _dir("VOXCAP_DATA_DIR", _user_dir("data", "XDG_DATA_HOME", os.path.join(".local", "share")))
 
 
 def sessions_root(root: str | Path | None = None) -> Path:
@@ -54,11 +46,11 @@ def sessions_root(root: str | Path | None = None) -> Path:
 
 
 def cache_dir() -> Path:
-    return _dir("VOXCAP_CACHE_DIR", user_cache_dir(APP))
+    return _dir("VOXCAP_CACHE_DIR", _user_dir("cache", "XDG_CACHE_HOME", ".cache"))
 
 
 def state_dir() -> Path:
-    return _dir("VOXCAP_STATE_DIR", user_state_dir(APP))
+    return _dir("VOXCAP_STATE_DIR", _user_dir("state", "XDG_STATE_HOME", os.path.join(".local", "state")))
 
 
 def pid_alive(pid: int) -> bool:

@@ -110,7 +110,7 @@ async def run_session(index: int, url: str, model: str, key: str | None, pcm: np
                 res.error = f"no transcription.done within {drain_s:.0f} s of the audio's end"
         finally:
             await connection.close(ws)
-    except Exception as exc:  # noqa: BLE001 - a session's failure is a result, logged
+    except Exception as exc:  # a session's failure is a result, logged
         log.info("session %d failed", index, exc_info=True)
         res.error = f"{type(exc).__name__}: {exc}"[:300]
     return res

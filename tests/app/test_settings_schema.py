@@ -62,10 +62,10 @@ def test_no_command_declares_a_settings_flag_of_its_own():
 
 def test_a_flag_says_the_same_in_every_command():
     parser, _ = build_parser()
-    commands = parser._subparsers._group_actions[0].choices  # noqa: SLF001 - argparse has no API
+    commands = parser._subparsers._group_actions[0].choices  # argparse has no API
     seen: dict[str, set[str]] = {}
     for command in commands.values():
-        for action in command._actions:  # noqa: SLF001
+        for action in command._actions:
             for flag in action.option_strings:
                 spec = next((s for _c, _n, s in declared(AppSettings).values() if s.flag == flag),
                             None)

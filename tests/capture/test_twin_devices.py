@@ -7,8 +7,8 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from voxcap.capture.devices import list_devices, server_state  # noqa: E402
-from voxcap.capture.sources import find_device  # noqa: E402
+from voxcap.capture.devices import list_devices, server_state
+from voxcap.capture.sources import find_device
 
 TWINS = ("twin_a", "twin_b")
 

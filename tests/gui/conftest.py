@@ -8,11 +8,11 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("QT_ACCESSIBILITY", "1")
 
-import pytest  # noqa: E402
-from support.gui_fakes import FakeAudio, scripted_factory  # noqa: E402
+import pytest
+from support.gui_fakes import FakeAudio, scripted_factory
 
-from voxcap.app.controller import SessionController  # noqa: E402
-from voxcap.app.settings import AppSettings  # noqa: E402
+from voxcap.app.controller import SessionController
+from voxcap.app.settings import AppSettings
 from voxcap.engine.choice import EngineChoice
 
 

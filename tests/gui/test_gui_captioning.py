@@ -75,7 +75,7 @@ def test_graph_mode_switch_restarts_engine_and_keeps_captions(qtbot, make_app, f
     qtbot.waitUntil(lambda: "scripted" in app.window.history.toPlainText(), timeout=5000)
     before = app.window.history.toPlainText()
     seen = []
-    app.bridge.event.connect(lambda ev: seen.append(type(ev).__name__))
+    app.bridge.events.connect(lambda ev: seen.append(type(ev).__name__))
 
     new = app.settings.copy()
     new.engine.graph_mode = "PIECEWISE"

@@ -82,7 +82,7 @@ def painted_now(app: StatusApp, x: Xvfb, tmp_path: Path, tries: int = 3) -> bool
 
 
 class NotVllm(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):  # noqa: N802
+    def do_GET(self):
         self.send_error(404)
 
     def log_message(self, *args):

@@ -66,7 +66,7 @@ def test_band_says_each_state_and_old_rows_are_dimmed(qtbot, make_app, fake_audi
     app.overlay_state.tick()
     assert ov.status.text == ""  # live again
 
-    app.bridge.event.emit(EngineFailed("the GPU fell off the bus", "restart the computer"))
+    app.bridge.events.emit(EngineFailed("the GPU fell off the bus", "restart the computer"))
     assert ov.status.text == "Engine error: the GPU fell off the bus — restart the computer"
     assert _row_brightness(ov) < live * 0.6
     app.window.act_start.trigger()

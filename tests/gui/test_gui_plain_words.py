@@ -126,7 +126,7 @@ def test_a_real_engine_failure_in_the_window_names_the_setting(qtbot, make_app):
     import threading
 
     class NotVllm(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802 - http.server's name
+        def do_GET(self):  # http.server's name
             self.send_error(404)
 
         def log_message(self, *args):

@@ -88,7 +88,7 @@ def test_settings_panel_round_trip(qtbot, make_app, tmp_path, monkeypatch, tiny_
     dlg.overlay_panel.lines.setValue(3)
     dlg.overlay_panel.font_size.setValue(36)
     dlg.overlay_panel.opacity.setValue(40)
-    dlg.captions_panel.mask.setChecked(True)
+    dlg.captions_panel.mask_profanity.setChecked(True)
     dlg.buttons.accepted.emit()
     assert app.settings.engine.graph_mode == "FULL_AND_PIECEWISE"
     assert app.overlay.settings.lines == 3 and app.overlay.height() == app.overlay.fitted_height(3)
@@ -175,7 +175,7 @@ def test_applied_settings_are_the_dialogs_changes_and_each_part_follows_its_own(
     assert restarts == [] and app.assembler.masker is masker
     assert app.window.engine_status.state == "ready"
 
-    dlg.captions_panel.mask.setChecked(True)
+    dlg.captions_panel.mask_profanity.setChecked(True)
     dlg.apply()
     assert app.assembler.masker is not masker and restarts == []
     dlg.engine_panel.delay.setValue(960)

@@ -178,7 +178,7 @@ def test_install_doctor_with_nothing_installed(fake_nvml):
 
 
 class _Models(BaseHTTPRequestHandler):
-    def do_GET(self):  # noqa: N802
+    def do_GET(self):
         if self.path == "/v1/models":
             body = json.dumps({"data": [{"id": "voxtral-realtime"}]}).encode()
             self.send_response(200)

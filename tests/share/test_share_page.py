@@ -115,7 +115,7 @@ class _OtherSite:
         site = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self):  # noqa: N802
+            def do_GET(self):
                 page = f"""<!DOCTYPE html><title>other</title><script>
                 window.results = {{}};
                 fetch("{site.target}/captions.txt").then(r => r.text())

@@ -143,7 +143,7 @@ class AtspiBus:
         else:
             os.environ["DBUS_SESSION_BUS_ADDRESS"] = self._saved
 
-    def __enter__(self) -> AtspiBus:  # noqa: PYI034
+    def __enter__(self) -> AtspiBus:
         return self.start()
 
     def __exit__(self, *exc) -> None:

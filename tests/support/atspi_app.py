@@ -33,13 +33,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("QT_LINUX_ACCESSIBILITY_ALWAYS_ON", "1")
 
-from PySide6.QtCore import Qt  # noqa: E402
-from PySide6.QtTest import QTest  # noqa: E402
-from PySide6.QtWidgets import QApplication, QDialog  # noqa: E402
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QDialog
 
-from support.app_process import caption_then, qt_app, run_steered, voxcap_app  # noqa: E402
-from support.gui_fakes import FakeAudio, ScriptedEngine  # noqa: E402
-from voxcap.app.settings import AppSettings  # noqa: E402
+from support.app_process import caption_then, qt_app, run_steered, voxcap_app
+from support.gui_fakes import FakeAudio, ScriptedEngine
+from voxcap.app.settings import AppSettings
 from voxcap.engine.choice import EngineChoice
 
 FAIL = {"message": ""}

@@ -26,7 +26,7 @@ import json
 import sys
 import time
 
-import pyatspi  # noqa: E402  (system python only)
+import pyatspi  # system python only
 
 
 def _app(name: str, timeout: float = 20.0):

@@ -139,7 +139,7 @@ class Sway(_Compositor):
             os.chown(conf, NOBODY, NOBODY)
             cmd = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"] + cmd
         os.chmod(self.runtime, 0o700)
-        self._log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
+        self._log = open(self.log_path, "wb")  # closed in stop()
         self.proc = subprocess.Popen(cmd, env=env, stdout=self._log, stderr=subprocess.STDOUT,
                                      start_new_session=True)
         deadline = time.monotonic() + 20
@@ -232,7 +232,7 @@ class Mutter(_Compositor):
                "XDG_SESSION_TYPE": "wayland"}
         if self.xwayland:  # Xwayland's socket folder, made as X servers make it: mutter refused
             _x11_socket_folder()  # "/tmp/.X11-unix is not writable" once on a fresh machine
-        self._log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
+        self._log = open(self.log_path, "wb")  # closed in stop()
         self.proc = subprocess.Popen(
             ["dbus-run-session", "--", "mutter", "--headless", "--wayland", "--virtual-monitor",
              self.size, *([] if self.xwayland else ["--no-x11"]), "--", sys.executable, "-c",
@@ -286,7 +286,7 @@ class KWin(_Compositor):
                "XDG_RUNTIME_DIR": str(self.runtime), "QT_QPA_PLATFORM": "offscreen",
                "KWIN_SCREENSHOT_NO_PERMISSION_CHECKS": "1", "KWIN_WAYLAND_NO_PERMISSION_CHECKS": "1",
                "XDG_CURRENT_DESKTOP": "KDE"}
-        self._log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
+        self._log = open(self.log_path, "wb")  # closed in stop()
         self.proc = subprocess.Popen(
             ["dbus-run-session", "--", str(binary), "--virtual", "--width", str(self.width),
              "--height", str(self.height), "--socket", "wayland-kde", "--exit-with-session",

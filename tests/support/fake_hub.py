@@ -34,7 +34,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def log_message(self, *args):
         pass
 
-    def do_GET(self):  # noqa: N802
+    def do_GET(self):
         hub = self.server
         if self.path == f"/api/models/{MODEL_REPO}/tree/main":
             tree = [{"type": "file", "path": "README.md", "size": 3}]

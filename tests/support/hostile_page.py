@@ -41,7 +41,7 @@ class OtherSite:
         html = page(f"http://{target_host}:{target_port}").encode()
 
         class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self):  # noqa: N802
+            def do_GET(self):
                 self.send_response(200)
                 self.send_header("content-type", "text/html; charset=utf-8")
                 self.send_header("content-length", str(len(html)))

@@ -107,7 +107,7 @@ class ObsStudio:
                     proc.wait(5)
         self.x.stop()
 
-    def __enter__(self) -> ObsStudio:  # noqa: PYI034
+    def __enter__(self) -> ObsStudio:
         return self.start()
 
     def __exit__(self, *exc) -> None:

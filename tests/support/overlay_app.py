@@ -38,7 +38,7 @@ class OtherWindow(QLabel):
 
     clicks = 0
 
-    def mousePressEvent(self, event) -> None:  # noqa: N802
+    def mousePressEvent(self, event) -> None:
         OtherWindow.clicks += 1
 
 

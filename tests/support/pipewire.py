@@ -68,7 +68,7 @@ class PipeWireServer(PulseServer):
         return self
 
     def _launch(self, *argv: str) -> None:
-        log = open(self.root / f"{argv[0]}.log", "ab")  # noqa: SIM115 (the child holds it)
+        log = open(self.root / f"{argv[0]}.log", "ab")  # the child holds it
         self.procs.append(subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                            env=self._env(), start_new_session=True,
                                            preexec_fn=_die_with_parent))

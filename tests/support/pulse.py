@@ -188,7 +188,7 @@ class PulseServer:
         if self._own_root:
             shutil.rmtree(self.root, ignore_errors=True)
 
-    def __enter__(self) -> PulseServer:  # noqa: PYI034
+    def __enter__(self) -> PulseServer:
         return self.start()
 
     def __exit__(self, *exc) -> None:

@@ -25,13 +25,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from support.app_process import qt_app, steer_by_stdin, voxcap_app  # noqa: E402
-from support.gui_fakes import FakeAudio  # noqa: E402
-from voxcap.app.controller import default_engine_factory  # noqa: E402
-from voxcap.app.settings import AppSettings  # noqa: E402
-from voxcap.commands.bench import speech_like  # noqa: E402
-from voxcap.engine.choice import EngineChoice  # noqa: E402
-from voxcap.events import EngineProgress, TextDelta  # noqa: E402
+from support.app_process import qt_app, steer_by_stdin, voxcap_app
+from support.gui_fakes import FakeAudio
+from voxcap.app.controller import default_engine_factory
+from voxcap.app.settings import AppSettings
+from voxcap.commands.bench import speech_like
+from voxcap.engine.choice import EngineChoice
+from voxcap.events import EngineProgress, TextDelta
 
 
 def main(model_dir: str) -> int:

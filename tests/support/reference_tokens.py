@@ -122,7 +122,7 @@ class Pending:
                if not k.startswith("VOXCAP_VLLM_") and k != "PYTHONPATH"}
         env["VLLM_PLUGINS"] = NO_PLUGINS
         env["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"  # the worker inside the core (module doc)
-        self._log = open(tmp / "log.txt", "w+")  # noqa: SIM115 - closed in result()
+        self._log = open(tmp / "log.txt", "w+")  # closed in result()
         self._proc = subprocess.Popen([sys.executable, __file__, str(job_file), str(self._out)],
                                       env=env, stdout=self._log, stderr=subprocess.STDOUT,
                                       cwd=tmp)

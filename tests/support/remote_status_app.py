@@ -22,10 +22,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("QT_LINUX_ACCESSIBILITY_ALWAYS_ON", "1")
 
-from support.app_process import caption_then, qt_app, run_steered  # noqa: E402
-from support.gui_fakes import FakeAudio  # noqa: E402
-from voxcap.app.controller import SessionController, default_engine_factory  # noqa: E402
-from voxcap.app.settings import AppSettings  # noqa: E402
+from support.app_process import caption_then, qt_app, run_steered
+from support.gui_fakes import FakeAudio
+from voxcap.app.controller import SessionController, default_engine_factory
+from voxcap.app.settings import AppSettings
 from voxcap.engine.choice import EngineChoice
 
 

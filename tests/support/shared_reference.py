@@ -47,7 +47,7 @@ class SharedPending:
         key = job_key(job)
         self._out = folder / f"reference-{key}.json"
         self._failed = folder / f"reference-{key}.failed"
-        self._lock = open(folder / f"reference-{key}.lock", "a")  # noqa: SIM115 - closed in result()
+        self._lock = open(folder / f"reference-{key}.lock", "a")  # closed in result()
         self._thread: threading.Thread | None = None
         self._value: dict | None = None
         self._error: BaseException | None = None
@@ -69,7 +69,7 @@ class SharedPending:
             tmp = self._out.with_suffix(f".{os.getpid()}.tmp")
             tmp.write_text(json.dumps(self._value))
             tmp.replace(self._out)
-        except BaseException as e:  # kept for result(), which raises it in the test's thread
+        except BaseException as e:  # noqa: BLE001 (kept for result(), which raises it in the test's thread)
             self._error = e
             self._failed.write_text(f"{type(e).__name__}: {e}"[:4000])
         finally:

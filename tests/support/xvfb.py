@@ -86,7 +86,7 @@ class Xvfb:
                 os.environ[key] = value
         self._saved.clear()
 
-    def __enter__(self) -> Xvfb:  # noqa: PYI034
+    def __enter__(self) -> Xvfb:
         return self.start()
 
     def __exit__(self, *exc) -> None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 log = logging.getLogger(__name__)
@@ -60,7 +61,7 @@ def wayland_globals(display: str | None = None) -> list[str] | None:
     try:
         d = Display(display)
         d.connect()
-    except Exception:  # noqa: BLE001 - pywayland raises ValueError/RuntimeError on no compositor
+    except Exception:  # pywayland raises ValueError/RuntimeError on no compositor
         log.warning("cannot connect to the Wayland compositor %r", display, exc_info=True)
         return None
     try:
@@ -72,7 +73,7 @@ def wayland_globals(display: str | None = None) -> list[str] | None:
     return names
 
 
-def detect(env: dict | None = None, probe=wayland_globals) -> OverlayPath:
+def detect(env: Mapping[str, str] | None = None, probe=wayland_globals) -> OverlayPath:
     """The overlay's path for the session in ``env`` (default: this process's environment).
     ``probe(display) -> list of globals | None`` asks the Wayland compositor."""
     env = os.environ if env is None else env
@@ -165,7 +166,7 @@ def portal_shortcuts_version() -> int | None:
         with open_dbus_connection(bus="SESSION") as conn:
             addr = DBusAddress(PORTAL[1], bus_name=PORTAL[0], interface=PORTAL_SHORTCUTS)
             reply = conn.send_and_get_reply(Properties(addr).get("version"), timeout=3)
-    except Exception:  # noqa: BLE001 - no session bus, no portal, timeout
+    except Exception:  # no session bus, no portal, timeout
         log.info("no desktop portal on the session bus", exc_info=True)
         return None
     if reply.header.message_type.name != "method_return":

@@ -87,7 +87,7 @@ def _token() -> str | None:
         return None
     try:
         return get_token()
-    except Exception:  # noqa: BLE001 - no token is fine for a public model
+    except Exception:  # no token is fine for a public model
         log.info("no Hugging Face token", exc_info=True)
         return None
 

@@ -61,7 +61,7 @@ class EnginePreparation:
         """Call it from a thread that lives as long as the app (the GUI thread): the kernel's
         parent-death signal follows the thread that started the child, not the process."""
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        out = open(self.log_path, "wb")  # noqa: SIM115 - the child writes it; closed when it ends
+        out = open(self.log_path, "wb")  # the child writes it; closed when it ends
         try:
             self._proc = subprocess.Popen(self.command(), stdin=subprocess.DEVNULL, stdout=out,
                                           stderr=subprocess.STDOUT, start_new_session=True)
@@ -73,12 +73,12 @@ class EnginePreparation:
         self.state = "running"
         log.info("preparing the engine for %s (pid %d, log %s)", self.model_dir, self._proc.pid,
                  self.log_path)
-        threading.Thread(target=self._watch, args=(out,), daemon=True,
+        threading.Thread(target=self._watch, args=(self._proc, out), daemon=True,
                          name="voxcap-engine-prep").start()
         return self
 
-    def _watch(self, out) -> None:
-        code = self._proc.wait()
+    def _watch(self, proc: subprocess.Popen, out) -> None:
+        code = proc.wait()
         out.close()
         if self.state == "cancelled":
             self._end("cancelled", "cancelled")
@@ -97,7 +97,7 @@ class EnginePreparation:
         self._ended.set()
         try:
             self.on_done(state, message)
-        except Exception:  # noqa: BLE001 - a listener's bug must not hide the result
+        except Exception:  # a listener's bug must not hide the result
             log.exception("the preparation's listener failed")
 
     @property

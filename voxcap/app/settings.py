@@ -268,7 +268,7 @@ def load_settings(path: str | Path | None = None) -> tuple[AppSettings, str | No
     try:
         data = json.loads(raw.decode("utf-8"))
         if not isinstance(data, dict):
-            raise ValueError("not a JSON object")  # noqa: TRY004
+            raise ValueError("not a JSON object")
     except (UnicodeDecodeError, ValueError) as exc:
         backup = p.with_name(f"{p.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
         try:

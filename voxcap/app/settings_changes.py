@@ -98,7 +98,9 @@ class SettingsChanges:
         application of settings (Apply pressed again, nothing changed, included)."""
         every = not names and not restarting_engine
 
-        def deliver(change: SettingsChange) -> None:
+        def deliver(change: object) -> None:  # the hub carries SettingsChange alone
+            if not isinstance(change, SettingsChange):
+                return
             if every or change.touches(*names) or (restarting_engine and change.restarting_engine):
                 callback(change)
         self._hub.subscribe(deliver)

@@ -14,12 +14,19 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from ..audio_file import iter_blocks, probe
 from ..events import AudioBlock, CaptureStopped, SourceEnded
 from ..framing import SAMPLE_RATE, STEP_SECONDS
 
 log = logging.getLogger(__name__)
+
+
+class Stoppable(Protocol):
+    """What ``open`` and ``watch`` return: a capture, a file's reader, a device watcher."""
+
+    def stop(self) -> object: ...
 
 
 class AudioSources:
@@ -53,13 +60,13 @@ class AudioSources:
             raise errors[0]
         return out
 
-    def open(self, spec, on_block: Callable, on_event: Callable):
+    def open(self, spec, on_block: Callable, on_event: Callable) -> Stoppable:
         """A started capture (has ``stop()``); raises CaptureError."""
         from ..capture.capture import Capture
 
         return Capture(spec, on_block, on_event).start()
 
-    def watch(self, on_event: Callable):
+    def watch(self, on_event: Callable) -> Stoppable:
         """Something with ``stop()`` that publishes ``DevicesChanged`` and ``AppsChanged``."""
         from ..capture.apps import watch_devices_and_apps
 
@@ -89,10 +96,10 @@ class FileAudio:
     def resolve(self, source: str = "") -> list[tuple]:
         return [(FileSpec(self.info.path.name, self.info.path), str(self.info.path))]
 
-    def open(self, spec: FileSpec, on_block: Callable, on_event: Callable):
+    def open(self, spec: FileSpec, on_block: Callable, on_event: Callable) -> Stoppable:
         return FileReader(spec, self.realtime, on_block, on_event).start()
 
-    def watch(self, on_event: Callable):
+    def watch(self, on_event: Callable) -> Stoppable:
         return _NoWatch()
 
 
@@ -139,7 +146,7 @@ class FileReader:
                         return
                 self._on_block(AudioBlock(label, block, at if self.realtime else time.time()))
                 self.samples += block.size
-        except Exception as exc:  # noqa: BLE001 - the session ends with the reason, text kept
+        except Exception as exc:  # the session ends with the reason, text kept
             log.warning("reading %s failed", self.spec.path, exc_info=True)
             error = getattr(exc, "message", None) or str(exc) or type(exc).__name__
         seconds = self.samples / SAMPLE_RATE

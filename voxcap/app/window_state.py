@@ -139,7 +139,7 @@ def load_window_state(path: str | Path | None = None,
     try:
         data = json.loads(raw.decode("utf-8"))
         if not isinstance(data, dict):
-            raise ValueError("not a JSON object")  # noqa: TRY004
+            raise ValueError("not a JSON object")
     except (UnicodeDecodeError, ValueError) as exc:
         backup = p.with_name(f"{p.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
         try:
@@ -167,7 +167,7 @@ def legacy_state(settings_data: dict) -> dict:
     out: dict = {}
     for old, new in LEGACY_KEYS.items():
         *old_groups, old_name = old
-        group = settings_data
+        group: dict | None = settings_data
         for key in old_groups:
             group = group.get(key) if isinstance(group, dict) else None
         if not isinstance(group, dict) or old_name not in group:

@@ -152,8 +152,9 @@ class CaptionAssembler:
         st.line = self._set(line)
         return CaptionUpdate(line, True, text)
 
-    def _append(self, st: _StreamState, word: Word, added: str) -> CaptionUpdate:
-        line = replace(st.line, text=st.line.text + added, end_s=max(st.line.end_s, word.end_s))
+    def _append(self, st: _StreamState, line: CaptionLine, word: Word, added: str) -> CaptionUpdate:
+        """``added`` at the end of ``line``, the stream's current one."""
+        line = replace(line, text=line.text + added, end_s=max(line.end_s, word.end_s))
         st.line = self._set(line)
         return CaptionUpdate(line, False, added)
 
@@ -168,9 +169,9 @@ class CaptionAssembler:
         if line is not None:
             used = display_width(line.text)
             if word.glue and (used + w <= self.width or w <= _GLUE_OVERFLOW):
-                return [self._append(st, word, text)]
+                return [self._append(st, line, word, text)]
             if not word.glue and used + 1 + w <= self.width:
-                return [self._append(st, word, " " + text)]
+                return [self._append(st, line, word, " " + text)]
         pieces = split_to_width(text, self.width) if w > self.width else [text]
         first_is_paragraph = paragraph and (not word.glue or st.line is None)
         return [self._new_line(st, word, piece, first_is_paragraph and i == 0)

@@ -212,7 +212,7 @@ class Journal:
                 self._fd = None
         self._emit_pending()
 
-    def __enter__(self) -> Journal:  # noqa: PYI034
+    def __enter__(self) -> Journal:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -264,10 +264,12 @@ class Journal:
     def _write_all_locked(self, data: bytes) -> None:
         if self._partial:
             data = b"\n" + data
+        fd = self._fd
+        assert fd is not None  # the callers opened it
         view, done = memoryview(data), 0
         try:
             while done < len(data):
-                done += os.write(self._fd, view[done:])
+                done += os.write(fd, view[done:])
         except OSError:
             if done:
                 self._partial = True
@@ -342,7 +344,7 @@ class Journal:
         if status is not None and self._on_status is not None:
             try:
                 self._on_status(status)
-            except Exception:  # noqa: BLE001 - a broken listener must not stop the journal
+            except Exception:  # a broken listener must not stop the journal
                 log.exception("a journal status listener failed")
 
     def _sync_loop(self) -> None:

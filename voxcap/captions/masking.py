@@ -51,7 +51,10 @@ class Masker:
         return bool(self._prefixes) and key.startswith(self._prefixes)
 
     def mask_word(self, word: str) -> str:
-        lead, core, trail = _CORE.match(word).groups()
+        match = _CORE.match(word)
+        if match is None:  # (the pattern matches any word)
+            return word
+        lead, core, trail = match.groups()
         if not core or not self.matches(core):
             return word
         return f"{lead}{core[0]}{'*' * (len(core) - 1)}{trail}"

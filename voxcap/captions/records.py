@@ -137,7 +137,7 @@ def parse_record(obj) -> (DeltaRecord | StreamRecord | EndRecord | GapRecord | R
                           | PauseRecord | None):
     """A decoded JSON value -> record; None for an unknown type; ValueError if malformed."""
     if not isinstance(obj, dict):
-        raise ValueError("not a JSON object")  # noqa: TRY004
+        raise ValueError("not a JSON object")
     kind = obj.get("type")
     try:
         if kind == "delta":

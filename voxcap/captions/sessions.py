@@ -212,8 +212,7 @@ def _info(directory: Path, meta: dict | None) -> SessionInfo:
         kind=str(meta.get("kind") or "?"), title=str(meta.get("title") or ""),
         created=float(created) if isinstance(created, (int, float)) else mtime,
         ended=meta.get("ended_unix") if isinstance(meta.get("ended_unix"), (int, float)) else None,
-        settings=meta.get("settings") if isinstance(meta.get("settings"), dict) else {},
-        streams=meta.get("streams") if isinstance(meta.get("streams"), dict) else {},
+        settings=_mapping(meta.get("settings")), streams=_mapping(meta.get("streams")),
         journal_bytes=size, last_write=mtime, paused_s=_number(meta.get("paused_s")) or 0.0,
         paused_since=_number(meta.get("paused_since")),
         pid=meta["pid"] if isinstance(meta.get("pid"), int) else None)
@@ -223,12 +222,16 @@ def _number(value) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
+def _mapping(value) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
 
 def _read_meta(directory: Path) -> tuple[dict | None, str | None]:
     try:
         meta = json.loads((directory / SESSION_NAME).read_text(encoding="utf-8"))
         if not isinstance(meta, dict):
-            raise ValueError("not a JSON object")  # noqa: TRY004
+            raise ValueError("not a JSON object")
         return meta, None
     except FileNotFoundError:
         return None, f"{SESSION_NAME} missing; rebuilt from the journal"
@@ -287,7 +290,7 @@ class Session:
         """For ``timeline``: (stream id -> (its speaker's first stream id, the offset of its
         audio on that speaker's timeline), label -> the speaker's audio in all); ``last_end``:
         each stream's last audio time seen (for streams without an end record)."""
-        order = list(dict.fromkeys([*sorted(self.stream_walls, key=self.stream_walls.get),
+        order = list(dict.fromkeys([*sorted(self.stream_walls, key=self.stream_walls.__getitem__),
                                     *last_end]))
         first_of: dict[str, str] = {}  # label -> its first stream id
         shift: dict[str, tuple[str, float]] = {}

@@ -29,6 +29,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -70,15 +71,16 @@ class _Parec:
              f"--property={TAG_KEY}={token}", "--property=media.name=voxcap application capture"],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             preexec_fn=_die_with_parent)
+        assert self.proc.stdout is not None and self.proc.stderr is not None  # both piped above
+        self._out, self._err = self.proc.stdout, self.proc.stderr
         self._bytes = block_frames * CHANNELS * 4
         self._on_data = on_data
         self.thread = threading.Thread(target=self._read, daemon=True, name="voxcap-app-parec")
         self.thread.start()
 
     def _read(self) -> None:
-        out = self.proc.stdout
         while True:
-            buf = out.read(self._bytes)
+            buf = self._out.read(self._bytes)
             if not buf:
                 return
             usable = len(buf) - len(buf) % (CHANNELS * 4)
@@ -95,7 +97,7 @@ class _Parec:
 
     def error(self) -> str:
         try:
-            return self.proc.stderr.read().decode(errors="replace").strip()[-300:]
+            return self._err.read().decode(errors="replace").strip()[-300:]
         except (OSError, ValueError):  # closed meanwhile
             log.warning("cannot read parec's error output", exc_info=True)
             return ""
@@ -108,8 +110,8 @@ class _Parec:
         except subprocess.TimeoutExpired:
             log.warning("parec (pid %d) did not end after SIGKILL", self.proc.pid, exc_info=True)
         self.thread.join(2)
-        self.proc.stdout.close()
-        self.proc.stderr.close()
+        self._out.close()
+        self._err.close()
 
 
 class AppRawStream:
@@ -146,7 +148,7 @@ class AppRawStream:
         self._lock = threading.Lock()
         self._parec: _Parec | None = None
         self._t0 = 0.0
-        self._pulse = None
+        self._pulse: Any = None  # pulsectl.Pulse (untyped), while it follows the application
         self._thread: threading.Thread | None = None
         self._state = ""  # "", "waiting", "playing", "failing"
         self._fails = 0
@@ -235,7 +237,7 @@ class AppRawStream:
                         self._follow()
                     except pulsectl.PulseDisconnected:
                         raise
-                    except Exception:  # noqa: BLE001 (a stream vanished mid-listing: look again)
+                    except Exception:  # a stream vanished mid-listing: look again
                         log.warning("%s: looking for its streams failed; trying again", self.app,
                                     exc_info=True)
                         self._dirty = True
@@ -257,7 +259,7 @@ class AppRawStream:
             if not p.running and not p.got_data and best is not None and p.stream_index == best.index:
                 self._failed(p)
             self._stop_parec()
-        if best is None:
+        if best is None or app is None:  # (no app: no best stream)
             self.playing = False
             self._say("waiting", f"waiting for {self.app}: it plays nothing now"
                       + ("" if app is None else " (paused)") + "; captions resume when it plays")
@@ -316,5 +318,5 @@ def _close(pulse) -> None:
     """Close a pulsectl connection (one whose server died may raise)."""
     try:
         pulse.close()
-    except Exception:  # noqa: BLE001
+    except Exception:
         log.warning("closing the sound-server connection failed", exc_info=True)

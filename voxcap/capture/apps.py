@@ -130,7 +130,7 @@ def apps_now() -> list[AppInfo]:
         return []
     try:
         with SoundServer("voxcap-apps") as server:
-            return list_apps(server._pulse, TAG_KEY)  # noqa: SLF001 (same package)
+            return list_apps(server._pulse, TAG_KEY)  # same package
     except CaptureError:
         logging.getLogger(__name__).warning("cannot list applications", exc_info=True)
         return []
@@ -185,11 +185,11 @@ class AppWatcher:
             try:
                 if server is None:
                     server = SoundServer("voxcap-app-watch")
-                apps = tuple(list_apps(server._pulse, TAG_KEY))  # noqa: SLF001 (same package)
+                apps = tuple(list_apps(server._pulse, TAG_KEY))  # same package
                 if apps != last:
                     last = apps
                     self._on_event(AppsChanged(apps))
-            except Exception:  # noqa: BLE001 (no server, or it went away mid-query)
+            except Exception:  # no server, or it went away mid-query
                 if server is not None or last != ():  # once per outage, not every second
                     log.warning("listing applications failed", exc_info=True)
                     last = ()

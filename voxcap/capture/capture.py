@@ -63,6 +63,16 @@ class CaptureStats:
     interruptions: int
 
 
+@dataclass
+class _Totals:
+    """The counters of the streams closed so far."""
+
+    dropped_blocks: int = 0
+    dropped_frames_s: float = 0.0
+    overflows: int = 0
+    seen_s: float = 0.0
+
+
 class Capture:
     """Capture ``source`` and call ``on_block(AudioBlock)`` (on the capture's own thread) with
     16 kHz mono float32 blocks of ``block_ms``; ``on_event`` gets capture events.
@@ -91,14 +101,14 @@ class Capture:
         self._q: queue.Queue[RawBlock] = queue.Queue(maxsize=max(2, round(queue_s * 1000 / block_ms)))
         self._token = uuid.uuid4().hex
         self._stop = threading.Event()
-        self._stream: RawStream | None = None
+        self._stream: RawStream | AppRawStream | None = None
         self._generation = 0
         self._kind_hint = ""  # "monitor"/"input": what a named device was, for its fallback
         self._wanted = ""  # description of the device resolved at start
         self.device: DeviceInfo | None = None  # the device being read
         self._server: SoundServer | None = None
         # totals of closed streams + the open one's counters = all-time counters
-        self._closed = {"dropped_blocks": 0, "dropped_frames_s": 0.0, "overflows": 0, "seen_s": 0.0}
+        self._closed = _Totals()
         self._reported = {"queue full": 0, "overflow": 0}
         self._reported_s = {"queue full": 0.0, "overflow": 0.0, "gap": 0.0}
         self._delivered_samples = 0
@@ -128,14 +138,13 @@ class Capture:
         if self.spec.kind == MIC and self.spec.echo_ref and self.spec.echo != "off":
             dev = self._start_echo(dev)
         try:
-            self._open(dev)
+            stream = self._open(dev)
         except CaptureError:
             self._stop_echo()
             raise
-        self._emit(CaptureStarted(self.label, dev.name, dev.description, self._stream.rate,
-                                  self._stream.channels,
-                                  f"{self.label}: capturing {dev.description!r} ({self._stream.rate} Hz, "
-                                  f"{self._stream.channels} ch)"))
+        self._emit(CaptureStarted(self.label, dev.name, dev.description, stream.rate, stream.channels,
+                                  f"{self.label}: capturing {dev.description!r} ({stream.rate} Hz, "
+                                  f"{stream.channels} ch)"))
         self._connect_server()  # now, not in the first tick: its events are seen from the start
         self._proc_thread = threading.Thread(target=self._process_loop, daemon=True,
                                              name=f"voxcap-capture-proc-{self.label}")
@@ -171,10 +180,10 @@ class Capture:
 
     def stats(self) -> CaptureStats:
         s = self._stream
-        dropped = self._closed["dropped_blocks"] + (s.dropped_blocks if s else 0)
-        dropped_s = self._closed["dropped_frames_s"] + ((s.dropped_frames / s.rate) if s else 0.0)
-        overflows = self._closed["overflows"] + (s.overflows if s else 0)
-        seen_s = self._closed["seen_s"] + ((s.frames / s.rate) if s else 0.0)
+        dropped = self._closed.dropped_blocks + (s.dropped_blocks if s else 0)
+        dropped_s = self._closed.dropped_frames_s + ((s.dropped_frames / s.rate) if s else 0.0)
+        overflows = self._closed.overflows + (s.overflows if s else 0)
+        seen_s = self._closed.seen_s + ((s.frames / s.rate) if s else 0.0)
         return CaptureStats(self.label, self.device.description if self.device else "",
                             self._down_since is None and s is not None, seen_s,
                             self._delivered_samples / SAMPLE_RATE, self._blocks, dropped, dropped_s,
@@ -227,8 +236,9 @@ class Capture:
                          "away; the microphone is captured as it is")
         return resolve(self.spec, state, self._kind_hint)
 
-    def _open(self, dev: DeviceInfo) -> None:
+    def _open(self, dev: DeviceInfo) -> RawStream | AppRawStream:
         self._generation += 1
+        stream: RawStream | AppRawStream
         if self.spec.kind == APP:
             stream = AppRawStream(self.spec.name, self._q, self._generation, self.block_ms,
                                   self._token, on_notice=self._notice)
@@ -237,16 +247,17 @@ class Capture:
         stream.open()  # raises CaptureError
         self._stream = stream
         self.device = dev
+        return stream
 
     def _close_stream(self) -> None:
         s, self._stream = self._stream, None
         if s is None:
             return
         s.close()
-        self._closed["dropped_blocks"] += s.dropped_blocks
-        self._closed["dropped_frames_s"] += s.dropped_frames / s.rate
-        self._closed["overflows"] += s.overflows
-        self._closed["seen_s"] += s.frames / s.rate
+        self._closed.dropped_blocks += s.dropped_blocks
+        self._closed.dropped_frames_s += s.dropped_frames / s.rate
+        self._closed.overflows += s.overflows
+        self._closed.seen_s += s.frames / s.rate
         if s.last_callback:
             self._last_audio_at = s.last_callback
 
@@ -267,8 +278,8 @@ class Capture:
                 continue
             try:
                 rate = item.rate
-                if item.generation != gen or converter is None or converter.rate != rate or \
-                        converter.channels != item.data.shape[1]:
+                if item.generation != gen or converter is None or gaps is None or \
+                        converter.rate != rate or converter.channels != item.data.shape[1]:
                     gen = item.generation
                     converter = Converter(rate, item.data.shape[1])
                     gaps = GapMeter(rate)
@@ -311,12 +322,12 @@ class Capture:
                 else:
                     next_try = now + self._backoff.next_delay()
             elif self._down_since is not None and now - self._last_remind >= REMIND_EVERY_S:
-                self._remind(now)
+                self._remind(now, self._down_since)
             # 4. the route: is the stream on the device it should be on?
             if check_route and self._server is not None and self._stream is not None \
                     and self.spec.kind != APP:
                 try:
-                    self._check_route()
+                    self._check_route(self._server)
                 except Exception:  # noqa: BLE001 (the server went away mid-query: reconnect)
                     self._drop_server()
                 check_route = False
@@ -392,10 +403,10 @@ class Capture:
             self._emit(CaptureInterrupted(self.label, reason,
                                           f"{self.label}: audio stopped ({what}): reconnecting"))
 
-    def _remind(self, now: float) -> None:
+    def _remind(self, now: float, down_since: float) -> None:
         self._last_remind = now
         self._emit(CaptureInterrupted(self.label, self._down_reason,
-                                      f"{self.label}: still no audio after {now - self._down_since:.0f} s: "
+                                      f"{self.label}: still no audio after {now - down_since:.0f} s: "
                                       "still trying"))
 
     def _try_reopen(self, now: float) -> bool:
@@ -412,7 +423,7 @@ class Capture:
         except CaptureError:
             log.info("%s: reopening %s failed", self.label, res.device, exc_info=True)
             return False
-        dev = self.device
+        dev = res.device
         if self._down_since is None:  # a planned reopen, not an outage
             return True
         if res.fallback:
@@ -421,7 +432,7 @@ class Capture:
                 f"{self.label}: {self._wanted!r} is gone: capturing {dev.description!r} until it returns"))
         return True
 
-    def _recovered(self, s: RawStream) -> None:
+    def _recovered(self, s: RawStream | AppRawStream) -> None:
         outage = max(0.0, time.monotonic() - self._down_since) if self._down_since else 0.0
         dev = s.device
         self._down_since = None
@@ -429,23 +440,23 @@ class Capture:
                                     f"{self.label}: capturing again from {dev.description!r} after "
                                     f"{outage:.1f} s without audio"))
 
-    def _check_route(self) -> None:
+    def _check_route(self, server: SoundServer) -> None:
         """Put the stream on the device it should be on, and say so when that changes."""
-        state = self._server.state()
+        state = server.state()
         res = self._resolve(state)
         if res is None:
             # nothing of the right kind is left: better no audio than the wrong audio (the
             # server may have moved a "You" stream onto system audio)
             self._interrupt("device gone", time.monotonic())
             return
-        mine = self._server.streams_tagged(TAG_KEY, self._token)
+        mine = server.streams_tagged(TAG_KEY, self._token)
         if not mine:
             return  # not registered yet, or being torn down: the health check handles it
         so_index, src_index = mine[0]
         actual = next((d for d in state.devices if d.index == src_index), None)
         target, before = res.device, self.device
         if actual is None or actual.name != target.name:
-            self._server.move_stream(so_index, target.index)
+            server.move_stream(so_index, target.index)
         self.device = target
         if self._stream is not None:
             self._stream.device = target

@@ -130,9 +130,10 @@ class SoundServer:
             devices.append(DeviceInfo(
                 name=s.name, description=s.description or s.name,
                 kind="monitor" if monitor else "input",
-                is_default=(sink.name == default_sink) if monitor else (s.name == default_mic),
+                is_default=(sink.name == default_sink) if sink is not None else (s.name == default_mic),
                 rate=int(s.sample_spec.rate), channels=int(s.channel_count),
-                monitor_of=(sink.description or sink.name) if monitor else "", index=int(s.index)))
+                monitor_of=(sink.description or sink.name) if sink is not None else "",
+                index=int(s.index)))
         outputs = tuple(OutputInfo(s.name, s.description or s.name, s.monitor_source_name, int(s.index))
                         for s in sinks)
         server = f"{info.server_name} {info.server_version}".strip()
@@ -172,7 +173,7 @@ class SoundServer:
         with contextlib.suppress(Exception):  # closing a dead connection may raise
             self._pulse.close()
 
-    def __enter__(self) -> SoundServer:  # noqa: PYI034
+    def __enter__(self) -> SoundServer:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -33,6 +33,7 @@ import shutil
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 from .. import paths
 from ..errors import CaptureError
@@ -78,7 +79,7 @@ def clean_leftovers(pulse) -> int:
             pulse.module_unload(index)
             n += 1
             log.warning("unloaded an echo canceller left behind by voxcap process %d", pid)
-        except Exception:  # noqa: BLE001 (gone meanwhile)
+        except Exception:  # gone meanwhile
             log.warning("could not unload leftover module %d", index, exc_info=True)
     return n
 
@@ -103,7 +104,7 @@ class EchoCanceller:
         self.sink_name = f"{PREFIX}out_{tag}"
         self.master = ""
         self.module: int | None = None
-        self._pulse = None
+        self._pulse: Any = None  # pulsectl.Pulse (untyped), while started
         self._moved: dict[int, int] = {}  # sink input -> the sink it came from
         self._reaper = None
         self._pw: PipeWireEchoProcess | None = None  # the monitor-form canceller on PipeWire
@@ -263,7 +264,7 @@ class EchoCanceller:
                             log.warning("could not move stream %d back", si.index, exc_info=True)
                 p.module_unload(module)
                 log.info("echo canceller unloaded (module %d)", module)
-        except Exception:  # noqa: BLE001 (server gone: nothing left to unload)
+        except Exception:  # server gone: nothing left to unload
             log.warning("unloading the echo canceller failed", exc_info=True)
         finally:
             _close(p)
@@ -297,7 +298,7 @@ class EchoCanceller:
                     # no event once it is: look again at every tick, not only on events
                     self._dirty = False
                     self._move_streams()
-                except Exception:  # noqa: BLE001 (a stream ended mid-move)
+                except Exception:  # a stream ended mid-move
                     log.warning("echo canceller: moving a stream failed", exc_info=True)
 
     def _move_streams(self) -> None:
@@ -317,13 +318,13 @@ class EchoCanceller:
             try:
                 p.sink_input_move(si.index, ec)
                 self._moved[int(si.index)] = master
-            except Exception:  # noqa: BLE001 (ended meanwhile)
+            except Exception:  # ended meanwhile
                 log.warning("echo canceller: could not move stream %d", si.index, exc_info=True)
 
     def _say(self, reason: str, message: str) -> None:
         try:
             self._notice(reason, f"{self.label}: {message}")
-        except Exception:  # noqa: BLE001 (a broken consumer must not stop the capture)
+        except Exception:  # a broken consumer must not stop the capture
             log.warning("a notice could not be delivered", exc_info=True)
 
 

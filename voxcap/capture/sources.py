@@ -162,7 +162,7 @@ def list_apps_of(server) -> list:
     from .apps import list_apps
     from .stream import TAG_KEY
 
-    return list_apps(server._pulse, TAG_KEY)  # noqa: SLF001 (same package; one connection)
+    return list_apps(server._pulse, TAG_KEY)  # same package; one connection
 
 
 def resolve(spec: SourceSpec, state: ServerState, kind_hint: str = "") -> Resolution | None:

@@ -15,6 +15,7 @@ import queue
 import threading
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -68,7 +69,7 @@ class RawStream:
         self.opened_at = 0.0
         self.last_callback = 0.0
         self.finished = threading.Event()
-        self._stream = None
+        self._stream: Any = None  # sounddevice.InputStream (untyped), while open
 
     # --------------------------------------------------------------------- thread: PortAudio ----
     def _callback(self, indata, frames, time_info, status) -> None:
@@ -102,6 +103,7 @@ class RawStream:
         with _OPEN_LOCK:
             saved = {k: os.environ.get(k) for k in ("PULSE_SOURCE", "PULSE_PROP")}
             try:
+                device: int | str
                 if uses_sound_server():
                     device = _pulse_portaudio_device(sd)
                     os.environ["PULSE_SOURCE"] = self.device.name

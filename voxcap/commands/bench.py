@@ -104,7 +104,7 @@ def _stages(engine) -> list[tuple[str, float]]:
     from ..events import EngineProgress
 
     events = getattr(engine, "events", None)
-    stages = []
+    stages: list[tuple[str, float]] = []
     while events is not None and not events.empty():
         ev = events.get_nowait()
         if isinstance(ev, EngineProgress) and (not stages or stages[-1][0] != ev.stage):
@@ -199,7 +199,11 @@ def run(args) -> int:
         raise ConfigError("--seconds must be positive", "e.g. --seconds 30")
     if args.engine == "remote":  # the server's own configuration: one run per stream count
         return _run_remote(args, counts)
-    configs = [settings_for(args, max_streams=max(counts), graph_mode=m) for m in modes]
+    configs: list[InProcessSettings] = []
+    for mode in modes:
+        settings = settings_for(args, max_streams=max(counts), graph_mode=mode)
+        assert isinstance(settings, InProcessSettings)  # --engine remote returned above
+        configs.append(settings)
     results = []
     for settings in configs:  # all validated before the first (slow) start
         if not args.json:
@@ -229,7 +233,7 @@ def _run_remote(args, counts: list[int]) -> int:
               flush=True)
     try:
         results = measure(engine, "remote", counts, args.seconds)
-    except Exception as exc:  # noqa: BLE001 - one row per failed configuration
+    except Exception as exc:  # one row per failed configuration
         log.warning("remote bench failed", exc_info=True)
         results = [{"mode": "remote", "streams": n, "error": str(getattr(exc, "message", exc))}
                    for n in counts]

@@ -105,10 +105,12 @@ def remote_settings(args, max_streams: int = 1, max_buffer_s=_KEEP) -> RemoteSet
                           "give only --server-model NAME with --engine remote", setting="server_model")
     choice.kind = "remote"
     choice.server_model = choice.server_model or choice.model_dir  # --model: the server's name
-    return choice.settings_for(
+    settings = choice.settings_for(
         max_streams=max_streams,
         api_key=api_key(choice.server_url, args.api_key_env, args.api_key_file),
         max_buffer_s=DEFAULT_MAX_BUFFER_S if max_buffer_s is _KEEP else max_buffer_s)
+    assert isinstance(settings, RemoteSettings)  # kind "remote" chose it
+    return settings
 
 
 def make_engine(args, on_event=None, max_streams: int = 1, graph_mode: str | None = None,

@@ -171,10 +171,10 @@ def _serve(args, command, extra_env, key_file, created, served, settings, sessio
     except KeyboardInterrupt:  # Ctrl-C, SIGTERM, SIGHUP (_StopOnSignals)
         _say("Stopping vLLM's server… (Ctrl-C again stops it at once)")
         try:
-            code = server.stop()
+            stopped = server.stop()
         except KeyboardInterrupt:
-            code = server.kill()
-        _say(f"vLLM's server stopped (exit code {code}).")
+            stopped = server.kill()
+        _say(f"vLLM's server stopped (exit code {stopped}).")
         return 0
     finally:
         if server.exited() is None:

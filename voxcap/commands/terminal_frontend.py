@@ -17,7 +17,10 @@ import queue
 import signal
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import FrameType
+from typing import Any
 
 from .. import logs
 from ..app.controller import SessionController
@@ -27,6 +30,7 @@ from ..app.notices import notice_for
 from ..app.settings import AppSettings
 from ..captions.export import check_export_path, export
 from ..captions.glossary import Glossary
+from ..engine.stats import StatsSnapshot
 from ..errors import EngineError, VoxcapError
 from ..eventhub import EventHub
 from ..events import (
@@ -101,7 +105,7 @@ class RunResult:
     failure: str | None = None
     session_id: str = ""
     wall_s: float = 0.0
-    stats: object = None  # StatsSnapshot at the end
+    stats: StatsSnapshot | None = None  # at the end
     dropped_s: float = 0.0
     lag: RecentValues = field(default_factory=lambda: RecentValues(keep_s=1e9))
 
@@ -116,7 +120,8 @@ class _SignalCounted:
     def __init__(self, signum: int = signal.SIGINT) -> None:
         self.signum = signum
         self.count = 0
-        self._installed, self._old = False, None
+        self._installed = False
+        self._old: Callable[[int, FrameType | None], Any] | int | None = None  # signal.getsignal's
 
     def _count(self, signum, frame) -> None:
         self.count += 1

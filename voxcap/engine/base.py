@@ -23,7 +23,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -43,11 +43,19 @@ def new_stream_id() -> str:
 
 @runtime_checkable
 class CaptionEngine(Protocol):
-    settings: object  # InProcessSettings / RemoteSettings
     events: queue.Queue  # the events, when no on_event callback was given
     stats: EngineStats
-    ready_info: EngineReady | None
-    failure: EngineFailed | None
+
+    # read-only to the engine's users (the rolling engine passes on its inner engine's)
+    @property
+    def settings(self) -> Any:  # InProcessSettings / RemoteSettings
+        ...
+
+    @property
+    def ready_info(self) -> EngineReady | None: ...
+
+    @property
+    def failure(self) -> EngineFailed | None: ...
 
     def start(self) -> CaptionEngine:
         """Validate settings (raise VoxcapError at once if bad), then start in the background."""
@@ -94,7 +102,11 @@ class EngineBase(CaptionEngine):
     thread_name = "voxcap-engine"
     what = "The engine"  # how messages name it
     stops_while_starting = False  # whether shutdown() during start-up is clean (else: wait)
-    on_cuda = True  # whether CUDA-only settings (settings.CUDA_ONLY) can change this engine
+    # plain attributes here (set in __init__): class values, so that they hide the protocol's
+    # read-only properties, which would refuse the assignment
+    settings: Any = None
+    ready_info: EngineReady | None = None
+    failure: EngineFailed | None = None
 
     def __init__(self, settings, on_event: EventSink | None = None, verbose: bool = False) -> None:
         self.settings = settings
@@ -112,6 +124,11 @@ class EngineBase(CaptionEngine):
         self._stop_async: asyncio.Event | None = None
         self._streams: dict = {}  # stream id -> the subclass's stream state (has ``done``)
         self._t0 = 0.0
+
+    @property
+    def on_cuda(self) -> bool:
+        """Whether CUDA-only settings (settings.CUDA_ONLY) can change this engine."""
+        return True
 
     # ---------------------------------------------------------------- life cycle ----
     def start(self):
@@ -163,6 +180,7 @@ class EngineBase(CaptionEngine):
     def open_stream(self, label: str = "") -> str:
         """Start a new caption stream; returns its id. Thread-safe."""
         self._require_ready()
+        assert self._loop is not None  # set before the engine is ready
         stream_id = new_stream_id()
         fut = asyncio.run_coroutine_threadsafe(self._open(stream_id, label), self._loop)
         fut.result(timeout=10)
@@ -236,7 +254,7 @@ class EngineBase(CaptionEngine):
         except VoxcapError as exc:
             log.info("%s stopped on an error", self.what, exc_info=True)
             self._fail(exc.message, exc.fix)
-        except BaseException as exc:  # noqa: BLE001 - reported, never a silent hang
+        except BaseException as exc:  # reported, never a silent hang
             log.exception("%s failed", self.what)
             self._fail(*self._explain(exc))
         finally:
@@ -251,6 +269,11 @@ class EngineBase(CaptionEngine):
         self._loop = asyncio.get_running_loop()
         self._stop_async = asyncio.Event()
         await self._run()
+
+    async def _stop_requested(self) -> None:
+        """Returns once shutdown() is called (on the engine's loop, which _main started)."""
+        assert self._stop_async is not None
+        await self._stop_async.wait()
 
     # ------------------------------------------------------------ subclass hooks ----
     def _prepare(self) -> None:

@@ -32,7 +32,15 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..errors import EngineError
-from ..events import Event, SessionRolled, StreamFinished, StreamGap, TextDelta
+from ..events import (
+    Event,
+    SessionRolled,
+    StreamFinished,
+    StreamGap,
+    StreamInterrupted,
+    StreamResumed,
+    TextDelta,
+)
 from ..framing import SAMPLE_RATE, STEP_SAMPLES
 from .base import CaptionEngine
 
@@ -121,7 +129,7 @@ def find_cut(p: RolloverPolicy, st: CutState, chunk: np.ndarray,
 class _Logical(CutState):
     stream_id: str = ""
     label: str = ""
-    inner_id: str | None = None
+    inner_id: str = ""  # the current session's stream in the inner engine
     session: int = 0  # number of the current session, 0-based
     samples_in: int = 0  # stream samples received
     token_base: int = 0  # deltas of earlier sessions
@@ -141,7 +149,7 @@ class RollingEngine(CaptionEngine):
     ``make_inner(sink)`` builds the underlying engine publishing to ``sink``.
     """
 
-    def __init__(self, make_inner: Callable[[Callable[[Event], None]], object],
+    def __init__(self, make_inner: Callable[[Callable[[Event], None]], CaptionEngine],
                  policy: RolloverPolicy | None = None,
                  on_event: Callable[[Event], None] | None = None) -> None:
         self.events: queue.Queue = queue.Queue()
@@ -297,18 +305,18 @@ class RollingEngine(CaptionEngine):
             self._sink(mapped)
         elif isinstance(event, StreamFinished):
             self._on_session_finished(event)
-        elif isinstance(getattr(event, "stream_id", None), str):
-            # a session's notices (remote: StreamGap, StreamInterrupted, StreamResumed) under
-            # the logical stream's id, gap positions in the logical stream's time
+        elif isinstance(event, StreamGap | StreamInterrupted | StreamResumed):
+            # a session's notices (remote engine) under the logical stream's id, gap positions in
+            # the logical stream's time
             with self._lock:
                 st = self._by_inner.get(event.stream_id)
                 if st is None:
                     return
-                changes = {"stream_id": st.stream_id}
+                notice: Event = replace(event, stream_id=st.stream_id)
                 if isinstance(event, StreamGap):
-                    changes["at_s"] = event.at_s + st.session_start / SAMPLE_RATE
-                mapped = replace(event, **changes)
-            self._sink(mapped)
+                    notice = replace(event, stream_id=st.stream_id,
+                                     at_s=event.at_s + st.session_start / SAMPLE_RATE)
+            self._sink(notice)
         else:
             self._sink(event)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter, deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -88,7 +89,7 @@ class EngineStats:
         self._engine_steps = 0
         self._alias: dict[str, str] = {}  # engine session id -> the stream it serves
         # optional (stream_id, latency_ms) callback per step, for benchmarks that need every step
-        self.latency_observer = None
+        self.latency_observer: Callable[[str, float], None] | None = None
 
     # -- called by the engine ---------------------------------------------------------
     def open(self, stream_id: str, first_step_samples: int, step_samples: int) -> None:

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 
 from PySide6.QtCore import QByteArray, QObject, QTimer
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QMessageBox
 
 from .. import logs
 from ..app.controller import QUIT_ENGINE_WAIT_S, SessionController
@@ -135,7 +135,7 @@ class VoxcapApp(QObject):
         self.deltas_seen = 0
         self._quitting = False
         self._said_hidden = False  # "still captioning" from the tray, said once
-        self._quit_question = None
+        self._quit_question: QMessageBox | None = None
         self._new_session()
         self._handlers = self._event_handlers()
 
@@ -154,7 +154,7 @@ class VoxcapApp(QObject):
         for act in (self.window.act_overlay, self.window.act_start):  # where users look for keys
             act.setToolTip(f"{act.toolTip()} — global shortcuts: {self.shortcuts.summary}"
                            + (f"; {self.shortcuts.fix}" if self.shortcuts.fix else ""))
-        self.tray = None
+        self.tray: Tray | None = None
         if use_tray and tray_available():
             show = self.window.addAction("Show voxcap window")
             show.triggered.connect(self.show_window)
@@ -176,7 +176,7 @@ class VoxcapApp(QObject):
     # ------------------------------------------------------------------------- set-up ----
     def _wire(self) -> None:
         w = self.window
-        self.bridge.event.connect(self.on_event)
+        self.bridge.events.connect(self.on_event)
         w.act_start.triggered.connect(self.toggle_captioning)
         w.engine_status.retryRequested.connect(self.retry_engine)
         w.act_diagnostics.triggered.connect(self.copy_diagnostics)
@@ -455,8 +455,8 @@ class VoxcapApp(QObject):
     def place_overlay(self) -> None:
         o = self.window_state.overlay
         screens, primary = screens_info()
-        rect = place_overlay(tuple(o.geometry) if o.geometry else None, o.screen, screens, primary,
-                             self.overlay.fitted_height())
+        saved = (o.geometry[0], o.geometry[1], o.geometry[2], o.geometry[3]) if o.geometry else None
+        rect = place_overlay(saved, o.screen, screens, primary, self.overlay.fitted_height())
         self.overlay.setGeometry(*rect)
 
     def reset_overlay(self) -> None:
@@ -558,7 +558,7 @@ class VoxcapApp(QObject):
         if self._quitting:
             return
         self._quitting = True
-        self.window_state.window_geometry = bytes(self.window.saveGeometry().toHex()).decode()
+        self.window_state.window_geometry = bytes(self.window.saveGeometry().toHex().data()).decode()
         self.save_state()
         self.settings_control.save()  # an older file's window state left out from now on
         self.meter_timer.stop()
@@ -587,7 +587,8 @@ def load_saved() -> tuple[AppSettings, WindowState, str | None]:
 def run_gui(args) -> int:
     """``voxcap gui``: one app per user; a second start hands its request to the first."""
     overlay_path = prepare_platform()  # may set QT_QPA_PLATFORM (GNOME: XWayland)
-    app = QApplication.instance() or QApplication(sys.argv[:1])
+    existing = QApplication.instance()
+    app = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])
     app.setApplicationName("voxcap")
     app.setApplicationDisplayName("voxcap")
     app.setDesktopFileName("voxcap")

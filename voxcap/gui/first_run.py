@@ -84,7 +84,7 @@ class FirstRunDialog(QDialog):
         self.setWindowTitle("Welcome")  # Qt appends " — voxcap"
         self.setMinimumWidth(700)
         self._downloader_cls = downloader
-        self.download = None
+        self.download: ModelDownload | None = None
         # While the weights download, an engine with stand-in weights compiles what the first
         # start needs (engine/inprocess/prepare.py): a GPU only, since that is where it takes a minute.
         self._preparer_cls = preparer
@@ -199,7 +199,7 @@ class FirstRunDialog(QDialog):
         self._finished.connect(self._download_done)
         self._checked.connect(self._show_check)
         self._prep_done.connect(self._show_prep_done)
-        self._check_timer = QTimer(self, singleShot=True, interval=300)
+        self._check_timer: QTimer = QTimer(self, singleShot=True, interval=300)
         self._check_timer.timeout.connect(self._check_folder)
         self._folder_ok = False
         self._downloaded: str | None = None

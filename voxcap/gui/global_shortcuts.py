@@ -71,7 +71,7 @@ class GlobalShortcuts(QObject):
             return
         try:
             d = Display()
-        except Exception:  # noqa: BLE001 - Xlib raises its own errors for a missing display
+        except Exception:  # Xlib raises its own errors for a missing display
             log.warning("cannot open the X display for key grabs", exc_info=True)
             self._unavailable("the X display cannot be opened")
             return
@@ -129,7 +129,7 @@ class GlobalShortcuts(QObject):
             from jeepney.io.blocking import open_dbus_connection
 
             conn = open_dbus_connection(bus="SESSION")
-        except Exception:  # noqa: BLE001
+        except Exception:
             log.warning("global shortcuts: no session bus", exc_info=True)
             return
         portal = DBusAddress(PORTAL[1], bus_name=PORTAL[0], interface=PORTAL_SHORTCUTS)
@@ -175,7 +175,7 @@ class GlobalShortcuts(QObject):
                         continue
                     if msg.body and msg.body[0] == session:
                         self.activated.emit(msg.body[1])  # queued to the GUI thread
-        except Exception:  # noqa: BLE001 - the portal refused or went away: say so in the log
+        except Exception:  # the portal refused or went away: say so in the log
             log.warning("global shortcuts through the portal failed", exc_info=True)
         finally:
             conn.close()

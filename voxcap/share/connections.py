@@ -29,13 +29,14 @@ requests neither fills voxcap's log nor prints anything on a terminal.
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import socket
 from collections import OrderedDict
 from dataclasses import dataclass
 
 import h11
-from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.http.h11_impl import H11Protocol, RequestResponseCycle
 
 
 def _plain(status: str, text: str) -> bytes:
@@ -131,9 +132,10 @@ class GuardedH11Protocol(H11Protocol):
         self.logger = book.traffic  # uvicorn's messages (bad requests...) into the traffic log
         self.address = "?"
         self._booked = False
-        self._deadline = None  # asyncio.TimerHandle while a request is awaited
+        self._deadline: asyncio.TimerHandle | None = None  # while a request is awaited
         self._head_bytes = 0  # bytes received while a request head is awaited
-        self._served = None  # the cycle whose response completed last (a new one = a request)
+        # the cycle whose response completed last (a new one = a request)
+        self._served: RequestResponseCycle | None = None
 
     # --------------------------------------------------------------------- state ----
     @property

@@ -114,7 +114,7 @@ class ObsCaptions:
                           f"OBS not reachable at {self.url} ({exc.__class__.__name__})")
                 log.info("obs: not connected (%s); again in %.0f s", exc.__class__.__name__,
                          backoff)
-            except Exception as exc:  # noqa: BLE001 - websockets' closes and protocol errors
+            except Exception as exc:  # websockets' closes and protocol errors
                 self._set("connecting", f"OBS connection lost ({exc.__class__.__name__})")
                 log.info("obs: connection lost", exc_info=True)
             with contextlib.suppress(TimeoutError):
@@ -127,7 +127,7 @@ class ObsCaptions:
         if changed and self.on_change is not None:
             try:
                 self.on_change(state, problem)
-            except Exception:  # noqa: BLE001 - a front end's display must not stop captions
+            except Exception:  # a front end's display must not stop captions
                 log.exception("obs: the status display failed")
 
     async def _session(self, viewer, wake) -> None:
@@ -155,7 +155,7 @@ class ObsCaptions:
         from websockets.exceptions import ConnectionClosed
 
         hello = json.loads(await asyncio.wait_for(ws.recv(), 5))
-        identify = {"rpcVersion": RPC_VERSION, "eventSubscriptions": 0}
+        identify: dict[str, object] = {"rpcVersion": RPC_VERSION, "eventSubscriptions": 0}
         auth = (hello.get("d") or {}).get("authentication")
         if auth and not self.password:
             raise PasswordRefused("OBS asks for a password and none is set")

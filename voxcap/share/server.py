@@ -31,6 +31,7 @@ import socket
 import threading
 import time
 from importlib import resources
+from typing import TYPE_CHECKING
 
 from ..captions.export import render
 from ..captions.records import JOURNAL_NAME
@@ -40,6 +41,11 @@ from ..netaddr import SHARE_PORT, lan_address, parse_origin
 from .exports import Exports
 from .feed import CaptionFeed
 from .guard import Guard, TrafficLog
+
+if TYPE_CHECKING:  # for the annotations: start() imports them when the server starts
+    import uvicorn
+
+    from .connections import ConnectionBook
 
 log = logging.getLogger(__name__)
 DEFAULT_PORT = SHARE_PORT  # the settings' default too (app/settings.py)
@@ -67,7 +73,9 @@ def _page() -> tuple[str, str]:
     html = resources.files(__package__).joinpath("page.html").read_text(encoding="utf-8")
 
     def digest(kind: str) -> str:
-        body = re.search(rf"<{kind}>(.*?)</{kind}>", html, re.S).group(1)
+        found = re.search(rf"<{kind}>(.*?)</{kind}>", html, re.S)
+        assert found is not None, f"page.html has no <{kind}>"
+        body = found.group(1)
         return "'sha256-" + base64.b64encode(hashlib.sha256(body.encode()).digest()).decode() + "'"
     csp = (f"default-src 'none'; script-src {digest('script')}; style-src {digest('style')}; "
            "connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; "
@@ -115,8 +123,8 @@ class ShareServer:
         self.feed = CaptionFeed(masker=masker, style=style, **kw)
         self.traffic = TrafficLog(log)
         self.guard: Guard | None = None
-        self.book = None  # connections.ConnectionBook once started
-        self._uv = None
+        self.book: ConnectionBook | None = None  # once started
+        self._uv: uvicorn.Server | None = None
         self._thread: LoopThread | None = None
         self._ready = threading.Event()
         self._loading = True
@@ -147,19 +155,21 @@ class ShareServer:
         sock = self._bind()
         self.port = sock.getsockname()[1]
         limits = self.limits or ConnectionLimits(max_connections=self.max_viewers + 64)
-        self.book = ConnectionBook(limits, self.traffic)
+        book = self.book = ConnectionBook(limits, self.traffic)
         self.guard = Guard(self._app(), token=self.token, lan=self.lan,
                            allow_origin=self.allow_origin, traffic=self.traffic)
         _route_uvicorn_log()
         config = uvicorn.Config(self.guard, log_config=None, access_log=False, lifespan="off",
-                                ws="none", http=functools.partial(GuardedH11Protocol,
-                                                                  book=self.book),
+                                # uvicorn calls it to make each connection's protocol: its
+                                # annotation asks for a class, which a partial is not
+                                ws="none", http=functools.partial(  # type: ignore[arg-type]
+                                    GuardedH11Protocol, book=book),
                                 loop="asyncio", server_header=False, limit_concurrency=None,
                                 proxy_headers=False,  # X-Forwarded-For from 127.0.0.1: not believed
                                 h11_max_incomplete_event_size=limits.max_head_bytes,
                                 timeout_graceful_shutdown=2, timeout_keep_alive=KEEP_ALIVE_S)
-        self._uv = uvicorn.Server(config)
-        self._thread = LoopThread(functools.partial(self._main, sock), name="voxcap-share",
+        uv = self._uv = uvicorn.Server(config)
+        self._thread = LoopThread(functools.partial(self._main, sock, uv), name="voxcap-share",
                                   what="the caption server", logger=log)
         self._thread.start()
         if not self._ready.wait(timeout) or not self._thread.alive:
@@ -195,11 +205,11 @@ class ShareServer:
         sock.setblocking(False)
         return sock
 
-    async def _main(self, sock: socket.socket) -> None:
+    async def _main(self, sock: socket.socket, uv: uvicorn.Server) -> None:
         try:
-            serving = asyncio.create_task(self._uv.serve(sockets=[sock]))
+            serving = asyncio.create_task(uv.serve(sockets=[sock]))
             await self._load()
-            while not self._uv.started and not serving.done():
+            while not uv.started and not serving.done():
                 await asyncio.sleep(0.01)
             self._ready.set()
             await serving
@@ -243,6 +253,7 @@ class ShareServer:
         """CPU time the server's thread (its event loop: HTTP, feed, every viewer) has used."""
         async def now() -> float:
             return time.thread_time()
+        assert self._thread is not None, "the caption server is not started"
         return self._thread.run(now(), timeout)
 
     @property
@@ -277,7 +288,7 @@ class ShareServer:
         self._events += 1
         try:
             self.feed.on_event(event)
-        except Exception:  # noqa: BLE001 - one bad event must not stop the feed
+        except Exception:  # one bad event must not stop the feed
             log.exception("share: the feed failed on %s", type(event).__name__)
 
     async def _load(self, delay: float = 0.0) -> None:
@@ -286,7 +297,7 @@ class ShareServer:
             await asyncio.sleep(delay)
         try:
             session = await asyncio.to_thread(self.session_source)
-        except Exception:  # noqa: BLE001 - without the journal the page starts empty
+        except Exception:  # without the journal the page starts empty
             log.exception("share: the session so far could not be read")
             session = None
         self.feed.load(session)
@@ -372,7 +383,7 @@ class ShareServer:
         session = None
         try:
             session = self.session_source()
-        except Exception:  # noqa: BLE001 - falls back to what the feed kept
+        except Exception:  # falls back to what the feed kept
             log.exception("share: the session so far could not be read")
         masker = self.feed.asm.masker
         if session is not None and session.session_id == self.feed.session_id:

@@ -18,6 +18,7 @@ import queue
 import threading
 from dataclasses import dataclass, field
 
+from ..captions.masking import Masker
 from .obs import ObsCaptions
 from .server import DEFAULT_PORT, ShareError, ShareServer
 
@@ -58,7 +59,7 @@ class Sharing:
         self.obs: ObsCaptions | None = None
         self.options = ShareOptions()
         self._style: dict | None = None
-        self._masker = None
+        self._masker: Masker | None = None
         self._problem: tuple[str, str] = ("", "")
         self._lock = threading.Lock()
         self._cmds: queue.Queue = queue.Queue()
@@ -66,10 +67,10 @@ class Sharing:
         self._worker.start()
 
     # ---------------------------------------------------------------- any thread ----
-    def apply(self, options: ShareOptions, style: dict | None = None, masker=None) -> None:
+    def apply(self, options: ShareOptions, style: dict | None = None, masker: Masker | None = None) -> None:
         self._cmds.put((self._apply, (options, style, masker), None))
 
-    def apply_now(self, options: ShareOptions, style: dict | None = None, masker=None,
+    def apply_now(self, options: ShareOptions, style: dict | None = None, masker: Masker | None = None,
                   timeout: float = 20.0) -> ShareStatus:
         done: queue.Queue = queue.Queue()
         self._cmds.put((self._apply, (options, style, masker), done))
@@ -88,7 +89,7 @@ class Sharing:
         if server is not None:
             server.call(server.feed.set_style, style)
 
-    def set_masker(self, masker) -> None:
+    def set_masker(self, masker: Masker | None) -> None:
         self._masker = masker
         if self.obs is not None:
             self.obs.set_masker(masker)
@@ -133,7 +134,7 @@ class Sharing:
                 error = exc
                 with self._lock:
                     self._problem = (exc.message, exc.fix)
-            except Exception as exc:  # noqa: BLE001 - reported, sharing stays off
+            except Exception as exc:  # reported, sharing stays off
                 log.exception("share: could not apply the settings")
                 error = ShareError(f"Sharing failed: {exc!r}", "see the log")
                 with self._lock:

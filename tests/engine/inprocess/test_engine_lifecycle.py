@@ -4,6 +4,7 @@ its child process killed."""
 from __future__ import annotations
 
 import os
+import queue
 import signal
 import time
 
@@ -104,7 +105,7 @@ def test_engine_process_killed_mid_stream(delay_engine):
     while time.monotonic() < deadline and not (got_failed and got_finished):
         try:
             ev = events.get(timeout=1)
-        except Exception:
+        except queue.Empty:
             continue
         if isinstance(ev, EngineFailed):
             got_failed = ev

@@ -18,9 +18,11 @@ import threading
 from collections import deque
 from collections.abc import Callable
 
+from ...engine.base import CaptionEngine
 from ...errors import VoxcapError
 from ...events import AppProblem
 from ..lag import SAMPLE_RATE, CaptureClock
+from ..sources import Stoppable
 
 log = logging.getLogger(__name__)
 HOLD_S = 120.0
@@ -28,14 +30,15 @@ HOLD_S = 120.0
 
 class CaptureRouting:
     def __init__(self, emit: Callable[[object], None], clock: CaptureClock,
-                 engine: Callable[[], object], live: Callable[[], bool], hold_s: float = HOLD_S) -> None:
+                 engine: Callable[[], CaptionEngine | None], live: Callable[[], bool],
+                 hold_s: float = HOLD_S) -> None:
         self._emit = emit
         self._clock = clock
         self._engine = engine  # the engine now (None while there is none)
         self._live = live  # whether the sources' audio is gone if not taken in time
         self.hold_s = hold_s
         self._lock = threading.RLock()
-        self._captures: dict[str, object] = {}
+        self._captures: dict[str, Stoppable] = {}
         self._routes: dict[str, str | None] = {}  # label -> stream id (None: hold the audio)
         self._held: dict[str, deque] = {}
         self._held_samples: dict[str, int] = {}
@@ -71,7 +74,7 @@ class CaptureRouting:
         for label, cap in caps.items():
             try:
                 cap.stop()
-            except Exception:  # noqa: BLE001 - the others are stopped all the same
+            except Exception:
                 log.warning("stopping the capture of %s failed", label, exc_info=True)
 
     def close(self) -> None:

@@ -40,7 +40,7 @@ class CommandThread:
             except VoxcapError as exc:
                 log.warning("%s: %s", getattr(fn, "__name__", fn), exc.message, exc_info=True)
                 self._emit(AppProblem(exc.message, exc.fix, "engine"))
-            except Exception as exc:  # noqa: BLE001 - reported, the controller goes on
+            except Exception as exc:
                 log.exception("the session controller failed in %s", getattr(fn, "__name__", fn))
                 self._emit(AppProblem(f"Internal error: {exc!r}", "please report it (Help > "
                                       "Copy diagnostics, or the log file)", "app"))

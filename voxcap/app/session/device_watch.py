@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from ...errors import VoxcapError
 from ...events import AppProblem
+from ..sources import Stoppable
 
 log = logging.getLogger(__name__)
 
@@ -16,7 +17,7 @@ log = logging.getLogger(__name__)
 class DeviceWatch:
     def __init__(self, emit: Callable[[object], None]) -> None:
         self._emit = emit
-        self._watcher = None
+        self._watcher: Stoppable | None = None
 
     @property
     def watching(self) -> bool:
@@ -37,5 +38,5 @@ class DeviceWatch:
             return
         try:
             watcher.stop()
-        except Exception:  # noqa: BLE001 - shutting down all the same
+        except Exception:
             log.warning("stopping the device watcher failed", exc_info=True)

@@ -15,7 +15,9 @@ import threading
 import time
 from collections.abc import Callable
 
-from ...engine.settings import changes_that_apply
+from ...engine.base import CaptionEngine
+from ...engine.remote.settings import RemoteSettings
+from ...engine.settings import InProcessSettings, changes_that_apply
 from ...errors import EngineError, VoxcapError
 from ...events import AppProblem, EngineFailed, EngineProgress, EngineReady, EngineStopped
 
@@ -41,8 +43,8 @@ class EngineLifecycle:
         self._on_ready = on_ready
         self._on_failed = on_failed
         self._closing = closing  # quitting: nothing is started, nothing waited for
-        self.engine = None
-        self.settings = None
+        self.engine: CaptionEngine | None = None
+        self.settings: InProcessSettings | RemoteSettings | None = None
         self.generation = 0
 
     @property

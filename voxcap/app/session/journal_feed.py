@@ -97,6 +97,6 @@ class JournalFeed:
                 else:
                     journal, event = item
                     journal.on_event(event)
-            except Exception as exc:  # noqa: BLE001 - the journal reports its own I/O problems
+            except Exception as exc:
                 log.exception("the journal failed")
                 self._emit(AppProblem(f"Journal error: {exc!r}", "", "journal"))

@@ -7,6 +7,11 @@ import importlib.metadata as md
 import importlib.util
 import logging
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ...engine.model.folder import ModelInfo
+    from ...gpu import GpuReading
 
 from ...engine.sizing.precision import DEFAULT_PRECISION
 
@@ -53,8 +58,8 @@ class Context:
     precision: str = DEFAULT_PRECISION
     streams: int = 2
     settings_path: str = ""
-    model_info: object | None = None  # ModelInfo once the model check passed
-    gpu: object | None = None  # the GpuReading vLLM would use
+    model_info: ModelInfo | None = None  # once the model check passed
+    gpu: GpuReading | None = None  # the one vLLM would use
     build: str | None = None  # installed vLLM build
     gpus: list | None = None  # NVML's GPUs (read once)
 
@@ -78,7 +83,7 @@ def _try_import(module: str) -> str | None:
     """None if ``module`` imports, else why not (one line)."""
     try:
         importlib.import_module(module)
-    except Exception as exc:  # noqa: BLE001 - ImportError, OSError (a missing system library)...
+    except Exception as exc:  # ImportError, OSError (a missing system library)...
         log.info("doctor: %s does not import", module, exc_info=True)
         return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".strip()
     return None

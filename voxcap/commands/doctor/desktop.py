@@ -41,7 +41,7 @@ def check_desktop(ctx: Context, args) -> Check:
         log.warning("PySide6 cannot be loaded", exc_info=True)
         return Check("desktop", title, FAIL, f"PySide6 cannot be loaded: {exc}", REINSTALL)
     plugin = xcb_plugin()
-    details = {"pyside6": version, "plugin": str(plugin),
+    details: dict[str, object] = {"pyside6": version, "plugin": str(plugin),
                "display": os.environ.get("DISPLAY", ""),
                "wayland_display": os.environ.get("WAYLAND_DISPLAY", "")}
     if not plugin.is_file() or shutil.which("ldd") is None:

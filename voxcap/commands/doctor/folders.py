@@ -18,7 +18,7 @@ def check_dirs(ctx: Context, args) -> Check:
     from ... import logs, paths
 
     title = "Folders"
-    details = {}
+    details: dict[str, object] = {}
     bad = []
     for what, getter in (("config", paths.config_dir), ("data", paths.data_dir),
                          ("cache", paths.cache_dir), ("state", paths.state_dir)):

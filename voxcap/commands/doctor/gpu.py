@@ -66,7 +66,7 @@ def check_gpu(ctx: Context, args) -> Check:
     gpus = [] if ctx.no_gpu() else ctx.gpus
     if not gpus:
         reason = gpu_mod.nvml_unavailable_reason()
-        details = {"gpus": [], "reason": reason}
+        details: dict[str, object] = {"gpus": [], "reason": reason}
         if ctx.engine == "remote":
             return Check("gpu", "NVIDIA GPU", SKIP, "not needed: captions come from a vLLM "
                          f"server (none found here: {reason})", "", details)
@@ -82,9 +82,10 @@ def check_gpu(ctx: Context, args) -> Check:
     index = _visible_gpu_index()
     gpu = next((g for g in gpus if g.index == index), gpus[0])
     ctx.gpu = gpu
+    driver_cuda = driver[1] if driver else None
     details = {"nvml": gpu_mod.nvml_backend(),
                "driver_version": driver[0] if driver else None,
-               "driver_cuda": driver[1] if driver else None,
+               "driver_cuda": driver_cuda,
                "used_index": gpu.index,
                "gpus": [dict(asdict(g), compute_capability=g.compute_capability_text)
                         for g in gpus]}
@@ -118,14 +119,14 @@ def check_gpu(ctx: Context, args) -> Check:
     # the CUDA version the driver must support: the installed PyTorch's, or the GPU build's
     needs = _cuda_tuple(torch_info.get("cuda")) if ctx.build == "cuda" and torch_info else None
     needs = needs or GPU_BUILD_CUDA
-    has = _cuda_tuple(driver[1] if driver else None)
+    has = _cuda_tuple(driver_cuda)
     details["cuda_needed"] = ".".join(map(str, needs))
     if ctx.build == "cpu":
         found.append((WARN, "vLLM's CPU build is installed although this machine has an NVIDIA "
                       "GPU: captions run far slower than they could",
                       "reinstall with the GPU build: installer/install.sh --gpu"))
     elif has is not None and has < needs:
-        found.append((FAIL, f"the driver supports CUDA {driver[1]} but voxcap's GPU build "
+        found.append((FAIL, f"the driver supports CUDA {driver_cuda} but voxcap's GPU build "
                       f"(vLLM {PINNED_VLLM}, PyTorch for CUDA {details['cuda_needed']}) needs CUDA "
                       f"{details['cuda_needed']}",
                       f"update the NVIDIA driver to version {GPU_BUILD_DRIVER} or newer (Ubuntu: "

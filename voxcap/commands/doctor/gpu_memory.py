@@ -31,20 +31,22 @@ def check_gpu_memory(ctx: Context, args) -> Check:
     title = "GPU memory for the model"
     if ctx.engine == "remote":
         return Check("gpu_memory", title, SKIP, "not needed: captions come from a vLLM server")
-    facts = read_gpu_facts(ctx.gpu) if ctx.gpu is not None else None
+    gpu = ctx.gpu
+    facts = read_gpu_facts(gpu) if gpu is not None else None
     try:
         v = verdict(ctx.model_info, _sizing(ctx), facts)
     except VoxcapError as exc:  # a precision this GPU cannot run
         return Check("gpu_memory", title, FAIL, exc.message, exc.fix)
     needs, details = _needs(ctx, ctx.model_info, v.choice)
-    if facts is None:
+    if gpu is None or facts is None:
         return Check("gpu_memory", title, SKIP, f"no usable GPU to check against; on a GPU the "
                      f"model {needs}", "", details)
-    details.update(gpu_total_bytes=facts.total_bytes, gpu_free_bytes=facts.free_bytes,
-                   gpu_used_bytes=ctx.gpu.memory_used_bytes, verdict=v.kind,
+    need, total = v.choice.need_bytes, facts.total_bytes
+    details.update(gpu_total_bytes=total, gpu_free_bytes=facts.free_bytes,
+                   gpu_used_bytes=gpu.memory_used_bytes, verdict=v.kind,
                    start_needs_free_bytes=v.choice.free_needed_bytes,
-                   vllm_utilization=memory.gpu_memory_utilization_for(v.choice.need_bytes,
-                                                                      facts.total_bytes),
+                   vllm_utilization=memory.gpu_memory_utilization_for(need, total)
+                   if need is not None and total is not None else None,  # (known on a GPU)
                    precision_line=v.line)
     each = _each_gpu(ctx, details)
     if v.fits:

@@ -30,15 +30,16 @@ def check_model(ctx: Context, args) -> Check:
         return Check("model", title, FAIL, "no model directory is set",
                      "choose or download the model in the app (first-run dialog or Settings), "
                      f"or give --model DIR; to get it: {GET_MODEL}")
-    details = {"path": ctx.model_dir, "dummy_weights": ctx.dummy_weights}
+    details: dict[str, object] = {"path": ctx.model_dir, "dummy_weights": ctx.dummy_weights}
     try:
         info = inspect_model_dir(ctx.model_dir, ctx.dummy_weights)
     except ModelDirError as exc:
         return Check("model", title, FAIL, exc.message, exc.fix, details)
     weights = Path(info.path) / "consolidated.safetensors"
+    weights_bytes = 0
     if info.has_weights:
         problem = weights_problem(weights)
-        details["weights_bytes"] = weights.stat().st_size
+        weights_bytes = details["weights_bytes"] = weights.stat().st_size
         if problem:
             return Check("model", title, FAIL, f"the weights {weights} are unusable: {problem}",
                          "download the model again (the app resumes a broken download)", details)
@@ -49,4 +50,4 @@ def check_model(ctx: Context, args) -> Check:
         return Check("model", title, WARN, f"{info.path}: random weights (--dummy-weights): a "
                      "self-check only, the text is gibberish", GET_MODEL, details)
     return Check("model", title, OK, f"{info.path}: Voxtral Realtime, weights "
-                 f"{_gib(details['weights_bytes'])}, delay {info.delay_ms} ms", "", details)
+                 f"{_gib(weights_bytes)}, delay {info.delay_ms} ms", "", details)

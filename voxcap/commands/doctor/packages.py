@@ -22,7 +22,9 @@ from .base import (
 def check_packages(ctx: Context, args) -> Check:
     found: dict[str, str | None] = {"voxcap": __version__}
     broken: list[str] = []
-    missing_core, missing_audio, missing_gui = [], [], []
+    missing_core: list[str] = []
+    missing_audio: list[str] = []
+    missing_gui: list[str] = []
     for group, missing in ((CORE_PACKAGES, missing_core), (AUDIO_PACKAGES, missing_audio),
                            (GUI_PACKAGES, missing_gui)):
         for dist, module in group.items():

@@ -32,7 +32,7 @@ def check_server(ctx: Context, args) -> Check:
         key = api_key(ctx.server_url)  # as the app finds it
     except VoxcapError as exc:
         return Check("server", title, FAIL, exc.message, exc.fix)
-    details = {"url": display_url(url)}
+    details: dict[str, object] = {"url": display_url(url)}
     request = urllib.request.Request(url, headers={"Authorization": f"Bearer {key}"} if key else {})
     try:
         with urllib.request.urlopen(request, timeout=5) as response:
@@ -46,7 +46,7 @@ def check_server(ctx: Context, args) -> Check:
         return Check("server", title, FAIL, f"cannot reach {display_url(url)}: {exc}",
                      "check that the server runs and the address is right; a firewall may "
                      "block the port", details)
-    models = [m.get("id") for m in (data.get("data") or []) if isinstance(m, dict)]
+    models = [str(m.get("id")) for m in (data.get("data") or []) if isinstance(m, dict)]
     details["models"] = models
     return Check("server", title, OK, f"{display_url(url)} serves {', '.join(models) or 'nothing'}",
                  "" if models else "start the server with the Voxtral Realtime model", details)

@@ -16,6 +16,7 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -24,11 +25,11 @@ from ...errors import EngineError
 from ...events import EngineReady, EngineStopped, StreamFinished, TextDelta
 from ...framing import SAMPLE_RATE
 from ..base import EngineBase, EventSink
-from ..model.folder import inspect_model_dir, model_dir_for_vllm, tokenizer_dir_for_delay
+from ..model.folder import ModelInfo, inspect_model_dir, model_dir_for_vllm, tokenizer_dir_for_delay
 from ..settings import InProcessSettings, default_capture_sizes
 from ..sizing import memory
 from ..sizing.memory import Sizing
-from ..sizing.precision import GpuFacts
+from ..sizing.precision import Choice, GpuFacts
 from ..sizing.verdict import read_gpu_facts, verdict
 from ..stats import EngineStats
 from ..vllm_adapter import internals
@@ -74,12 +75,12 @@ class LocalEngine(EngineBase):
     def __init__(self, settings: InProcessSettings, on_event: EventSink | None = None,
                  verbose: bool = False) -> None:
         super().__init__(settings.validated(), on_event, verbose)
-        self._engine = None
-        self.model_info = None
+        self._engine: Any = None  # vLLM's AsyncLLM, while it runs
+        self.model_info: ModelInfo | None = None
         self.kv_plan: memory.KVPlan | None = None  # the KV-cache layout the budget was sized for
         self.kv_budget = 0
         self.kv_plan_dtype_bytes = 2  # bytes of a KV element (1 with the FP8 KV cache)
-        self.precision_choice = None  # precision.Choice, once the engine arguments are made
+        self.precision_choice: Choice | None = None  # once the engine arguments are made
         self.weights_estimate_bytes = 0
         self.vllm_env: dict[str, str] = {}
         self.first_jit = False  # this card's first start: the driver compiles FA2 (vllm_adapter/env.py)
@@ -91,8 +92,12 @@ class LocalEngine(EngineBase):
 
     def _prepare(self) -> None:
         """The model directory is checked now (ModelDirError with the fix)."""
-        self.model_info = inspect_model_dir(self.settings.model_dir, self.settings.dummy_weights)
-        self.settings = self.settings.for_model(self.model_info.max_model_len)
+        self._inspect_model()
+
+    def _inspect_model(self) -> ModelInfo:
+        info = self.model_info = inspect_model_dir(self.settings.model_dir, self.settings.dummy_weights)
+        self.settings = self.settings.for_model(info.max_model_len)
+        return info
 
     @property
     def on_cuda(self) -> bool:
@@ -135,7 +140,8 @@ class LocalEngine(EngineBase):
     def _restore_env(self) -> None:
         """Put back what the engine set for vLLM's children, once: as soon as they are spawned
         (nothing else the app starts, such as another vLLM, must inherit them), or at the end."""
-        saved, self._saved_env = getattr(self, "_saved_env", {}), {}
+        saved: dict[str, str | None] = getattr(self, "_saved_env", {})
+        self._saved_env: dict[str, str | None] = {}
         for key, value in saved.items():
             if value is None:
                 os.environ.pop(key, None)
@@ -243,10 +249,8 @@ class LocalEngine(EngineBase):
 
     def engine_args(self, build: str) -> dict:
         """vLLM's engine arguments for these settings (the model folder checked first)."""
-        if self.model_info is None:
-            self._prepare()
+        info = self.model_info or self._inspect_model()
         s = self.settings
-        info = self.model_info
         gpu = _gpu_facts() if build == "cuda" else GpuFacts()
         self.first_jit = build == "cuda" and first_jit_compile(gpu.compute_capability)
         fit = verdict(info, Sizing.of(s, build), gpu)  # the words doctor and the dialogs use
@@ -269,7 +273,7 @@ class LocalEngine(EngineBase):
         utilization = s.gpu_memory_utilization
         if utilization is None:
             utilization = 0.9  # CPU build: vLLM only checks it against host memory
-            if build == "cuda":
+            if build == "cuda" and gpu.total_bytes is not None:
                 need = memory.footprint_bytes(self.weights_estimate_bytes, kv_bytes)
                 utilization = memory.gpu_memory_utilization_for(need, gpu.total_bytes)
         model = model_dir_for_vllm(info, paths.cache_dir(), dtype)
@@ -320,6 +324,7 @@ class LocalEngine(EngineBase):
                    "this platform does not support CUDA graphs" if engine_platform.BUILD == "cpu"
                    else "vLLM overrode the setting")
             notes.append(f"requested {s.graph_mode}, vLLM runs {resolved}: {why}")
+        assert self.model_info is not None and self.kv_plan is not None  # by engine_args
         resolved_plan = self.kv_plan
         block_size = engine.vllm_config.cache_config.block_size
         if isinstance(block_size, int):
@@ -351,7 +356,7 @@ class LocalEngine(EngineBase):
         )
         self._set_ready(info, f"{resolved} on {info.device}")
         watcher = asyncio.create_task(self._watch(engine))
-        await self._stop_async.wait()
+        await self._stop_requested()
         watcher.cancel()
         for st in list(self._streams.values()):
             if not st.done.is_set():
@@ -532,7 +537,9 @@ def _gpu_facts() -> GpuFacts:
 
 def _stat_logger_factory(stats: EngineStats):
     """A vLLM stat logger that records each step's runtime CUDA-graph mode into ``stats``."""
-    class GraphModeLogger(internals.stat_logger_base()):
+    base: Any = internals.stat_logger_base()  # vLLM's StatLoggerBase (not followed by mypy)
+
+    class GraphModeLogger(base):
         def __init__(self, vllm_config, engine_index: int = 0):
             pass
 

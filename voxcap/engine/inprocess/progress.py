@@ -53,7 +53,7 @@ class StageFileHandler(logging.Handler):
             return
         try:
             message = record.getMessage()
-        except Exception:  # a malformed record must never break vLLM
+        except Exception:  # noqa: BLE001 (a malformed record must never break vLLM)
             return
         stage = "error" if record.levelno >= logging.ERROR else stage_of(message)
         if stage is None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import json
 from pathlib import Path
+from typing import Any
 
 from ...framing import DEFAULT_DELAY_MS, SAMPLE_RATE, TOKENS_PER_SECOND
 from .tiny_weights import write_weights
@@ -33,7 +34,7 @@ _PATTERN = (
     r"\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"
 )
 
-AUDIO_SECTION = {
+AUDIO_SECTION: dict[str, Any] = {
     "sampling_rate": SAMPLE_RATE,
     "frame_rate": TOKENS_PER_SECOND,
     "audio_encoding_config": {"num_mel_bins": 128, "hop_length": 160, "window_size": 400},

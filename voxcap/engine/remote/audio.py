@@ -211,16 +211,16 @@ class StreamAudio:
             if a < b:
                 self._lose(self._seg_start[i] + (a - pos), b - a)
         requeue = []
-        for b in self.sent:
-            cut = done - b.session_pos
-            if cut >= b.n:
-                self.held -= b.n
+        for block in self.sent:
+            cut = done - block.session_pos
+            if cut >= block.n:
+                self.held -= block.n
                 continue
             if cut > 0:
-                b.cut_front(cut)
+                block.cut_front(cut)
                 self.held -= cut
-            b.session_pos = -1
-            requeue.append(b)
+            block.session_pos = -1
+            requeue.append(block)
         self.sent.clear()
         self.unsent.extendleft(reversed(requeue))
         self.session_sent = self.session_tokens = self.risk_end = 0

@@ -195,7 +195,7 @@ async def open_session(ws, model: str, url: str, timeout: float) -> None:
 async def close(ws) -> None:
     try:
         await asyncio.wait_for(ws.close(), 3)
-    except BaseException:  # noqa: BLE001 - closing a dead socket
+    except BaseException:  # closing a dead socket
         log.debug("closing a websocket failed", exc_info=True)
 
 

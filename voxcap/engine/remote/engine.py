@@ -166,7 +166,7 @@ class RemoteEngine(EngineBase):
             transcription_delay_ms=s.delay_ms, max_model_len=max_len or 0,
             max_streams=s.max_streams, notes=tuple(notes), server=f"{s.server_model} at {self._url}",
         ), f"{s.server_model} on {self._url}")
-        await self._stop_async.wait()
+        await self._stop_requested()
         for st in list(self._streams.values()):
             if not st.done.is_set():
                 await self._abort(st.stream_id)
@@ -200,7 +200,7 @@ class RemoteEngine(EngineBase):
                 self._progress("waiting for the server", self._url,
                                note=f"{exc.message.rstrip('.')}; retrying in {math.ceil(wait)} s.")
                 try:
-                    await asyncio.wait_for(self._stop_async.wait(), wait)
+                    await asyncio.wait_for(self._stop_requested(), wait)
                     return False
                 except TimeoutError:
                     self._find_key()
@@ -374,8 +374,8 @@ class RemoteEngine(EngineBase):
         last_msg = time.monotonic()
         try:
             while True:
-                if sender.done() and sender.exception() is not None:
-                    raise sender.exception()
+                if sender.done() and (error := sender.exception()) is not None:
+                    raise error
                 try:
                     msg = await receive(ws, 1.0)
                 except TimeoutError:
@@ -399,7 +399,7 @@ class RemoteEngine(EngineBase):
             sender.cancel()
             try:
                 await sender
-            except BaseException:  # noqa: BLE001 - its error, if any, was raised above
+            except BaseException:  # its error, if any, was raised above
                 log.debug("the sender ended", exc_info=True)
 
     def _on_message(self, st: _Stream, msg: protocol.ServerMessage) -> str | None:
@@ -426,9 +426,9 @@ class RemoteEngine(EngineBase):
         max_inflight = int(s.max_inflight_s * SAMPLE_RATE)
         while True:
             room = max_inflight - a.inflight
-            if a.unsent and room > 0:
-                want = catch_up if a.unsent_samples > block else block
-                pcm = a.take(min(want, room))
+            want = catch_up if a.unsent_samples > block else block
+            pcm = a.take(min(want, room))  # None: nothing unsent, or no room
+            if pcm is not None:
                 message = protocol.encode(protocol.AudioAppend(pcm))
                 self._mark_steps(st)  # before the send: its delta cannot come back first
                 await ws.send(message)

@@ -139,7 +139,8 @@ def decode(frame: str | bytes) -> ServerMessage:
     if kind == TranscriptionDelta.TYPE:
         return TranscriptionDelta(str(msg.get("delta") or ""))
     if kind == TranscriptionDone.TYPE:
-        usage = msg.get("usage") if isinstance(msg.get("usage"), dict) else {}
+        usage = msg.get("usage")
+        usage = usage if isinstance(usage, dict) else {}
         return TranscriptionDone(str(msg.get("text") or ""), _count(usage, "prompt_tokens"),
                                  _count(usage, "completion_tokens"))
     if kind == ErrorEvent.TYPE:

@@ -188,9 +188,11 @@ def port_held_by_another_user(server_url: str) -> bool:
 
 def is_local_server_key(key: str | None) -> bool:
     """Whether ``key`` is the one ``voxcap serve`` made on this computer (offered unasked)."""
+    if not key:
+        return False
     path = local_server_key_path()
     try:
-        return bool(key) and path.exists() and load_api_key(path) == key.strip()
+        return path.exists() and load_api_key(path) == key.strip()
     except ConfigError:
         return False
 

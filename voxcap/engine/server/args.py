@@ -26,7 +26,7 @@ MULTI_API_MODULE = ("vllm.entrypoints.cli.main", "serve")
 KEY_EVERYWHERE = ("--middleware", "voxcap.engine.server.guard.KeyOnEveryPath",
                   "--disable-fastapi-docs")
 # Arguments of the in-process engine that a server does not take on its command line.
-IN_PROCESS_ONLY = frozenset()
+IN_PROCESS_ONLY: frozenset[str] = frozenset()
 # The server's own, before ``extra`` (which wins). Prefix caching off: with the multimodal cache
 # off too, vLLM's renderer then skips the blake3 hash of every realtime chunk's audio (its
 # _process_mm_uuids) and the engine core the block hashes; a realtime session has no prefix
@@ -93,11 +93,13 @@ def engine_args_for(settings, build: str, gpus: list | tuple = ()):
                 raise
             raise EngineError(exc.message, _streams_that_fit(engine, settings, exc.fix)) from None
         if build == "cuda":
+            choice = engine.precision_choice
+            assert choice is not None  # engine_args chose it
             if args["max_num_seqs"] < settings.max_streams:
                 raise EngineError(
                     f"{settings.max_streams} streams do not fit this GPU now: "
-                    f"{engine.precision_choice.line}.", _streams_that_fit(engine, settings, ""))
-            _check_each_gpu(engine.precision_choice, gpus)
+                    f"{choice.line}.", _streams_that_fit(engine, settings, ""))
+            _check_each_gpu(choice, gpus)
         return args, engine.model_info
     finally:
         engine._cleanup()
@@ -124,8 +126,14 @@ def _check_each_gpu(choice, gpus) -> None:
     from ..sizing.verdict import read_gpu_facts
 
     need = choice.free_needed_bytes
-    free = {g.index: read_gpu_facts(g).free_bytes for g in gpus}
-    short = [g for g in gpus if need is not None and free[g.index] < need]
+    if need is None:
+        return
+    free: dict[int, int] = {}
+    for g in gpus:
+        facts = read_gpu_facts(g)
+        if facts is not None and facts.free_bytes is not None:  # not known: not checked
+            free[g.index] = facts.free_bytes
+    short = [g for g in gpus if g.index in free and free[g.index] < need]
     if short:
         g = short[0]
         raise EngineError(

@@ -180,12 +180,16 @@ class ServerProcess:
         return self.proc.returncode
 
     def _signal(self, sig: int) -> None:
+        if self.proc is None:
+            return
         try:
             os.kill(self.proc.pid, sig)
         except ProcessLookupError:  # already gone
             log.debug("vLLM's server (pid %d) had already exited", self.proc.pid)
 
     def _signal_group(self, sig: int) -> None:
+        if self.proc is None:
+            return
         try:
             os.killpg(self.proc.pid, sig)
         except (ProcessLookupError, PermissionError):  # nothing left in it

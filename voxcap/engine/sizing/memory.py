@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .precision import DEFAULT_PRECISION
 
@@ -251,7 +252,7 @@ def check_budget(plan: KVPlan, budget_bytes: int, streams: int) -> None:
 
 # The real model's shape (mistralai/Voxtral-Mini-4B-Realtime-2602 params.json, the fields sizing
 # needs): estimates before a model folder is chosen.
-REAL_MODEL_PARAMS = {
+REAL_MODEL_PARAMS: dict[str, Any] = {  # parsed JSON, as ModelInfo.params
     "dim": 3072, "n_layers": 26, "head_dim": 128, "hidden_dim": 9216, "n_heads": 32,
     "n_kv_heads": 8, "vocab_size": 131072, "sliding_window": 8192, "model_max_length": 131072,
     "multimodal": {"whisper_model_args": {

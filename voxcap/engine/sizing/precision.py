@@ -227,7 +227,7 @@ def choose(requested: str, footprint_for: Callable[[Precision, int], int], strea
     margin = start_margin if callable(start_margin) else (lambda p: start_margin)
     requested = validate(requested)
     cc = gpu.compute_capability
-    known = build == "cuda" and gpu.free_bytes is not None and gpu.total_bytes is not None
+    total, free_now = gpu.total_bytes, gpu.free_bytes
     names = ORDER if requested == "auto" else (requested,)
     candidates = [BY_NAME[n] for n in names if supported(BY_NAME[n], build, cc) is None]
     if not candidates:  # the one asked for cannot run here: say so when it starts
@@ -235,13 +235,13 @@ def choose(requested: str, footprint_for: Callable[[Precision, int], int], strea
         where = "with this vLLM build" if build == "cpu" else "on this GPU"
         raise ConfigError(f"{p.label} cannot run {where}: {supported(p, build, cc)}.",
                           "choose bfloat16 or Automatic as the precision", setting="precision")
-    if not known:
+    if build != "cuda" or total is None or free_now is None:
         p = candidates[0]
         dtype = model_dtype(build, cc, p)
         why = "CPU build" if build == "cpu" else "GPU memory not known"
         return Choice(p, requested, streams, streams, dtype, None, True,
                       f"{p.label if p.name != 'bfloat16' else dtype} ({why})")
-    free = min(gpu.free_bytes, int(gpu.total_bytes * 0.95))
+    free = min(free_now, int(total * 0.95))
     counts = range(streams, 0, -1) if requested == "auto" else (streams,)
     for n in counts:  # the streams asked first, with every precision; fewer only if none fits
         for p in candidates:
@@ -249,25 +249,26 @@ def choose(requested: str, footprint_for: Callable[[Precision, int], int], strea
             if need + margin(p) <= free:
                 c = Choice(p, requested, n, streams, model_dtype(build, cc, p), need, True, "",
                            margin(p))
-                return _with_line(c, gpu)
+                return _with_line(c, gpu.size_text, need, free_now)
     p = candidates[-1]
     need = footprint_for(p, 1 if requested == "auto" else streams)
     c = Choice(p, requested, 1 if requested == "auto" else streams, streams,
                model_dtype(build, cc, p), need, False, "", margin(p))
-    return _with_line(c, gpu)
+    return _with_line(c, gpu.size_text, need, free_now)
 
 
-def _with_line(c: Choice, gpu: GpuFacts) -> Choice:
+def _with_line(c: Choice, card: str, need: int, free: int) -> Choice:
+    """``c`` with its line: ``need`` bytes (c's footprint) of the ``free`` bytes of the ``card``."""
     from dataclasses import replace
 
-    card = gpu.size_text
     label = c.label
     if not c.fits:
-        return replace(c, line=f"{label} for {c.streams} stream(s) needs ≈{_gib(c.free_needed_bytes)} "
-                               f"free to start; {card} has {_gib(gpu.free_bytes)} free")
+        return replace(c, line=f"{label} for {c.streams} stream(s) needs ≈"
+                               f"{_gib(need + c.start_margin_bytes)} free to start; {card} has "
+                               f"{_gib(free)} free")
     fewer = (f", {c.streams} stream{'s' if c.streams > 1 else ''} of {c.streams_asked} "
              "(one source at a time)") if c.streams < c.streams_asked else ""
     how = "fits" if c.requested == "auto" else "chosen; fits"
     caveat = f"; {FOUR_BIT_CAVEAT}" if c.precision.four_bit else ""
-    return replace(c, line=f"{label}: {how} {card} (≈{_gib(c.need_bytes)} of "
-                           f"{_gib(gpu.free_bytes)} free){fewer}{caveat}")
+    return replace(c, line=f"{label}: {how} {card} (≈{_gib(need)} of "
+                           f"{_gib(free)} free){fewer}{caveat}")

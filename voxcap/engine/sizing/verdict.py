@@ -40,8 +40,8 @@ def read_gpu_facts(reading=None) -> GpuFacts | None:
     return GpuFacts(reading.memory_total_bytes, free, reading.compute_capability)
 
 
-def usable_free_bytes(gpu: GpuFacts) -> int:
-    return min(gpu.free_bytes, int(gpu.total_bytes * USABLE_SHARE))
+def usable_free_bytes(total: int, free: int) -> int:
+    return min(free, int(total * USABLE_SHARE))
 
 
 @dataclass(frozen=True)
@@ -70,13 +70,14 @@ def verdict(info, sizing: Sizing, gpu: GpuFacts | None) -> Verdict:
     ``info``: the model folder (ModelInfo), None for the real model's shape."""
     gpu = gpu or GpuFacts()
     now = choose_precision(info, sizing, gpu)  # raises ConfigError for a precision this GPU cannot run
-    if now.need_bytes is None or gpu.total_bytes is None or gpu.free_bytes is None:
+    total, free = gpu.total_bytes, gpu.free_bytes
+    if now.need_bytes is None or total is None or free is None:
         return Verdict("unknown", now, now.line)
     if now.fits:
         return Verdict("fits" if now.streams == sizing.streams else "fewer_streams", now, now.line)
-    usable, cap = usable_free_bytes(gpu), int(gpu.total_bytes * USABLE_SHARE)
+    usable, cap = usable_free_bytes(total, free), int(total * USABLE_SHARE)
     what = f"{now.label} for {_streams(now.streams)}"
-    need = now.free_needed_bytes
+    need = now.need_bytes + now.start_margin_bytes
     if need > cap:
         line = (f"{gpu.size_text} is too small: {what} needs ≈{memory.gib(need)} free to start, "
                 f"and at most {memory.gib(cap)} of it can be")
@@ -92,9 +93,9 @@ def verdict(info, sizing: Sizing, gpu: GpuFacts | None) -> Verdict:
     if auto is not None and auto.fits:
         hint = (f"; or set the precision to Automatic, which starts now as {auto.label} for "
                 f"{_streams(auto.streams)}")
-    elif auto is not None and auto.free_needed_bytes < need:
+    elif auto is not None and (auto_need := auto.free_needed_bytes) is not None and auto_need < need:
         hint = (f"; or set the precision to Automatic, which needs ≈"
-                f"{memory.gib(auto.free_needed_bytes)} free ({auto.label})")
+                f"{memory.gib(auto_need)} free ({auto.label})")
     return Verdict("not_free", now, line, CLOSE_FIX + hint)
 
 

@@ -142,8 +142,8 @@ def embed_batched(model, original, kwargs: dict):
     try:
         result = _embed(model, original, kwargs)
     except _VllmRaised as raised:  # vLLM's own path raised: as it would have without us
-        raise raised.__cause__ from None
-    except Exception:  # never take the engine down for an optimisation
+        raise raised.error from None
+    except Exception:  # noqa: BLE001 (logged by say_once; never take the engine down for an optimisation)
         COUNTS.failures += 1
         say_once("failed", "voxcap batched audio front end failed; vLLM's per-session path "
                  "takes the step (and every step after %d failures)", MAX_FAILURES,
@@ -169,14 +169,18 @@ def _summary() -> str:
 
 
 class _VllmRaised(Exception):
-    """vLLM's own method raised (its __cause__): not a failure of the batched path."""
+    """vLLM's own method raised ``error``: not a failure of the batched path."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(error)
+        self.error = error
 
 
 def _vllm(original, model, kwargs: dict):
     try:
         return original(model, **kwargs)
     except Exception as exc:
-        raise _VllmRaised from exc
+        raise _VllmRaised(exc) from exc
 
 
 def _embed(model, original, kwargs: dict):

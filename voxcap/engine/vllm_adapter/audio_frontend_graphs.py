@@ -53,7 +53,7 @@ def steady_chunk_samples(model) -> int | None:
         rate = cfg.sampling_rate
         frame = rate / cfg.frame_rate
         around = rate * (cfg.streaming_look_back_ms + cfg.streaming_look_ahead_ms) / 1000
-    except Exception:  # not the realtime audio config vLLM 0.32 has: no graphs
+    except Exception:  # noqa: BLE001 (not the realtime audio config vLLM 0.32 has: no graphs)
         return None
     total = frame + around
     return int(total) if float(total).is_integer() else None
@@ -105,7 +105,7 @@ def _capture(model, graphs: FrontEndGraphs, size: int, like, frontend, counts):
             out = frontend(model, audio)
         if graphs.pool is None:
             graphs.pool = graph.pool()
-    except Exception as exc:  # noqa: BLE001 - any failure: this size stays eager, said once
+    except Exception as exc:  # any failure: this size stays eager, said once
         graphs.failed[size] = f"{type(exc).__name__}: {exc}"
         counts.capture_failures += 1
         logger.warning("voxcap audio front end: CUDA graph capture for %d chunk(s) of %d samples "

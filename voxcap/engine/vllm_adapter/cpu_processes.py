@@ -86,7 +86,7 @@ def apply() -> bool:
                         ", ".join(kept))
 
     setattr(check_and_update_config, _FLAG, True)
-    check_and_update_config.__wrapped__ = original
+    setattr(check_and_update_config, "__wrapped__", original)  # noqa: B010 (to mypy a function has no __wrapped__)
     CpuPlatform.check_and_update_config = classmethod(check_and_update_config)
     _scan_only_readable_modules()
     return True
@@ -115,7 +115,7 @@ def _scan_only_readable_modules() -> None:
                         "(%s)", len(unreadable), ", ".join(sorted(unreadable)[:5]))
 
     setattr(_rebind_kernels, _FLAG, True)
-    _rebind_kernels.__wrapped__ = original
+    setattr(_rebind_kernels, "__wrapped__", original)  # noqa: B010 (as above)
     dispatcher._rebind_kernels = _rebind_kernels
 
 

@@ -74,7 +74,7 @@ def cuda_device_count() -> int:
         import torch
 
         return torch.cuda.device_count() if torch.cuda.is_available() else 0
-    except Exception:  # noqa: BLE001 - no usable CUDA: counted as none
+    except Exception:  # no usable CUDA: counted as none
         log.warning("torch cannot count the CUDA devices", exc_info=True)
         return 0
 
@@ -86,6 +86,7 @@ def check_platform() -> str:
     problem = platform_problem(build, version, cuda_device_count() if build == "cuda" else 0)
     if problem:
         raise problem
+    assert build is not None  # platform_problem names a missing vLLM
     BUILD = build
     return build
 

@@ -112,7 +112,7 @@ def _leave_stdin_alone() -> None:
     lock, not the thread; multiprocessing's start-up then closes sys.stdin and waits for ever
     (seen: a forked engine core stuck in buffered_close while the test app read its commands)."""
     try:
-        sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 - the child's for good
+        sys.stdin = open(os.devnull, encoding="utf-8")  # the child's for good
     except OSError:
         log.warning("vLLM process %d keeps the app's stdin", os.getpid(), exc_info=True)
 

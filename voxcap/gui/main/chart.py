@@ -23,7 +23,7 @@ class MiniChart(QWidget):
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.setAccessibleName(f"{title}, last minute")
 
-    def sizeHint(self) -> QSize:  # noqa: N802
+    def sizeHint(self) -> QSize:
         return QSize(260, 72)
 
     def set_points(self, points: list[tuple[float, float]]) -> None:
@@ -32,7 +32,7 @@ class MiniChart(QWidget):
         self.setAccessibleDescription(f"latest {last}")
         self.update()
 
-    def paintEvent(self, event) -> None:  # noqa: N802
+    def paintEvent(self, event) -> None:
         p = QPainter(self)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
         pal = self.palette()

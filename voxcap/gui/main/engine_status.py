@@ -122,14 +122,15 @@ class EngineStatus(QWidget):
         """Lay the window out for the new text and paint it now, not whenever a low-priority
         update request gets its turn behind the events still queued."""
         top = self.window()
-        if top.isVisible() and top.layout() is not None:
-            top.layout().activate()
+        layout = top.layout()
+        if top.isVisible() and layout is not None:
+            layout.activate()
         if self.isVisible():
             self.repaint()
 
     def progress(self, ev) -> None:
-        step = STAGES.index(ev.stage) + 1 if ev.stage in STAGES else self.bar.value()
-        step = step if step >= 0 else None  # a stage of no known place (the remote engine's)
+        at = STAGES.index(ev.stage) + 1 if ev.stage in STAGES else self.bar.value()
+        step = at if at >= 0 else None  # a stage of no known place (the remote engine's)
         now = time.monotonic()
         if self.state != "loading":
             self._start_t0 = now - ev.elapsed_s

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from PySide6.QtWidgets import QFileDialog
 
 from ...captions.export import check_export_path, default_name, export
+from ...captions.masking import Masker
 from ...captions.sessions import SessionStore
 from ...errors import VoxcapError
 from ...events import Captioning, CaptioningState
@@ -18,7 +19,7 @@ EXPORT_FILTERS = {"SubRip subtitles (*.srt)": ".srt", "WebVTT subtitles (*.vtt)"
 
 
 class ExportController:
-    def __init__(self, window, controller, sessions_root, masker: Callable[[], object]) -> None:
+    def __init__(self, window, controller, sessions_root, masker: Callable[[], Masker | None]) -> None:
         self.window = window
         self.controller = controller
         self.sessions_root = sessions_root

@@ -12,10 +12,13 @@ while it is scrolled to the end.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont, QTextCursor
 from PySide6.QtWidgets import QPlainTextEdit
+
+from ...captions.assembly import CaptionLine
 
 
 class HistoryView(QPlainTextEdit):
@@ -34,7 +37,8 @@ class HistoryView(QPlainTextEdit):
         font.setPointSize(max(12, font.pointSize() + 2))
         self.setFont(font)
         self.show_labels = False
-        self.time_of = None  # callable(CaptionLine) -> wall time of its start, or None
+        # the wall time of a line's start, or None (the app's capture clock)
+        self.time_of: Callable[[CaptionLine], float | None] | None = None
         self._blocks: dict[int, int] = {}  # line id -> block number
         self._last_stream: str | None = None
 

@@ -96,7 +96,9 @@ class MeterWidget(QWidget):
         for key, value in self.values.items():
             shown = (key not in self.LOCAL_ONLY) if remote else key != "server"
             self.form.setRowVisible(value, shown)
-            self.form.labelForField(value).setText(titles[key] + ":")
+            label = self.form.labelForField(value)
+            if isinstance(label, QLabel):  # (each row's label is one)
+                label.setText(titles[key] + ":")
             value.setAccessibleDescription(titles[key])
             if key in explained:
                 value.setToolTip(explained[key])

@@ -41,7 +41,7 @@ class SearchBar(QWidget):
         self.prev_button.clicked.connect(self.find_previous)
         self.edit.installEventFilter(self)
 
-    def eventFilter(self, obj, event) -> bool:  # noqa: N802
+    def eventFilter(self, obj, event) -> bool:
         if obj is self.edit and event.type() == event.Type.KeyPress:
             if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and \
                     event.modifiers() & Qt.KeyboardModifier.ShiftModifier:

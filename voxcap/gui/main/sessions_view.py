@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from ...captions.export import render
-from ...captions.sessions import SessionInfo, SessionStore
+from ...captions.sessions import Session, SessionInfo, SessionStore
 from ...errors import VoxcapError
 
 
@@ -35,7 +35,7 @@ class SessionsView(QWidget):
     def __init__(self, root=None, parent=None) -> None:
         super().__init__(parent)
         self.store = SessionStore(root)
-        self.session = None
+        self.session: Session | None = None
         self.list = QListWidget(self)
         self.list.setAccessibleName("Previous sessions")
         self.text = QPlainTextEdit(self)
@@ -101,13 +101,12 @@ class SessionsView(QWidget):
         if item is None:
             return
         try:
-            self.session = self.store.open(item.data(Qt.ItemDataRole.UserRole))
+            s = self.session = self.store.open(item.data(Qt.ItemDataRole.UserRole))
         except VoxcapError as exc:
             self.session = None
             self.text.setPlainText(f"{exc.message}\n{exc.fix}")
             self.export_button.setEnabled(False)
             return
-        s = self.session
         warn = f" — {len(s.warnings)} damaged lines skipped" if s.warnings else ""
         self.info.setText(f"{s.session_id}: {len(s.records)} steps, "
                           f"{', '.join(dict.fromkeys(s.labels.values()))}{warn}")

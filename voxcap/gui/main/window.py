@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction, QKeySequence, QStandardItemModel
 from PySide6.QtWidgets import (
     QComboBox,
     QDockWidget,
@@ -167,8 +167,7 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.sessions, "&Previous sessions")
         # however the tab is reached (Alt+P, a click, Ctrl+2): the sessions on disk now, also
         # those of an earlier run of the app
-        self.tabs.currentChanged.connect(
-            lambda index: self.tabs.widget(index) is self.sessions and self.sessions.refresh())
+        self.tabs.currentChanged.connect(self._tab_shown)
 
         central = QWidget(self)
         cl = QVBoxLayout(central)
@@ -329,11 +328,16 @@ class MainWindow(QMainWindow):
         self.set_source(current)
         self._offer_microphone(any(not d.is_monitor for d in devices))
 
+    def _tab_shown(self, index: int) -> None:
+        if self.tabs.widget(index) is self.sessions:
+            self.sessions.refresh()
+
     def _offer_microphone(self, found: bool) -> None:
         """The choices that need a microphone are unavailable (and say why) while the sound
         server has none."""
         why = "" if found else "No microphone found: plug one in (the list follows)"
         model = self.source.model()
+        assert isinstance(model, QStandardItemModel)  # a QComboBox's own
         for i in range(self.source.count()):
             key = self.source.itemData(i) or ""
             if key in ("mic", "both") or key.startswith("both:"):
@@ -357,7 +361,7 @@ class MainWindow(QMainWindow):
                                     | Qt.TextInteractionFlag.TextSelectableByMouse)
         box.open()  # not exec(): the GUI thread goes on serving the captions behind it
 
-    def showEvent(self, event) -> None:  # noqa: N802
+    def showEvent(self, event) -> None:
         self.fit_screen()
         super().showEvent(event)
 
@@ -374,7 +378,7 @@ class MainWindow(QMainWindow):
         if (width, height) != (self.width(), self.height()):
             self.resize(width, height)
 
-    def closeEvent(self, event) -> None:  # noqa: N802
+    def closeEvent(self, event) -> None:
         event.ignore()  # the app decides (``VoxcapApp.close_requested``): quit, ask, or hide
         self.closing.emit()
 

@@ -18,6 +18,11 @@ Rect = tuple[int, int, int, int]
 GAP = 4
 
 
+def _rect(r: QRect) -> Rect:
+    """QRect.getRect(), typed (PySide6's stubs say it returns an object)."""
+    return r.x(), r.y(), r.width(), r.height()
+
+
 def _hits(a: Rect, b: Rect) -> bool:
     return a[0] < b[0] + b[2] and b[0] < a[0] + a[2] and a[1] < b[1] + b[3] and b[1] < a[1] + a[3]
 
@@ -48,9 +53,11 @@ class OverlayAside(QObject):
         self.home: QRect | None = None  # the overlay's own place while it is stepped aside
         self._again = QTimer(self, singleShot=True, interval=0)  # once per burst of events
         self._again.timeout.connect(self.follow)
-        QApplication.instance().installEventFilter(self)
+        app = QApplication.instance()
+        assert app is not None  # the overlay is a widget: the application exists
+        app.installEventFilter(self)
 
-    def eventFilter(self, obj, event) -> bool:  # noqa: N802
+    def eventFilter(self, obj, event) -> bool:
         if event.type() in (QEvent.Type.Show, QEvent.Type.Hide, QEvent.Type.Move,
                             QEvent.Type.Resize) and isinstance(obj, QWidget) and obj.isWindow() \
                 and obj is not self.overlay and (self._kept_clear(obj) or obj is self.window):
@@ -64,7 +71,7 @@ class OverlayAside(QObject):
                                                   Qt.WindowType.Sheet)
 
     def keep_clear(self) -> list[Rect]:
-        rects = [w.frameGeometry().getRect() for w in QApplication.topLevelWidgets()
+        rects = [_rect(w.frameGeometry()) for w in QApplication.topLevelWidgets()
                  if w.isVisible() and w is not self.overlay and self._kept_clear(w)]
         if self.auto_placed() and self.window.isVisible() and not self.window.isMinimized():
             rects.append(self.controls_rect())
@@ -85,11 +92,11 @@ class OverlayAside(QObject):
         if self.home is not None and o.geometry() != o.placed:
             self.home = None  # the user moved it meanwhile: where it is now is its place
         home = self.home or QRect(o.geometry())
-        screen = (o.screen() or QApplication.primaryScreen()).availableGeometry().getRect()
-        place = aside(home.getRect(), self.keep_clear(), screen)
+        screen = _rect((o.screen() or QApplication.primaryScreen()).availableGeometry())
+        place = aside(_rect(home), self.keep_clear(), screen)
         if place is None:
             o.lower()
-            place = home.getRect()
-        self.home = None if place == home.getRect() else home
-        if place != o.geometry().getRect():
+            place = _rect(home)
+        self.home = None if place == _rect(home) else home
+        if place != _rect(o.geometry()):
             o.place_for_now(QRect(*place))

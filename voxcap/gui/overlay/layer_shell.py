@@ -21,6 +21,8 @@ from __future__ import annotations
 import logging
 import mmap
 import os
+from collections.abc import Callable
+from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, QPoint, QRect, QSocketNotifier, Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication, QImage, QPainter
@@ -70,7 +72,7 @@ class _Buffer:
         finally:
             os.close(fd)
         self.busy = False
-        self.on_release = None
+        self.on_release: Callable[[], None] | None = None
         self.buffer.dispatcher["release"] = self._released
 
     def _released(self, _proxy) -> None:
@@ -95,21 +97,22 @@ class LayerShellOverlay(QObject):
         super().__init__(overlay)
         self.overlay = overlay
         self.available = False
-        self.layer_surface = None
+        # pywayland's proxies (their requests are made at run time: Any to mypy)
+        self.layer_surface: Any = None
         self.configured = False
         self.output_name = ""
         self._outputs: dict[int, _Output] = {}
-        self._globals: dict[str, object] = {}
+        self._globals: dict[str, Any] = {}
         self._buffers: list[_Buffer] = []
         self._dirty = False
-        self._pointer = None
+        self._pointer: Any = None
         self._pointer_at = (0.0, 0.0)
-        self._drag: tuple | None = None
+        self._drag: tuple[str, float, float, QRect] | None = None  # edges, press at, geometry
         self._rendering = False
         self._origin = (0, 0)  # the surface's top-left in the layout, as the compositor has it
         self._committing = (0, 0)
         self._syncs: set = set()
-        self._relative = None  # zwp_relative_pointer_v1, made at the first press
+        self._relative: Any = None  # zwp_relative_pointer_v1, made at the first press
         self._moved = (0.0, 0.0)
         self._flush_timer = QTimer(self, singleShot=True, interval=0)
         self._flush_timer.timeout.connect(self._render)
@@ -118,7 +121,7 @@ class LayerShellOverlay(QObject):
         try:
             self.display = Display(display)
             self.display.connect()
-        except Exception:  # noqa: BLE001 - ValueError/RuntimeError: no compositor there
+        except Exception:  # ValueError/RuntimeError: no compositor there
             log.warning("layer-shell: cannot connect to the Wayland compositor", exc_info=True)
             return
         registry = self.display.get_registry()
@@ -146,7 +149,7 @@ class LayerShellOverlay(QObject):
             self._dirty = True
             self._flush_timer.start()
 
-        overlay.update = update
+        setattr(overlay, "update", update)  # noqa: B010 (to mypy a method cannot be assigned)
 
     # --------------------------------------------------------------- Wayland plumbing ----
     def _global_added(self, registry, name: int, interface: str, version: int) -> None:
@@ -359,7 +362,9 @@ class LayerShellOverlay(QObject):
             buf.on_release = self._buffer_released
             self._buffers.append(buf)
         self._dirty = False
-        img = QImage(buf.map, w, h, buf.stride, QImage.Format.Format_ARGB32_Premultiplied)
+        # PySide6's stubs name bytes, bytearray and memoryview; any writable buffer works (an mmap)
+        img = QImage(buf.map, w, h, buf.stride,  # type: ignore[call-overload]
+                     QImage.Format.Format_ARGB32_Premultiplied)
         img.setDevicePixelRatio(scale)
         img.fill(0)
         p = QPainter(img)
@@ -386,7 +391,7 @@ class LayerShellOverlay(QObject):
             self._flush_timer.start()
 
     # ------------------------------------------------------------- widget -> surface ----
-    def eventFilter(self, obj, event) -> bool:  # noqa: N802
+    def eventFilter(self, obj, event) -> bool:
         t = event.type()
         if t == QEvent.Type.Show:
             self.map()
@@ -449,6 +454,8 @@ class LayerShellOverlay(QObject):
             self._drag_by(*self._moved)
 
     def _drag_by(self, fdx: float, fdy: float) -> None:
+        if self._drag is None:  # (the callers checked)
+            return
         edges, _gx0, _gy0, geom = self._drag
         dx, dy = int(fdx), int(fdy)
         g = QRect(geom)

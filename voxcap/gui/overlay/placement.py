@@ -12,11 +12,15 @@ from __future__ import annotations
 
 import logging
 import os
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QGuiApplication
 
 from ...app.desktop_environment import LAYER_SHELL, OFFSCREEN, WINDOW, X11, XWAYLAND, OverlayPath, detect
+
+if TYPE_CHECKING:  # imported where used: pywayland may be missing
+    from .layer_shell import LayerShellOverlay
 
 log = logging.getLogger(__name__)
 
@@ -55,14 +59,14 @@ class OverlayPlacement(QObject):
         super().__init__(overlay)
         self.overlay = overlay
         self.path = path_for_running_app(path)
-        self.layer = None
+        self.layer: LayerShellOverlay | None = None
         self.message: tuple[str, str] | None = None
         if self.path.path == LAYER_SHELL:
             try:
                 from .layer_shell import LayerShellOverlay
 
                 layer = LayerShellOverlay(overlay)
-            except Exception:  # noqa: BLE001 - no pywayland, a protocol error: a usable window
+            except Exception:  # no pywayland, a protocol error: a usable window
                 log.warning("layer-shell overlay failed; a normal window instead", exc_info=True)
                 layer = None
             if layer is not None and layer.available:

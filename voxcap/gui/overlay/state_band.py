@@ -27,7 +27,7 @@ class OverlayState:
         self.tracker = OverlayStatusTracker()
         app.overlay.set_status(self.tracker.status)
         app.overlay.announce_lines = lambda: app.settings.announce_captions
-        app.bridge.event.connect(self.on_event)
+        app.bridge.events.connect(self.on_event)
         app.meter_timer.timeout.connect(self.tick)
         self.aside = OverlayAside(app.overlay, app.window,
                                   auto_placed=lambda: not app.window_state.overlay.geometry)

@@ -37,6 +37,7 @@ from __future__ import annotations
 import math
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 
 from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import (
@@ -54,6 +55,7 @@ from PySide6.QtWidgets import QMenu, QWidget
 from ...app.caption_announcer import CaptionAnnouncer
 from ...app.overlay_status import OverlayStatus
 from ...app.settings import OverlaySettings
+from ...captions.assembly import CaptionLine
 from ..a11y import announce
 
 MAX_KEPT = 40  # caption lines kept for display (the history keeps everything)
@@ -124,13 +126,14 @@ class CaptionOverlay(QWidget):
         self._a11y_timer = QTimer(self, singleShot=True, interval=500)
         self._a11y_timer.timeout.connect(self._sync_accessible_text)
         self.setMouseTracking(True)
-        self._lines: OrderedDict[int, object] = OrderedDict()
+        self._lines: OrderedDict[int, CaptionLine] = OrderedDict()
         self._cache: dict[int, tuple[tuple, list]] = {}  # line id -> rows (layout)
         self._images: OrderedDict[tuple, QImage] = OrderedDict()
         self._label_colors: dict[str, QColor] = {}
         self.show_labels = False
         self._pending: list = []
-        self.on_painted = None  # callable(stamps, painted_at): caption-lag measurement
+        # (stamps, painted_at): caption-lag measurement
+        self.on_painted: Callable[[list, float], None] | None = None
         self.paints = 0
         self._hint = ""
         self._hint_timer = QTimer(self, singleShot=True, interval=8000)
@@ -246,7 +249,7 @@ class CaptionOverlay(QWidget):
         return self._label_colors[label]
 
     # --------------------------------------------------------------------- layout ----
-    def _rows_for(self, line, prev_stream: str | None) -> list[tuple[str, int, str]]:
+    def _rows_for(self, line: CaptionLine, prev_stream: str | None) -> list[tuple[str, int, str]]:
         """The line wrapped to the overlay's width: (row text, label characters in it, label)."""
         show = self.show_labels and (line.paragraph_start or prev_stream != line.stream_id)
         prefix = f"{line.label}: " if show else ""
@@ -331,7 +334,7 @@ class CaptionOverlay(QWidget):
         lines = list(self._lines.values())
         if not lines:
             return []
-        prev = [None] + [ln.stream_id for ln in lines[:-1]]
+        prev: list[str | None] = [None, *(ln.stream_id for ln in lines[:-1])]
         out: list = []
         for line, p in zip(reversed(lines), reversed(prev), strict=True):
             out[:0] = self._rows_for(line, p)
@@ -340,7 +343,7 @@ class CaptionOverlay(QWidget):
         return out[-n:] if n else []
 
     # ---------------------------------------------------------------------- paint ----
-    def paintEvent(self, event) -> None:  # noqa: N802
+    def paintEvent(self, event) -> None:
         p = QPainter(self)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
         r = self.rect()
@@ -416,17 +419,17 @@ class CaptionOverlay(QWidget):
     def _moved_by_app(self) -> bool:
         return self.placed is not None and self.geometry() == self.placed
 
-    def resizeEvent(self, event) -> None:  # noqa: N802
+    def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         if self._drag is None and self.isVisible() and not self._moved_by_app():
             self._save_timer.start()
 
-    def moveEvent(self, event) -> None:  # noqa: N802
+    def moveEvent(self, event) -> None:
         super().moveEvent(event)
         if self._drag is None and self.isVisible() and not self._moved_by_app():
             self._save_timer.start()
 
-    def hideEvent(self, event) -> None:  # noqa: N802
+    def hideEvent(self, event) -> None:
         super().hideEvent(event)
         if self._save_timer.isActive():  # a move not saved yet: now, while the app still runs
             self._save_timer.stop()
@@ -473,7 +476,7 @@ class CaptionOverlay(QWidget):
             edges |= Qt.Edge.BottomEdge
         return edges
 
-    def mousePressEvent(self, event) -> None:  # noqa: N802
+    def mousePressEvent(self, event) -> None:
         if event.button() != Qt.MouseButton.LeftButton or self._click_through:
             return
         pos = event.position().toPoint()
@@ -487,7 +490,7 @@ class CaptionOverlay(QWidget):
             return
         self._drag = (edges, event.globalPosition().toPoint(), QRect(self.geometry()))
 
-    def mouseMoveEvent(self, event) -> None:  # noqa: N802
+    def mouseMoveEvent(self, event) -> None:
         if self._drag is None:
             edges = self._edges_at(event.position().toPoint())
             self.setCursor(_cursor_for(edges))
@@ -508,12 +511,12 @@ class CaptionOverlay(QWidget):
                 g.setBottom(max(geom.bottom() + d.y(), geom.top() + MIN_H))
         self.setGeometry(g)
 
-    def mouseReleaseEvent(self, event) -> None:  # noqa: N802
+    def mouseReleaseEvent(self, event) -> None:
         if self._drag is not None:
             self._drag = None
             self.geometryChangedByUser.emit()
 
-    def contextMenuEvent(self, event) -> None:  # noqa: N802
+    def contextMenuEvent(self, event) -> None:
         menu = QMenu(self)
         ct = QAction("Click-through (mouse passes to the windows below)", menu, checkable=True)
         ct.setChecked(self._click_through)
@@ -554,7 +557,7 @@ class CaptionOverlay(QWidget):
             self._clear_hint()
             self.keyboardModeEnded.emit()
 
-    def keyPressEvent(self, event) -> None:  # noqa: N802
+    def keyPressEvent(self, event) -> None:
         if not self.keyboard_mode:
             super().keyPressEvent(event)
             return
@@ -573,7 +576,7 @@ class CaptionOverlay(QWidget):
         else:
             super().keyPressEvent(event)
 
-    def focusOutEvent(self, event) -> None:  # noqa: N802
+    def focusOutEvent(self, event) -> None:
         super().focusOutEvent(event)
         self.stop_keyboard_mode()  # the mode never outlives the focus: keys go elsewhere
 

@@ -15,7 +15,7 @@ SPECS = specs(AppSettings)
 class CaptionsPanel(QGroupBox):
     def __init__(self, s: AppSettings, parent=None) -> None:
         super().__init__("Captions and start-up", parent)
-        self.mask = check_box(SPECS["mask_profanity"], s.mask_profanity, self)
+        self.mask_profanity = check_box(SPECS["mask_profanity"], s.mask_profanity, self)
         self.announce = check_box(SPECS["announce_captions"], s.announce_captions, self)
         self.start_min = check_box(SPECS["start_minimized"], s.start_minimized, self)
         self.start_cap = check_box(SPECS["start_captioning"], s.start_captioning, self)
@@ -24,12 +24,13 @@ class CaptionsPanel(QGroupBox):
         echo_label = QLabel(SPECS["echo_cancel"].label + ":", self)
         echo_label.setBuddy(self.echo)
         lay = QVBoxLayout(self)
-        for w in (self.mask, self.announce, self.start_min, self.start_cap, echo_label, self.echo):
+        for w in (self.mask_profanity, self.announce, self.start_min, self.start_cap, echo_label,
+                  self.echo):
             lay.addWidget(w)
         lay.addStretch(1)
 
     def result_into(self, s: AppSettings) -> None:
-        s.mask_profanity = self.mask.isChecked()
+        s.mask_profanity = self.mask_profanity.isChecked()
         s.announce_captions = self.announce.isChecked()
         s.start_minimized = self.start_min.isChecked()
         s.start_captioning = self.start_cap.isChecked()

@@ -15,6 +15,7 @@ from ...app.settings import AppSettings, RunOverrides, save_settings
 from ...app.settings_changes import changed_names, set_value_at, value_at
 from ...engine.vllm_adapter.platform import cuda_here
 from ..first_run import FirstRunDialog
+from ..share.panel import SharePanel
 from .dialog import SettingsDialog
 
 log = logging.getLogger(__name__)
@@ -42,7 +43,7 @@ class SettingsController:
     def _find_cuda(self) -> None:
         try:
             self.cuda = cuda_here()
-        except Exception:  # noqa: BLE001 - unknown: the dialog offers everything, as with a GPU
+        except Exception:
             log.warning("could not tell whether a CUDA GPU is here", exc_info=True)
 
     # ----------------------------------------------------------------------- settings ----
@@ -57,12 +58,13 @@ class SettingsController:
         self.dialog.raise_()
         self.dialog.activateWindow()
 
-    def share_panel(self):
+    def share_panel(self) -> SharePanel | None:
         return self.dialog.share if self.dialog is not None else None
 
     def _closed(self, _result: int) -> None:
-        self.dialog.deleteLater()
-        self.dialog = None
+        if self.dialog is not None:
+            self.dialog.deleteLater()
+            self.dialog = None
 
     def _dialog_applied(self, dlg: SettingsDialog, new: AppSettings) -> None:
         if dlg.share.take_new_address():

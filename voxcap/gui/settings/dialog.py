@@ -52,7 +52,7 @@ class SettingsDialog(QDialog):
         cols.addWidget(self.captions_panel)
         cols.addWidget(self.overlay_panel)
         gen.addLayout(cols)
-        share_page = QWidget(self)
+        share_page = self._share_page = QWidget(self)
         sh = QVBoxLayout(share_page)
         sh.addWidget(self.share)
         sh.addStretch(1)
@@ -85,7 +85,7 @@ class SettingsDialog(QDialog):
         the Share tab shows its line and the field gets the focus."""
         problem = self.share.origin_error()
         if problem:
-            self.tabs.setCurrentIndex(self.tabs.indexOf(self.share.parentWidget()))
+            self.tabs.setCurrentIndex(self.tabs.indexOf(self._share_page))
             self.share.origin.setFocus()
             announce(self.share.origin_problem, "Problem: " + problem, assertive=True)
             return False

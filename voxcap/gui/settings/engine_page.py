@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
+    QWidget,
 )
 
 from ...app.model_check import check_model_dir, choice_costs, kv_note
@@ -28,7 +29,7 @@ from ...framing import TOKENS_PER_SECOND
 from ...settings_schema import specs
 from ..a11y import announce, status_label
 from .api_key_row import ApiKeyRow
-from .fields import check_box, choice_box, number_box, number_of, row_label, wrap
+from .fields import check_box, choice_box, decimal_box, number_box, number_of, row_label, wrap
 from .plain_words import for_the_app
 
 SPECS = specs(EngineChoice)
@@ -68,8 +69,8 @@ class EnginePanel(QGroupBox):
         self.delay = number_box(SPECS["delay_ms"], e.delay_ms, self, suffix=" ms",
                                 name="Transcription delay in milliseconds")
         self.delay.setToolTip("Less delay: captions sooner; more: more accurate. Steps of 80 ms.")
-        self.kv = number_box(SPECS["kv_cache_gib"], e.kv_cache_gib, self, suffix=" GiB",
-                             decimals=1, step=0.5, name="GPU memory budget for the KV cache")
+        self.kv = decimal_box(SPECS["kv_cache_gib"], e.kv_cache_gib, self, suffix=" GiB",
+                              decimals=1, step=0.5, name="GPU memory budget for the KV cache")
         self.max_len = number_box(SPECS["max_model_len"], e.max_model_len, self, suffix=" tokens",
                                   step=1024, name="Maximum engine session length in tokens")
         self.max_len_note = QLabel("", self)
@@ -86,7 +87,7 @@ class EnginePanel(QGroupBox):
         self.model_dir.textChanged.connect(lambda _t: self._check_timer.start())
         self.dummy.toggled.connect(lambda _on: self._check_timer.start())
         self._validated.connect(self._show_check)
-        self.model_ok = None
+        self.model_ok: bool | None = None  # None: not checked yet
         self._len_note()
         self._engine_kind()
         self._check_model()
@@ -129,11 +130,14 @@ class EnginePanel(QGroupBox):
             w.setEnabled(not local)
         # only what applies to the engine chosen (a server's graph mode, precision, memory and
         # session length are its own: not set, nor estimated, here)
-        for w in (self._model_row, self.model_check, self.dummy, self.graph_mode, self.precision,
-                  self.precision_note, self.kv, self.max_len, self.max_len_note, self.eager):
-            self.form.setRowVisible(w, local)
-        for w in (self.server_url, self.server_model, self.api_key):
-            self.form.setRowVisible(w, not local)
+        local_rows: tuple[QWidget, ...] = (
+            self._model_row, self.model_check, self.dummy, self.graph_mode, self.precision,
+            self.precision_note, self.kv, self.max_len, self.max_len_note, self.eager)
+        for row in local_rows:
+            self.form.setRowVisible(row, local)
+        remote_rows: tuple[QWidget, ...] = (self.server_url, self.server_model, self.api_key)
+        for row in remote_rows:
+            self.form.setRowVisible(row, not local)
         self.form.setRowVisible(self.graph_note, local and not applies("graph_mode", self.cuda))
 
     def _len_note(self) -> None:

@@ -19,30 +19,50 @@ from PySide6.QtWidgets import (
 from ...settings_schema import Spec
 
 
-def number_box(spec: Spec, value, parent, *, scale: int = 1, suffix: str = "", decimals: int = 0,
-               step: float | None = None, name: str = ""):
+def _range(spec: Spec) -> tuple[float, float]:
+    if spec.low is None or spec.high is None:
+        raise ValueError(f"{spec.label!r} has no range: a spin box needs one")
+    return spec.low, spec.high
+
+
+def number_box(spec: Spec, value, parent, *, scale: int = 1, suffix: str = "",
+               step: int | None = None, name: str = "") -> QSpinBox:
     """A spin box over the setting's range shown ``scale`` times (opacity: percent); with
     ``spec.automatic``, None is the value just below the range, shown as those words."""
-    box = QDoubleSpinBox(parent) if decimals else QSpinBox(parent)
-    if decimals:
-        box.setDecimals(decimals)
-    shown = (lambda v: round(v, decimals)) if decimals else round  # the box's own numbers
-    below = 10 ** -decimals if decimals else 1  # the smallest step the box can show
-    box.setRange(shown(spec.low * scale - (below if spec.automatic else 0)),
-                 shown(spec.high * scale))
+    low, high = _range(spec)
+    box = QSpinBox(parent)
+    box.setRange(round(low * scale - (1 if spec.automatic else 0)), round(high * scale))
     box.setSingleStep(step or spec.step or 1)
-    if spec.automatic:
-        box.setSpecialValueText(spec.automatic)
-    box.setSuffix(suffix)
-    box.setValue(box.minimum() if value is None else shown(value * scale))
-    box.setAccessibleName(name)
+    box.setValue(box.minimum() if value is None else round(value * scale))
+    _finish(box, spec, suffix, name)
     return box
 
 
-def number_of(box, spec: Spec, *, scale: int = 1):
+def decimal_box(spec: Spec, value, parent, *, decimals: int, step: float,
+                suffix: str = "", name: str = "") -> QDoubleSpinBox:
+    """``number_box`` with ``decimals`` after the point (a GiB budget in halves)."""
+    low, high = _range(spec)
+    below = 10 ** -decimals  # the smallest step the box can show
+    box = QDoubleSpinBox(parent)
+    box.setDecimals(decimals)
+    box.setRange(round(low - (below if spec.automatic else 0), decimals), round(high, decimals))
+    box.setSingleStep(step)
+    box.setValue(box.minimum() if value is None else round(value, decimals))
+    _finish(box, spec, suffix, name)
+    return box
+
+
+def _finish(box: QSpinBox | QDoubleSpinBox, spec: Spec, suffix: str, name: str) -> None:
+    if spec.automatic:
+        box.setSpecialValueText(spec.automatic)
+    box.setSuffix(suffix)
+    box.setAccessibleName(name)
+
+
+def number_of(box: QSpinBox | QDoubleSpinBox, spec: Spec, *, scale: int = 1):
     """The setting's value of a box made by ``number_box`` (None: "Automatic")."""
     value = box.value()
-    if spec.automatic and value < spec.low * scale:
+    if spec.automatic and value < _range(spec)[0] * scale:
         return None
     value = value / scale if scale != 1 else value
     if spec.step:

@@ -42,7 +42,7 @@ class _TermEntry(QLineEdit):
     """Enter with a term typed adds it (``returnPressed``) and goes no further: in the dialog
     it would also press OK. With nothing typed, Enter is the dialog's again."""
 
-    def keyPressEvent(self, event) -> None:  # noqa: N802 - Qt's name
+    def keyPressEvent(self, event) -> None:
         typed = bool(self.text().strip())
         super().keyPressEvent(event)
         if typed and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):

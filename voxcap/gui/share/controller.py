@@ -14,12 +14,13 @@ from ...app.settings_changes import SettingsChanges
 from ...app.window_state import WindowState
 from ...captions.masking import make_masker
 from ...share import ShareOptions, Sharing, new_token, page_style
+from .panel import SharePanel
 
 
 class SharingController:
     def __init__(self, hub, window, *, settings: Callable[[], AppSettings], state: WindowState,
                  save_state: Callable[[], None], changes: SettingsChanges, session_source,
-                 share_panel: Callable[[], object]) -> None:
+                 share_panel: Callable[[], SharePanel | None]) -> None:
         self.service = Sharing(hub, session_source=session_source)
         self.window = window
         self.settings = settings  # the app's settings now

@@ -123,7 +123,7 @@ class SharePanel(QGroupBox):
         self.origin.textChanged.connect(self._check_origin)
         self._enable()
         self._check_origin()
-        self._status = ShareStatus()
+        self._status: ShareStatus = ShareStatus()
         self.enabled.toggled.connect(lambda _on: self.show_status(self._status))  # "…Apply"
         self.show_status(self._status)
 
