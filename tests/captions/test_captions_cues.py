@@ -19,11 +19,14 @@ def check_rules(cues, end_ms=None, opts=OPTS):
         assert c.end_ms - c.start_ms <= opts.max_duration_s * 1000
         assert 1 <= len(c.lines) <= opts.max_lines
         assert all(0 < display_width(line) <= opts.max_chars for line in c.lines)
-    for a, b in itertools.pairwise(cues):
-        assert a.start_ms < b.start_ms
-        assert a.end_ms <= b.start_ms
+    assert [c.start_ms for c in cues] == sorted(c.start_ms for c in cues)
+    for sid in {c.stream_id for c in cues}:  # each speaker's own: two at once may overlap
+        own = [c for c in cues if c.stream_id == sid]
+        for a, b in itertools.pairwise(own):
+            assert a.start_ms < b.start_ms
+            assert a.end_ms <= b.start_ms
     if end_ms is not None:
-        assert cues[-1].end_ms <= end_ms
+        assert max(c.end_ms for c in cues) <= end_ms
 
 
 def test_continuous_speech_is_cut_into_readable_cues():
@@ -75,7 +78,7 @@ def test_text_flushed_at_the_end_of_the_audio_gets_time_before_it():
     assert cues[-1].end_ms == 2000 and cues[-1].end_ms - cues[-1].start_ms >= 1000
 
 
-def test_overlapping_streams_give_non_overlapping_labelled_cues():
+def test_overlapping_streams_give_labelled_cues_each_on_its_own_clock():
     you = deltas_from_pieces(speech(["I", "think", "we", "should", "go"], 2), stream_id="mic")
     them = deltas_from_pieces([""] * 2 + speech(["yes", "yes"], 2), stream_id="sys")
     words = words_from_deltas(you + them)
@@ -83,6 +86,7 @@ def test_overlapping_streams_give_non_overlapping_labelled_cues():
     check_rules(cues)
     assert cues[0].lines[0].startswith("You: I think") and cues[0].label == "You"
     assert cues[1].lines == ("Them: yes yes",)
+    assert cues[1].start_ms == 160 and cues[0].end_ms > cues[1].start_ms  # "yes" while "I think"
 
 
 def test_same_step_in_two_streams():
@@ -124,3 +128,49 @@ def test_paragraphs_break_at_pauses_and_interleave_streams():
     paras = build_paragraphs(words_from_deltas(you + them), {"m": "You", "s": "Them"})
     assert [(p.label, p.text) for p in paras] == [
         ("You", "hello there."), ("Them", "hi!"), ("You", "bye.")]
+
+
+def _conversation(seconds: float, seed: int):
+    """Two people talking over each other at a conversational rate (~2.5 words a second each,
+    sentences of 4-12 words, pauses of 0.2-1.2 s): "Both" on a lively call."""
+    rng = random.Random(seed)
+    streams = []
+    for sid in ("mic", "sys"):
+        pieces: list[str] = [""] * rng.randint(0, 10)
+        while len(pieces) * 0.08 < seconds:
+            n = rng.randint(4, 12)
+            for i in range(n):
+                word = rng.choice(["well", "the", "meeting", "budget", "tomorrow", "fine", "we"])
+                pieces += [f" {word}{'.' if i == n - 1 else ''}"] + [""] * rng.randint(3, 5)
+            pieces += [""] * rng.randint(2, 15)
+        streams += deltas_from_pieces(pieces, stream_id=sid)
+    return streams
+
+
+def test_two_speakers_at_once_each_get_readable_cues():
+    """Each speaker's cues keep the rules on their own (at least 1 s, no overlap with the same
+    speaker's next cue); two speakers at once overlap, labelled, as players show them: before,
+    one timeline for both cut them into 0.1 s cues that alternated."""
+    deltas = _conversation(60.0, seed=7)
+    end = max(d.audio_end_s for d in deltas)
+    cues = build_cues(words_from_deltas(deltas), {"mic": "You", "sys": "Them"}, show_labels=True,
+                      end_s=end)
+    for sid in ("mic", "sys"):
+        own = [c for c in cues if c.stream_id == sid]
+        check_rules(own, round(end * 1000))
+        short = [c.end_ms - c.start_ms for c in own[:-1] if c.end_ms - c.start_ms < 1000]
+        assert not short, f"{sid}: {len(short)} of {len(own)} cues under 1 s: {short[:8]}"
+    assert [c.start_ms for c in cues] == sorted(c.start_ms for c in cues)
+    assert any(a.stream_id != b.stream_id and b.start_ms < a.end_ms
+               for a, b in itertools.pairwise(cues)), "speakers talking at once overlap"
+
+
+def test_a_conversation_in_text_is_interleaved_by_turns():
+    """TXT: a speaker's paragraph ends where the other one takes a turn, so the transcript
+    reads as the conversation went (before: minutes-long blocks per speaker)."""
+    deltas = _conversation(60.0, seed=7)
+    paras = build_paragraphs(words_from_deltas(deltas), {"mic": "You", "sys": "Them"})
+    assert max(p.end_s - p.start_s for p in paras) < 20
+    assert [p.start_s for p in paras] == sorted(p.start_s for p in paras)
+    turns = sum(a.label != b.label for a, b in itertools.pairwise(paras))
+    assert turns >= len(paras) // 2

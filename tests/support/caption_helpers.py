@@ -33,14 +33,17 @@ def broadcast_cue_problems(text: str, *, min_s: float = 1.0, max_cps: float = 20
                            max_lines: int = 2, max_chars: int = 42) -> list[str]:
     """The ways an SRT file breaks broadcast subtitle practice (BBC/Netflix): cues shorter than
     ``min_s`` (except the last cues crowded at the very end), faster than ``max_cps`` characters
-    a second, more than ``max_lines`` lines or lines wider than ``max_chars``, overlaps."""
+    a second, more than ``max_lines`` lines or lines wider than ``max_chars``, a cue over the
+    same speaker's next one (speakers are told apart by their "Label: " in front; two speakers at
+    once may overlap, as players show them)."""
     import srt
 
     from voxcap.captions.linebreak import display_width
 
     problems = []
     subs = list(srt.parse(text))
-    prev_end = None
+    prev_end: dict[str, object] = {}
+    speaker = None
     for n, s in enumerate(subs, 1):
         dur = (s.end - s.start).total_seconds()
         lines = s.content.split("\n")
@@ -52,7 +55,9 @@ def broadcast_cue_problems(text: str, *, min_s: float = 1.0, max_cps: float = 20
                             f"({chars / max(dur, 1e-3):.1f} cps)")
         if len(lines) > max_lines or max(display_width(x) for x in lines) > max_chars:
             problems.append(f"cue {n}: {len(lines)} lines, widest {max(map(display_width, lines))}")
-        if prev_end is not None and s.start < prev_end:
-            problems.append(f"cue {n} overlaps the one before")
-        prev_end = s.end
+        head = lines[0].partition(": ")
+        speaker = head[0] if head[1] and " " not in head[0] else ""
+        if speaker in prev_end and s.start < prev_end[speaker]:
+            problems.append(f"cue {n} overlaps {speaker or 'the speaker'}'s one before")
+        prev_end[speaker] = s.end
     return problems

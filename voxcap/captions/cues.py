@@ -5,9 +5,13 @@
 - ``build_cues(words, labels=None, show_labels=False, end_s=None, options=CueOptions())
   -> list[Cue]``: cues of at most ``max_lines`` lines of ``max_chars`` columns, at most
   ``max_duration_s`` long; a pause of ``pause_s`` or the end of a sentence (once the cue
-  holds half a line) starts a new cue. Times are integer milliseconds, and the list obeys:
-  ``0 <= start < end``, starts strictly increasing, ``end <= next start`` (no overlaps,
-  also across streams), and ``end <= end_s`` (the audio's length): the audio's clock rules.
+  holds half a line) starts a new cue. Times are integer milliseconds; each speaker's cues
+  obey ``0 <= start < end``, starts strictly increasing, ``end <= next start`` (never over the
+  same speaker's next cue) and ``end <= end_s`` (the audio's length): the audio's clock rules.
+  Each speaker is timed on its own: two people talking at once get overlapping cues, each
+  labelled, as players show them (stacked; WebVTT allows it, SRT players show both), instead
+  of one timeline cutting both into cues of a tenth of a second that alternate. The list is
+  ordered by start.
   Timing follows broadcast subtitle practice (BBC, Netflix guidelines): a cue stays up at
   least ``min_duration_s`` and long enough to read its text at ``max_chars_per_s``; for that
   the following cues are delayed, by at most ``max_delay_s`` behind the speech. Text faster
@@ -20,8 +24,10 @@
   text before a pause or join sentences; a short delay reads better.) Only at the very end of
   the audio (text flushed with no duration) is a cue moved back into the silence before it.
 - ``build_paragraphs(words, labels=None, pause_s=1.5) -> list[Paragraph]``: for TXT; a
-  new paragraph after a pause, at a sentence end once the paragraph spans ``soft_max_s``,
-  and in any case at ``hard_max_s``. Paragraphs of several streams are ordered by start.
+  new paragraph after a pause, where another speaker takes a turn (a sentence ended after
+  the other spoke, or the other said ``turn_words`` words meanwhile), at a sentence end once
+  the paragraph spans ``soft_max_s``, and in any case at ``hard_max_s``. Paragraphs of
+  several streams are ordered by start, so a conversation reads in its turns.
 """
 
 from __future__ import annotations
@@ -125,30 +131,38 @@ def build_cues(words: Iterable[Word], labels: dict[str, str] | None = None,
                options: CueOptions | None = None) -> list[Cue]:
     o = options or CueOptions()
     labels = labels or {}
-    max_ms = round(o.max_duration_s * 1000)
-    cues: list[Cue] = []
-    order = {}
-    for n, (sid, stream_words) in enumerate(_by_stream(prepare_words(words)).items()):
-        order[sid] = n
-        label = (labels.get(sid) or sid) if show_labels else ""
-        prefix = f"{label}: " if label else ""
-        for chunk in _chunk(stream_words, prefix, o):
-            text_lines = wrap_words([prefix + chunk[0].text] + [w.text for w in chunk[1:]],
-                                    o.max_chars)
-            if prefix:
-                text_lines[0] = text_lines[0][len(prefix):]
-            lines = tuple(text_lines)  # > max_lines only for one word longer than a cue
-            start = round(chunk[0].start_s * 1000)
-            end = round(max(w.end_s for w in chunk) * 1000)
-            start = max(start, end - max_ms)
-            cues.append(Cue(start, end, tuple((prefix if i == 0 else "") + t
-                                              for i, t in enumerate(lines)),
-                            sid, label, lines))
-    cues.sort(key=lambda c: (c.start_ms, order[c.stream_id]))
+    speakers = [_speaker_cues(sid, stream_words, labels, show_labels, o)
+                for sid, stream_words in _by_stream(prepare_words(words)).items()]
     # without the audio's length, the last cue may stay up as long as it needs to be read
     limit = (round(end_s * 1000) if end_s is not None
-             else max((c.end_ms for c in cues), default=0) + round(o.max_duration_s * 1000))
-    _time(cues, limit, o)
+             else max((c.end_ms for own in speakers for c in own), default=0)
+             + round(o.max_duration_s * 1000))
+    for own in speakers:  # each speaker on its own clock: two at once may overlap
+        _time(own, limit, o)
+    order = {own[0].stream_id: n for n, own in enumerate(speakers) if own}
+    return sorted((c for own in speakers for c in own),
+                  key=lambda c: (c.start_ms, order[c.stream_id]))
+
+
+def _speaker_cues(sid: str, stream_words: list[Word], labels: dict[str, str],
+                  show_labels: bool, o: CueOptions) -> list[Cue]:
+    """One speaker's cues, at their words' times (``_time`` makes them readable)."""
+    max_ms = round(o.max_duration_s * 1000)
+    label = (labels.get(sid) or sid) if show_labels else ""
+    prefix = f"{label}: " if label else ""
+    cues = []
+    for chunk in _chunk(stream_words, prefix, o):
+        text_lines = wrap_words([prefix + chunk[0].text] + [w.text for w in chunk[1:]],
+                                o.max_chars)
+        if prefix:
+            text_lines[0] = text_lines[0][len(prefix):]
+        lines = tuple(text_lines)  # > max_lines only for one word longer than a cue
+        start = round(chunk[0].start_s * 1000)
+        end = round(max(w.end_s for w in chunk) * 1000)
+        start = max(start, end - max_ms)
+        cues.append(Cue(start, end, tuple((prefix if i == 0 else "") + t
+                                          for i, t in enumerate(lines)), sid, label, lines))
+    cues.sort(key=lambda c: c.start_ms)
     return cues
 
 
@@ -193,21 +207,33 @@ def _time(cues: list[Cue], limit_ms: int, o: CueOptions) -> None:
 
 def build_paragraphs(words: Iterable[Word], labels: dict[str, str] | None = None,
                      pause_s: float = 1.5, soft_max_s: float = 30.0,
-                     hard_max_s: float = 120.0) -> list[Paragraph]:
+                     hard_max_s: float = 120.0, turn_words: int = 4) -> list[Paragraph]:
     labels = labels or {}
-    paras: list[Paragraph] = []
-    for sid, stream_words in _by_stream(prepare_words(words)).items():
-        groups: list[list[Word]] = []
-        for w in stream_words:
-            cur = groups[-1] if groups else None
-            if cur:
-                span = w.end_s - cur[0].start_s
-                if not (w.start_s - cur[-1].end_s >= pause_s or span > hard_max_s
-                        or (span > soft_max_s and ends_sentence(cur[-1].text))):
-                    cur.append(w)
-                    continue
-            groups.append([w])
-        paras.extend(Paragraph(sid, labels.get(sid) or sid, g[0].start_s, g[-1].end_s,
-                               " ".join(w.text for w in g)) for g in groups)
+    prepared = prepare_words(words)
+    groups: list[list[Word]] = []
+    open_group: dict[str, list[Word]] = {}  # stream -> its paragraph so far
+    others = dict.fromkeys(_by_stream(prepared), 0)  # others' words since the stream's last
+    for w in sorted(prepared, key=lambda x: x.start_s):  # in time order: turns can be seen
+        cur = open_group.get(w.stream_id)
+        if cur is None or _paragraph_ends(cur, w, others[w.stream_id], pause_s, soft_max_s,
+                                          hard_max_s, turn_words):
+            cur = open_group[w.stream_id] = []
+            groups.append(cur)
+        cur.append(w)
+        for sid in others:
+            others[sid] = 0 if sid == w.stream_id else others[sid] + 1
+    paras = [Paragraph(g[0].stream_id, labels.get(g[0].stream_id) or g[0].stream_id,
+                       g[0].start_s, g[-1].end_s, " ".join(w.text for w in g)) for g in groups]
     paras.sort(key=lambda p: p.start_s)
     return paras
+
+
+def _paragraph_ends(cur: list[Word], w: Word, others_since: int, pause_s: float,
+                    soft_max_s: float, hard_max_s: float, turn_words: int) -> bool:
+    """Whether ``w`` starts a new paragraph of its speaker rather than continuing ``cur``."""
+    span = w.end_s - cur[0].start_s
+    sentence_end = ends_sentence(cur[-1].text)
+    return (w.start_s - cur[-1].end_s >= pause_s or span > hard_max_s
+            or (span > soft_max_s and sentence_end)
+            or others_since >= turn_words  # the other one took a turn meanwhile
+            or (others_since > 0 and sentence_end))
