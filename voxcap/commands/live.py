@@ -63,7 +63,7 @@ def run(args) -> int:
         status = sharing.apply_now(ShareOptions(
             args.share is not None, share.lan, share.port, share.allow_origin,
             obs_url=share.obs_url if args.obs_captions else "", obs_password=password,
-            local_token=share.local_token))
+            local_token=share.local_token), masker=cap.out_options["masker"])
         if status.running:
             cap.term.line(f"share: captions at {status.url}" + (
                 " (this network; the address carries its access token)" if status.lan else

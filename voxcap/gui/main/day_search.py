@@ -24,6 +24,7 @@ class DaySearch(QWidget):
         super().__init__(parent)
         self.root = root
         self.current_session = lambda: ""  # the session the history shows: not listed again
+        self.masker = lambda: None  # the profanity masker the settings ask for now (the app's)
         self.result = status_label(QLabel("", self), "Matches in today's earlier sessions")
         self.hits = QListWidget(self)
         self.hits.setAccessibleName("Matches in today's earlier sessions")
@@ -55,9 +56,11 @@ class DaySearch(QWidget):
         if number != self._searches:
             return  # an older query's answer
         self.hits.clear()
+        masker = self.masker()
         for h in hits[:SHOWN_HITS]:
             when = time.strftime("%H:%M", time.localtime(h.wall))
-            item = QListWidgetItem(f"{when}  {h.label}: {h.line}")
+            line = masker.mask_text(h.line) if masker else h.line  # as the history shows it
+            item = QListWidgetItem(f"{when}  {h.label}: {line}")
             item.setData(Qt.ItemDataRole.UserRole, h.session_id)
             item.setToolTip("Enter or double-click: open this session in Previous sessions")
             self.hits.addItem(item)

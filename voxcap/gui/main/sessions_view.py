@@ -36,6 +36,7 @@ class SessionsView(QWidget):
         super().__init__(parent)
         self.store = SessionStore(root)
         self.session = None
+        self.masker = lambda: None  # the profanity masker the settings ask for now (the app's)
         self.list = QListWidget(self)
         self.list.setAccessibleName("Previous sessions")
         self.text = QPlainTextEdit(self)
@@ -111,5 +112,11 @@ class SessionsView(QWidget):
         warn = f" — {len(s.warnings)} damaged lines skipped" if s.warnings else ""
         self.info.setText(f"{s.session_id}: {len(s.records)} steps, "
                           f"{', '.join(dict.fromkeys(s.labels.values()))}{warn}")
-        self.text.setPlainText(render(s, ".txt", timestamps=True)[0])
+        self.show_text()
         self.export_button.setEnabled(True)
+
+    def show_text(self) -> None:
+        """The chosen session's transcript, masked as the settings ask (its journal is not)."""
+        if self.session is not None:
+            self.text.setPlainText(render(self.session, ".txt", timestamps=True,
+                                          masker=self.masker())[0])
