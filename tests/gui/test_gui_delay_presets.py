@@ -75,3 +75,9 @@ def test_what_the_row_shows_is_what_is_saved(qtbot):
         saved = _saved(panel)
         assert saved in TRAINED_DELAYS_MS, typed
         assert _shown(field).replace(" ", "").startswith(f"{saved}ms"), (typed, _shown(field))
+    # typing a trained delay picks it (the keyboard's way to a value)
+    for typed in ("960", "2400", "80", "1200"):
+        panel = _panel(qtbot)
+        _field(panel).setFocus()
+        qtbot.keyClicks(_field(panel), typed)
+        assert _saved(panel) == int(typed), typed

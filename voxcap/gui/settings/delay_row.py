@@ -16,7 +16,8 @@ WER_NOTE = ("Word error rate: the model card's average on FLEURS (lower is bette
 
 
 class DelayRow(QWidget):
-    """The delay list and its note; ``value()`` is the delay chosen, in ms."""
+    """The delay list; ``value()`` is the delay chosen, in ms. ``note`` (the lag it adds, what
+    the error rate is) is the form's row below it: a wrapped label sized by the form."""
 
     def __init__(self, spec: Spec, value: int, parent=None) -> None:
         super().__init__(parent)
@@ -40,7 +41,6 @@ class DelayRow(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.box)
-        layout.addWidget(self.note)
         self.setFocusProxy(self.box)
         self.box.currentIndexChanged.connect(self._show_note)
         self.set_value(value)

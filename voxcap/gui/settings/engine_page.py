@@ -107,8 +107,9 @@ class EnginePanel(QGroupBox):
         form.addRow("", self.graph_note)
         form.addRow(row_label(SPECS["precision"]), self.precision)
         form.addRow("", self.precision_note)
-        for name, field in (("delay_ms", self.delay), ("kv_cache_gib", self.kv),
-                            ("max_model_len", self.max_len)):
+        form.addRow(row_label(SPECS["delay_ms"]), self.delay)
+        form.addRow("", self.delay.note)
+        for name, field in (("kv_cache_gib", self.kv), ("max_model_len", self.max_len)):
             form.addRow(row_label(SPECS[name]), field)
         form.addRow("", self.max_len_note)
         form.addRow("", self.eager)
