@@ -158,19 +158,20 @@ class CaptionAssembler:
         st.line = self._set(line)
         return CaptionUpdate(line, False, added)
 
-    def _masked(self, st: _StreamState, word: Word) -> str:
+    @staticmethod
+    def _masked(masker: Masker, st: _StreamState, word: Word) -> str:
         """``word`` as shown: masked as a whole word. A piece glued to a word already shown
         ("sh", then "it") is masked as the rest of the whole word ("sh**"), so a swear word
         cut by a silent step is not shown whole."""
         if not word.glue:
             st.word = word.text
-            return self.masker.mask_word(word.text)
+            return masker.mask_word(word.text)
         before, st.word = st.word, st.word + word.text
-        whole = self.masker.mask_word(st.word)  # the same length: the rest is its tail
+        whole = masker.mask_word(st.word)  # the same length: the rest is its tail
         return whole[len(before):] if whole != st.word else word.text
 
     def _place(self, st: _StreamState, word: Word) -> list[CaptionUpdate]:
-        text = self._masked(st, word) if self.masker else word.text
+        text = self._masked(self.masker, st, word) if self.masker else word.text
         paragraph = st.last_end is None or word.start_s - st.last_end >= self.pause_s
         st.last_end = word.end_s
         line = st.line
