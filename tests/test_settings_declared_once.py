@@ -77,6 +77,8 @@ def _dialog_rows(qtbot) -> dict[str, object]:
 def test_the_cli_and_the_dialog_derive_from_the_same_declarations(qtbot):
     from PySide6.QtWidgets import QCheckBox, QComboBox
 
+    from voxcap.gui.settings.delay_row import DelayRow
+
     actions, rows = _cli_actions(), _dialog_rows(qtbot)
     in_cli = {name for name, spec in NAMED.items() if spec.flag in actions}
     in_dialog = {name for name, spec in NAMED.items()
@@ -86,7 +88,12 @@ def test_the_cli_and_the_dialog_derive_from_the_same_declarations(qtbot):
         action = actions[spec.flag]
         assert action.dest == flag_dest(spec) and action.help.startswith(spec.flag_help), name
         widget = rows.get(spec.label) or rows[f"{spec.label}:"]
-        if isinstance(widget, QComboBox):
+        if isinstance(widget, DelayRow):  # its presets first, then the other values
+            box = widget.box
+            offered = [(box.itemData(i), box.itemText(i)) for i in range(box.count())
+                       if box.itemData(i) is not None]  # not the separator
+            assert sorted(offered) == list(spec.choices), name
+        elif isinstance(widget, QComboBox):
             offered = tuple((widget.itemData(i), widget.itemText(i)) for i in range(widget.count()))
             assert offered == spec.choices, name
         else:

@@ -36,6 +36,8 @@ class Spec:
     step: int | None = None  # the value is a multiple of it
     automatic: str = ""  # None is allowed, and Settings shows it as this
     check: Callable[[Any], Any] | None = None  # any other rule: the value, or ValueError(must be)
+    # a saved value it refuses is replaced by nearest(value), said so (None: by the default)
+    nearest: Callable[[Any], Any] | None = None
     restarts_engine: bool = False
     flag: str = ""  # on the command line, e.g. "--graph-mode"
     flag_help: str = ""

@@ -79,16 +79,33 @@ def test_a_flag_says_the_same_in_every_command():
 
 def test_a_bad_value_falls_back_with_what_it_must_be(tmp_path):
     path = tmp_path / "settings.json"
-    path.write_text(json.dumps({"delay_ms": 500, "kv_cache_gib": 0, "echo_cancel": "loud",
+    path.write_text(json.dumps({"kv_cache_gib": 0, "echo_cancel": "loud",
                                 "max_model_len": 64, "overlay": {"font_size": 300}}))
     settings, problem = load_settings(path)
     assert settings == AppSettings()
-    for note in ("engine.delay_ms = 500 (must be a multiple of 80 from 80 to 2400)",
-                 "engine.kv_cache_gib = 0 (must be 0.1 to 256, or null for automatic)",
+    for note in ("engine.kv_cache_gib = 0 (must be 0.1 to 256, or null for automatic)",
                  'echo_cancel = "loud" (must be one of auto, on, off)',
                  "engine.max_model_len = 64 (must be 128 to 131072, or null for automatic)",
                  "overlay.font_size = 300 (must be 6 to 200)"):
         assert note in problem, problem
+
+
+@pytest.mark.parametrize(("saved", "used"), [(1600, 1200), (100, 80), (2000, 2400), (1800, 1200),
+                                             (9600, 2400), (0, 80)])
+def test_a_saved_untrained_delay_is_replaced_by_the_nearest_trained_one(tmp_path, saved, used):
+    """Not the default: the person chose a long (or short) delay, and keeps as much of that
+    choice as the model was trained for; one line says so, naming the valid delays."""
+    path = tmp_path / "settings.json"
+    path.write_text(json.dumps({"engine": {"delay_ms": saved, "graph_mode": "NONE"}}))
+    settings, problem = load_settings(path)
+    assert settings.engine.delay_ms == used and settings.engine.graph_mode == "NONE"
+    assert problem is not None and "\n" not in problem
+    assert f"engine.delay_ms = {saved} is not valid" in problem
+    assert "1040, 1120, 1200, 2400" in problem  # the valid ones named
+    assert f"the nearest valid value, {used}, is used" in problem
+    assert "back to their defaults" not in problem
+    settings.engine.model_dir = "/m"
+    assert settings.engine_settings().delay_ms == used  # the engine takes it
 
 
 def test_the_engine_key_and_the_restart_words_come_from_the_declarations():

@@ -100,6 +100,18 @@ def test_masking_applies_to_display():
     assert asm.history[0].text == "D***, this s***** dam"
 
 
+def test_a_swear_word_cut_by_a_silent_step_is_never_shown_whole():
+    """Live, a word is shown after a step without text; its later pieces are glued to it. The
+    glued rest of a masked word is masked as the whole word is, whatever was shown first."""
+    asm = CaptionAssembler(masker=Masker(["shit*", "fuck*"]))
+    feed_all(asm, deltas_from_pieces([" Oh", " sh", "", "it", "", ",", " fuck", "", "ing", "",
+                                      " good", "", "s.", ""]))
+    assert asm.history[0].text == "Oh sh**, f****** goods."
+    unmasked = CaptionAssembler()
+    feed_all(unmasked, deltas_from_pieces([" Oh", " sh", "", "it", ""]))
+    assert unmasked.history[0].text == "Oh shit"
+
+
 def test_finish_of_unknown_stream_is_harmless():
     asm = CaptionAssembler()
     assert asm.finish("nope") == []

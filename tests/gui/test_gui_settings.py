@@ -178,7 +178,7 @@ def test_applied_settings_are_the_dialogs_changes_and_each_part_follows_its_own(
     dlg.captions_panel.mask_profanity.setChecked(True)
     dlg.apply()
     assert app.assembler.masker is not masker and restarts == []
-    dlg.engine_panel.delay.setValue(960)
+    dlg.engine_panel.delay.set_value(960)
     dlg.apply()
     assert [c.restarting_engine for c in restarts] == [("engine.delay_ms",)]
     qtbot.waitUntil(lambda: app.window.engine_status.state == "ready", timeout=10000)

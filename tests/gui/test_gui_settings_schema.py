@@ -18,13 +18,13 @@ from voxcap.app.settings import (
     save_settings,
 )
 from voxcap.engine.choice import EngineChoice
+from voxcap.engine.delays import PRESETS
 from voxcap.gui.settings.plain_words import for_the_app
 from voxcap.settings_schema import specs
 
 # the dialog's widget (attribute path) for each setting that has a range, and the factor
 # between the stored value and the one shown (opacity: a fraction stored, percent shown)
 RANGED = {
-    "engine_panel.delay": (EngineChoice, "delay_ms", 1),
     "engine_panel.kv": (EngineChoice, "kv_cache_gib", 1),
     "engine_panel.max_len": (EngineChoice, "max_model_len", 1),
     "overlay_panel.lines": (OverlaySettings, "lines", 1),
@@ -84,6 +84,12 @@ def test_the_dialog_offers_each_setting_s_range_and_choices(qtbot):
         combo = _widget(dlg, attr)
         offered = [(combo.itemData(i), combo.itemText(i)) for i in range(combo.count())]
         assert offered == list(specs(cls)[name].choices), attr
+    # the delays: the presets first, then the other trained ones (no separator's None)
+    box = dlg.engine_panel.delay.box
+    offered = [(box.itemData(i), box.itemText(i)) for i in range(box.count())
+               if box.itemData(i) is not None]
+    assert sorted(offered) == list(specs(EngineChoice)["delay_ms"].choices)
+    assert [ms for ms, _text in offered[:4]] == [p.delay_ms for p in PRESETS]
 
 
 @pytest.mark.parametrize("end", ["low", "high"])

@@ -101,3 +101,37 @@ def test_a_refused_password_is_said_once_with_its_fix(obs, caplog):
     logged = "\n".join(r.getMessage() for r in caplog.records)
     assert "OBS refused the password; not trying again" in logged
     assert "wrong-password" not in logged and PASSWORD not in logged
+
+
+def test_masked_words_reach_the_obs_stream_masked(obs, script):
+    """Mask profanity (the app's setting, `voxcap live --mask-profanity`): OBS's captions carry
+    the masked words, as the overlay and the caption page do."""
+    from voxcap.captions.masking import make_masker
+
+    hub = EventHub()
+    sharing = Sharing(hub)
+    sharing.apply_now(ShareOptions(obs_url=f"ws://127.0.0.1:{obs.ws_port}", obs_password=PASSWORD),
+                      masker=make_masker(True))
+    sender = sharing.obs
+    try:
+        assert obs_studio.request(obs.ws_port, PASSWORD, "StartStream")["requestStatus"]["result"]
+        wait_for(lambda: obs_studio.request(obs.ws_port, PASSWORD, "GetStreamStatus")
+                 ["responseData"]["outputActive"], timeout=60, what="OBS streaming")
+        wait_for(lambda: sender.state == "sending" and not sender.problem, what="connected")
+        s = script(hub.publish)
+        for round_ in range(6):
+            before = sender.sent
+            # "fuck", a silent step, "ing": the live way a word is cut (shown before its end)
+            for piece in (" oh", " shit", "", " that", " is", " fuck", "", "ing", "", f" w{round_}", ""):
+                s.delta(piece)
+            wait_for(lambda b=before: sender.sent > b, timeout=30, what="a caption sent")
+        time.sleep(1.0)
+        obs_studio.request(obs.ws_port, PASSWORD, "StopStream")
+        obs.stop_receiver()
+    finally:
+        sharing.stop()
+    text = obs_studio.captions_in(obs.flv)
+    # the stars are CEA-608 extended characters, which captions_in leaves out: each masked word
+    # is its first letter and no more of its letters
+    assert re.search(r"oh ?s[^a-z]+that is ?f[^a-z]+w\d", text), text[:300]
+    assert "shit" not in text.lower() and "fuck" not in text.lower(), text[:300]

@@ -42,8 +42,9 @@ class ScriptedEngine:
     instances: ClassVar[list] = []
 
     def __init__(self, settings, on_event, start_s: float = 0.05, fail_start: str = "",
-                 flush_s: float = 0.0) -> None:
+                 flush_s: float = 0.0, script: tuple[str, ...] = SCRIPT) -> None:
         self.settings = settings
+        self.script = script  # the words it says, in turn
         self._sink = on_event
         self.stats = EngineStats()
         self.ready_info = None
@@ -140,7 +141,7 @@ class ScriptedEngine:
         self.stats.prompt_sent(sid)
         self.stats.engine_step("FULL")
         self.stats.token_back(sid, 1)
-        text = f" {SCRIPT[(k // 2) % len(SCRIPT)]}" if k % 2 == 0 else ""
+        text = f" {self.script[(k // 2) % len(self.script)]}" if k % 2 == 0 else ""
         self._sink(TextDelta(sid, text, (k,), k, k * 0.08, (k + 1) * 0.08, time.time()))
 
     def close_stream(self, stream_id: str) -> None:

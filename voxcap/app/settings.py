@@ -217,7 +217,7 @@ def _coerce(value, default, annotation: str):
     return value
 
 
-def _fill(cls, data: dict, notes: list[str], prefix: str = ""):
+def _fill(cls, data: dict, notes: list[str], nearest: list[str], prefix: str = ""):
     obj = cls()
     for f in dataclasses.fields(cls):
         if f.name not in data:
@@ -225,24 +225,41 @@ def _fill(cls, data: dict, notes: list[str], prefix: str = ""):
         value, default = data[f.name], getattr(obj, f.name)
         if dataclasses.is_dataclass(default):
             if isinstance(value, dict):
-                setattr(obj, f.name, _fill(type(default), value, notes, f"{prefix}{f.name}."))
+                setattr(obj, f.name, _fill(type(default), value, notes, nearest,
+                                           f"{prefix}{f.name}."))
             else:
                 notes.append(f"{prefix}{f.name} is not a group of settings")
             continue
+        spec = spec_of(cls, f.name)
+        shown = "(hidden)" if f.name in SECRETS else json.dumps(value)[:40]
+        typed = None  # the value in the field's type, once it is
         try:
-            valid = spec_of(cls, f.name).validate(_coerce(value, default, str(f.type)))
-            setattr(obj, f.name, valid)
+            typed = _coerce(value, default, str(f.type))
+            setattr(obj, f.name, spec.validate(typed))
         except (ValueError, TypeError) as exc:
-            shown = "(hidden)" if f.name in SECRETS else json.dumps(value)[:40]
-            notes.append(f"{prefix}{f.name} = {shown} (must be {exc})")
+            if spec.nearest is None or typed is None:
+                notes.append(f"{prefix}{f.name} = {shown} (must be {exc})")
+                continue
+            # e.g. a delay the model was not trained on: the closest it was, not the default
+            setattr(obj, f.name, spec.nearest(typed))
+            nearest.append(f"The saved {prefix}{f.name} = {shown} is not valid (it must be "
+                           f"{exc}); the nearest valid value, {getattr(obj, f.name)}, is used.")
     return obj
 
 
-def from_dict(data: dict) -> tuple[AppSettings, list[str]]:
-    """Settings from a parsed file (an earlier version's too: ``settings_migration``); the
-    notes name every value replaced by its default."""
+def read_dict(data: dict) -> tuple[AppSettings, list[str], list[str]]:
+    """Settings from a parsed file (an earlier version's too: ``settings_migration``), the
+    notes naming each value replaced by its default, and those naming each value replaced by
+    the nearest valid one (``Spec.nearest``)."""
     notes: list[str] = []
-    return _fill(AppSettings, migrate(data), notes), notes
+    nearest: list[str] = []
+    return _fill(AppSettings, migrate(data), notes, nearest), notes, nearest
+
+
+def from_dict(data: dict) -> tuple[AppSettings, list[str]]:
+    """Settings from a parsed file and the notes of every value replaced (``read_dict``)."""
+    settings, notes, nearest = read_dict(data)
+    return settings, notes + nearest
 
 
 def to_dict(settings: AppSettings) -> dict:
@@ -278,11 +295,12 @@ def load_settings(path: str | Path | None = None) -> tuple[AppSettings, str | No
             where = "it could not be moved aside"
         return AppSettings(), (f"The settings file was damaged ({str(exc)[:80]}); the defaults "
                                f"are used and {where}.")
-    settings, notes = from_dict(data)
+    settings, notes, nearest = read_dict(data)
+    said = list(nearest)
     if notes:
-        return settings, ("Some settings were invalid and are back to their defaults: "
-                          + "; ".join(notes) + ".")
-    return settings, None
+        said.append("Some settings were invalid and are back to their defaults: "
+                    + "; ".join(notes) + ".")
+    return settings, " ".join(said) or None
 
 
 def save_settings(settings: AppSettings, path: str | Path | None = None) -> Path:

@@ -66,6 +66,7 @@ class _StreamState:
         self.words = WordBuilder(stream_id, commit_on_silence=True)
         self.line: CaptionLine | None = None
         self.last_end: float | None = None
+        self.word = ""  # the word placed last as said, its glued pieces too (for masking)
 
 
 class CaptionAssembler:
@@ -158,8 +159,20 @@ class CaptionAssembler:
         st.line = self._set(line)
         return CaptionUpdate(line, False, added)
 
+    @staticmethod
+    def _masked(masker: Masker, st: _StreamState, word: Word) -> str:
+        """``word`` as shown: masked as a whole word. A piece glued to a word already shown
+        ("sh", then "it") is masked as the rest of the whole word ("sh**"), so a swear word
+        cut by a silent step is not shown whole."""
+        if not word.glue:
+            st.word = word.text
+            return masker.mask_word(word.text)
+        before, st.word = st.word, st.word + word.text
+        whole = masker.mask_word(st.word)  # the same length: the rest is its tail
+        return whole[len(before):] if whole != st.word else word.text
+
     def _place(self, st: _StreamState, word: Word) -> list[CaptionUpdate]:
-        text = self.masker.mask_word(word.text) if self.masker and not word.glue else word.text
+        text = self._masked(self.masker, st, word) if self.masker else word.text
         paragraph = st.last_end is None or word.start_s - st.last_end >= self.pause_s
         st.last_end = word.end_s
         line = st.line

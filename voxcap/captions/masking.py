@@ -10,6 +10,9 @@ Off by default: nothing in the captions layer masks unless it is handed a ``Mask
 - ``load_word_list(path) -> list[str]``: one entry per line, ``#`` comments, UTF-8.
 - ``DEFAULT_WORDS``: a short English list, used by ``make_masker(enabled=True)``.
 - ``make_masker(enabled, words_file=None) -> Masker | None``: what a setting turns into.
+- ``PieceMasker(masker)``: masks text arriving in pieces (a stream's deltas, printed as they
+  come): a word is masked once whole, so its unfinished end waits for the next piece or
+  ``release``.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ DEFAULT_WORDS = (
 )
 _WORD = re.compile(r"\w+(?:['\u2019-]\w+)*")
 _CORE = re.compile(r"^(\W*)(.*?)(\W*)$", re.DOTALL)
+_UNFINISHED = re.compile(r"\w+(?:['\u2019-]\w*)*$")  # a piece's last word, perhaps cut
 
 
 class Masker:
@@ -77,3 +81,28 @@ def make_masker(enabled: bool, words_file: str | Path | None = None) -> Masker |
     if not enabled:
         return None
     return Masker(load_word_list(words_file) if words_file else DEFAULT_WORDS)
+
+
+class PieceMasker:
+    """``Masker`` for text that arrives in pieces, per stream: "Oh sh" then "it" must read
+    "Oh s***", so the last word of a piece is held until the piece after it shows it ended."""
+
+    def __init__(self, masker: Masker) -> None:
+        self.masker = masker
+        self._held: dict[str, str] = {}
+
+    def feed(self, key: str, text: str) -> str:
+        """What of stream ``key``'s text so far can be shown now, masked."""
+        text = self._held.pop(key, "") + text
+        cut = _UNFINISHED.search(text)
+        if cut:
+            self._held[key] = cut.group(0)
+            text = text[:cut.start()]
+        return self.masker.mask_text(text)
+
+    def release(self, key: str) -> str:
+        """The held end of stream ``key``'s text (the stream ended), masked."""
+        return self.masker.mask_text(self._held.pop(key, ""))
+
+    def held(self) -> list[str]:
+        return list(self._held)

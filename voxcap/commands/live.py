@@ -52,26 +52,7 @@ def run(args) -> int:
     cap = CaptionRun(args, engine_settings(args, max_streams=len(resolved)), audio, name="live")
     for spec, description in resolved:
         cap.term.line(f"source: {spec.label}: {description!r}")
-    sharing = None
-    if args.share is not None or args.obs_captions:  # before the engine: a busy port fails now
-        def obs_said(state: str, problem: str) -> None:
-            if state == "refused":  # said once: it is not tried again
-                cap.term.line(f"share: {problem} (here: --obs-password-env VAR names the "
-                              "environment variable that holds it)")
-        sharing = Sharing(cap.hub, session_source=cap.ctl.journal_session, on_obs=obs_said)
-        password = os.environ.get(args.obs_password_env, "") if args.obs_password_env else ""
-        status = sharing.apply_now(ShareOptions(
-            args.share is not None, share.lan, share.port, share.allow_origin,
-            obs_url=share.obs_url if args.obs_captions else "", obs_password=password,
-            local_token=share.local_token))
-        if status.running:
-            cap.term.line(f"share: captions at {status.url}" + (
-                " (this network; the address carries its access token)" if status.lan else
-                " (the address carries its access token)" if status.token else
-                " (this computer: any user or program here can read them; --share-token "
-                "asks for a token)"))
-        if args.obs_captions:
-            cap.term.line(f"share: closed captions to OBS at {args.obs_captions}")
+    sharing = start_sharing(args, cap, share)
     try:
         result = cap.run(chosen.source, args.duration)
     finally:
@@ -80,3 +61,30 @@ def run(args) -> int:
     if result.deltas:
         cap.term.line(f"live: {cap.lag_line()}")
     return cap.finish(labelled=True)
+
+
+def start_sharing(args, cap: CaptionRun, share: ShareSettings) -> Sharing | None:
+    """The caption page and OBS as the flags ask, before the engine (a busy port fails now),
+    masked as the terminal and the files are (--mask-profanity); None: not asked for."""
+    if args.share is None and not args.obs_captions:
+        return None
+
+    def obs_said(state: str, problem: str) -> None:
+        if state == "refused":  # said once: it is not tried again
+            cap.term.line(f"share: {problem} (here: --obs-password-env VAR names the "
+                          "environment variable that holds it)")
+    sharing = Sharing(cap.hub, session_source=cap.ctl.journal_session, on_obs=obs_said)
+    password = os.environ.get(args.obs_password_env, "") if args.obs_password_env else ""
+    status = sharing.apply_now(ShareOptions(
+        args.share is not None, share.lan, share.port, share.allow_origin,
+        obs_url=share.obs_url if args.obs_captions else "", obs_password=password,
+        local_token=share.local_token), masker=cap.out_options["masker"])
+    if status.running:
+        cap.term.line(f"share: captions at {status.url}" + (
+            " (this network; the address carries its access token)" if status.lan else
+            " (the address carries its access token)" if status.token else
+            " (this computer: any user or program here can read them; --share-token "
+            "asks for a token)"))
+    if args.obs_captions:
+        cap.term.line(f"share: closed captions to OBS at {args.obs_captions}")
+    return sharing

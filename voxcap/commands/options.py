@@ -20,16 +20,19 @@ _KEEP = object()
 
 
 def add_engine_options(p: argparse.ArgumentParser, model_required: bool = True,
-                       remote: bool = True) -> None:
+                       remote: bool = True, more_help: dict[str, str] | None = None) -> None:
     """Engine options. ``model_required``: the local engine needs --model (checked when the
     settings are built, since --engine remote does not). ``remote``: also --engine and the
-    remote engine's options (not for ``voxcap serve``, which runs the engine itself)."""
+    remote engine's options (not for ``voxcap serve``, which runs the engine itself).
+    ``more_help``: words one command adds to a flag's help ({"delay_ms": "..."})."""
     p.set_defaults(model_required=model_required)
     g = p.add_argument_group("engine")
+    more = dict(more_help or {})
+    if remote:
+        more["model_dir"] = "; with --engine remote: the name the server serves, like --server-model"
     add_setting_flags(g, EngineChoice, (["kind"] if remote else []) + [
         "model_dir", "dummy_weights", "graph_mode", "delay_ms", "max_model_len", "kv_cache_gib",
-        "precision"], more_help={"model_dir": "; with --engine remote: the name the server "
-                                              "serves, like --server-model"} if remote else None)
+        "precision"], more_help=more)
     g.add_argument("--dtype", default="auto",
                    help="expert override of the precision's dtype: auto (bfloat16 on the GPU, "
                         "float16 before RTX 30, float32 on the CPU build), bfloat16, float16, float32")

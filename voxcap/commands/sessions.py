@@ -21,7 +21,8 @@ def add_export_options(p) -> None:
     g.add_argument("--timestamps", action="store_true",
                    help="in .txt files, start each paragraph with its [HH:MM:SS] time")
     g.add_argument("--mask-profanity", action="store_true",
-                   help="mask swear words in the files written (never in the journal)")
+                   help="mask swear words in the captions printed and shared and in the files "
+                        "written (never in the journal)")
     g.add_argument("--mask-words", metavar="FILE",
                    help="word list for --mask-profanity, one per line; 'word*' matches prefixes")
 

@@ -30,6 +30,7 @@ from ..app.notices import notice_for
 from ..app.settings import AppSettings
 from ..captions.export import check_export_path, export
 from ..captions.glossary import Glossary
+from ..captions.masking import Masker, PieceMasker
 from ..engine.stats import StatsSnapshot
 from ..errors import EngineError, VoxcapError
 from ..eventhub import EventHub
@@ -51,8 +52,9 @@ from .sessions import add_export_options, export_kwargs
 log = logging.getLogger(__name__)
 
 
-def add_run_options(p) -> None:
-    """The options every captioning command has: transcript file, journal, quiet, engine."""
+def add_run_options(p, engine_help: dict[str, str] | None = None) -> None:
+    """The options every captioning command has: transcript file, journal, quiet, engine
+    (``engine_help``: words the command adds to an engine flag's help)."""
     p.add_argument("-o", "--output", metavar="OUT",
                    help="write the transcript at the end (.srt, .vtt, .txt or .jsonl)")
     p.add_argument("--no-journal", action="store_true",
@@ -61,20 +63,36 @@ def add_run_options(p) -> None:
     add_setting_flags(p, AppSettings, ["glossary_file"])
     p.add_argument("--quiet", "-q", action="store_true",
                    help="print neither captions nor progress and events")
-    add_engine_options(p)
+    add_engine_options(p, more_help=engine_help)
 
 
 class Terminal:
     """Captions on stdout as they arrive; notices on stderr, after ending a caption line."""
 
-    def __init__(self, quiet: bool) -> None:
+    def __init__(self, quiet: bool, masker: Masker | None = None) -> None:
         self.quiet = quiet
         self.labels: dict[str, str] = {}  # stream id -> label
         self.current: str | None = None
         self.mid_line = False
+        # --mask-profanity: printed as the files are written (a word once whole)
+        self.masking = PieceMasker(masker) if masker is not None else None
 
     def text(self, stream_id: str, text: str) -> None:
         if self.quiet or not text:
+            return
+        if self.masking is not None:
+            self._write(stream_id, self.masking.feed(stream_id, text))
+        else:
+            self._write(stream_id, text)
+
+    def release(self) -> None:
+        """The words the masking still holds (the streams ended)."""
+        if self.masking is not None and not self.quiet:
+            for stream_id in self.masking.held():
+                self._write(stream_id, self.masking.release(stream_id))
+
+    def _write(self, stream_id: str, text: str) -> None:
+        if not text:
             return
         if len(set(self.labels.values())) > 1 and stream_id != self.current:
             sys.stdout.write(("\n" if self.mid_line else "") + f"[{self.labels[stream_id]}] ")
@@ -153,7 +171,7 @@ class CaptionRun:
         self.out_options = export_kwargs(args)
         glossary_file = settings_from_flags(args).glossary_file  # only a list given: --glossary
         glossary = Glossary(read_terms(glossary_file)) if glossary_file else Glossary(())
-        self.term = Terminal(args.quiet)
+        self.term = Terminal(args.quiet, self.out_options["masker"])
         self.name = name  # "live" / "transcribe": the prefix of this run's own lines
         self.show_capture = show_capture
         self.events: queue.Queue = queue.Queue()
@@ -263,6 +281,7 @@ class CaptionRun:
         self.result.wall_s = time.perf_counter() - t0
         if not started and problems:
             raise VoxcapError(problems[0].message, problems[0].fix)  # nothing ran: one line + fix
+        self.term.release()
         self.term.end_line()
         if self.result.failure is None:
             self.term.line(f"{self.name}: done")
@@ -315,6 +334,7 @@ class CaptionRun:
     def finish(self, labelled: bool) -> int:
         """The closing lines (session, transcript, measurements); the exit code."""
         r, say = self.result, self.term.line
+        self.term.release()  # words shown while shutting down
         if r.session_id:
             say(f"session: {r.session_id} (voxcap export {r.session_id} -o FILE)")
         if self.out_path is not None:  # written even after a failure: text shown is kept

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field, fields, replace
 
 from ..errors import ConfigError
 from ..framing import DEFAULT_DELAY_MS, TOKENS_PER_SECOND
-from ..framing import STEP_MS as TOKEN_MS  # the delay is a whole number of steps
 from ..settings_schema import check_declared, setting, spec_of
+from .delays import LONGEST_TRAINED_MS, TRAINED_DELAYS_MS, TRAINED_IN_WORDS, delay_text, nearest_trained_delay
 from .sizing.precision import CHOICES as PRECISION_CHOICES
 from .sizing.precision import DEFAULT_PRECISION
 from .sizing.precision import flag_help as precision_flag_help
@@ -21,7 +21,6 @@ FULL_REFUSED = (
     "first step of every stream) cannot run as a full CUDA graph, and vLLM's model refuses it."
 )
 DTYPES = ("auto", "bfloat16", "float16", "float32")
-MIN_DELAY_MS, MAX_DELAY_MS = TOKEN_MS, 2400
 # Session length when none is set: 8192 tokens ≈ 10.9 min, or the model's own maximum if that is
 # less. Longer costs little memory (the decoder's sliding window caps its KV cache) but vLLM's
 # step grows with the session, so sessions roll over long before (rollover.py).
@@ -66,11 +65,16 @@ class InProcessSettings:
         metavar="MODE", choices=tuple((m, f"{m}: {text}") for m, text in _GRAPH_MODE_HELP),
         flag_help=f"CUDA graph mode: {', '.join(m for m, _ in _GRAPH_MODE_HELP)} "
                   f"(default {DEFAULT_GRAPH_MODE})")
+    # only the delays the model was trained on (engine/delays.py); a saved other: the nearest
     delay_ms: int = setting(
-        DEFAULT_DELAY_MS, label="&Delay", restarts_engine=True, low=MIN_DELAY_MS,
-        high=MAX_DELAY_MS, step=TOKEN_MS, flag="--delay-ms", metavar="N",
-        flag_help=f"transcription delay, {MIN_DELAY_MS}-{MAX_DELAY_MS} in steps of {TOKEN_MS} "
-                  f"(default: the model's, {DEFAULT_DELAY_MS})")
+        DEFAULT_DELAY_MS, label="&Delay", words="transcription delay", restarts_engine=True,
+        choices=tuple((d, delay_text(d)) for d in TRAINED_DELAYS_MS),
+        nearest=nearest_trained_delay, flag="--delay-ms", metavar="MS",
+        flag_help=f"transcription delay in ms, one the model was trained on: {TRAINED_IN_WORDS} "
+                  f"(default: the model's, {DEFAULT_DELAY_MS}; more is more accurate, less "
+                  "is sooner)",
+        flag_fix=f"give one the model was trained on: {TRAINED_IN_WORDS}, e.g. --delay-ms "
+                 f"{DEFAULT_DELAY_MS}")
     # None: sized for the streams and the session length
     kv_cache_gib: float | None = setting(
         None, label="GPU memory &budget", words="GPU memory budget", restarts_engine=True,
@@ -158,15 +162,16 @@ GRAPH_MODES = spec_of(InProcessSettings, "graph_mode").values
 
 
 def validate_delay_ms(delay_ms: int) -> None:
-    """The delay's own words (its range and step are its ``Spec``'s)."""
+    """The delay's own words (the values it takes are its ``Spec``'s)."""
     try:
         spec_of(InProcessSettings, "delay_ms").validate(delay_ms)
     except ValueError:
         raise ConfigError(
-            f"Transcription delay {delay_ms} ms is invalid: it must be a multiple of {TOKEN_MS} ms "
-            f"between {MIN_DELAY_MS} and {MAX_DELAY_MS}.",
-            f"use e.g. {DEFAULT_DELAY_MS} (default), {DEFAULT_DELAY_MS // 2} for less lag, "
-            f"{DEFAULT_DELAY_MS * 2} for better accuracy", setting="delay_ms") from None
+            f"Transcription delay {delay_ms} ms is not one Voxtral Realtime was trained on: "
+            f"{TRAINED_IN_WORDS}.",
+            f"use {DEFAULT_DELAY_MS} (default), {DEFAULT_DELAY_MS // 2} for less lag, "
+            f"{DEFAULT_DELAY_MS * 2} or {LONGEST_TRAINED_MS} for better accuracy",
+            setting="delay_ms") from None
 
 
 def default_capture_sizes(max_streams: int) -> tuple[int, ...]:

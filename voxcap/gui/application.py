@@ -141,6 +141,7 @@ class VoxcapApp(QObject):
 
         self.window.history.time_of = self._line_wall_time
         self.window.day_search.current_session = lambda: self.controller.session_id
+        self.window.day_search.masker = self.window.sessions.masker = self.exports.masker
         self.overlay = CaptionOverlay(self.settings.overlay)
         self.overlay.setWindowIcon(app_icon())
         self.overlay.on_painted = self._painted
@@ -530,6 +531,7 @@ class VoxcapApp(QObject):
         changes.subscribe(lambda _c: self.overlay.fit_height(), *OVERLAY_HEIGHT)
         changes.subscribe(lambda c: setattr(self.assembler, "masker",
                                             make_masker(c.new.mask_profanity)), "mask_profanity")
+        changes.subscribe(lambda _c: self.window.sessions.show_text(), "mask_profanity")
         changes.subscribe(self._restart_engine, restarting_engine=True)
 
     def _restart_engine(self, change: SettingsChange) -> None:

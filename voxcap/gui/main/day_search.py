@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
 
+from ...captions.masking import Masker
 from ...captions.search import SearchHit, search_sessions, start_of_day
 from ..a11y import announce, status_label
 
@@ -24,6 +26,8 @@ class DaySearch(QWidget):
         super().__init__(parent)
         self.root = root
         self.current_session = lambda: ""  # the session the history shows: not listed again
+        # the profanity masker the settings ask for now (the app's)
+        self.masker: Callable[[], Masker | None] = lambda: None
         self.result = status_label(QLabel("", self), "Matches in today's earlier sessions")
         self.hits = QListWidget(self)
         self.hits.setAccessibleName("Matches in today's earlier sessions")
@@ -55,9 +59,11 @@ class DaySearch(QWidget):
         if number != self._searches:
             return  # an older query's answer
         self.hits.clear()
+        masker = self.masker()
         for h in hits[:SHOWN_HITS]:
             when = time.strftime("%H:%M", time.localtime(h.wall))
-            item = QListWidgetItem(f"{when}  {h.label}: {h.line}")
+            line = masker.mask_text(h.line) if masker else h.line  # as the history shows it
+            item = QListWidgetItem(f"{when}  {h.label}: {line}")
             item.setData(Qt.ItemDataRole.UserRole, h.session_id)
             item.setToolTip("Enter or double-click: open this session in Previous sessions")
             self.hits.addItem(item)

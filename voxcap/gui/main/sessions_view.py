@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -16,6 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from ...captions.export import render
+from ...captions.masking import Masker
 from ...captions.sessions import Session, SessionInfo, SessionStore
 from ...errors import VoxcapError
 
@@ -36,6 +39,8 @@ class SessionsView(QWidget):
         super().__init__(parent)
         self.store = SessionStore(root)
         self.session: Session | None = None
+        # the profanity masker the settings ask for now (the app's)
+        self.masker: Callable[[], Masker | None] = lambda: None
         self.list = QListWidget(self)
         self.list.setAccessibleName("Previous sessions")
         self.text = QPlainTextEdit(self)
@@ -110,5 +115,11 @@ class SessionsView(QWidget):
         warn = f" — {len(s.warnings)} damaged lines skipped" if s.warnings else ""
         self.info.setText(f"{s.session_id}: {len(s.records)} steps, "
                           f"{', '.join(dict.fromkeys(s.labels.values()))}{warn}")
-        self.text.setPlainText(render(s, ".txt", timestamps=True)[0])
+        self.show_text()
         self.export_button.setEnabled(True)
+
+    def show_text(self) -> None:
+        """The chosen session's transcript, masked as the settings ask (its journal is not)."""
+        if self.session is not None:
+            self.text.setPlainText(render(self.session, ".txt", timestamps=True,
+                                          masker=self.masker())[0])

@@ -29,6 +29,7 @@ from ...framing import TOKENS_PER_SECOND
 from ...settings_schema import specs
 from ..a11y import announce, status_label
 from .api_key_row import ApiKeyRow
+from .delay_row import DelayRow
 from .fields import check_box, choice_box, decimal_box, number_box, number_of, row_label, wrap
 from .plain_words import for_the_app
 
@@ -66,9 +67,7 @@ class EnginePanel(QGroupBox):
         self.precision_note = status_label(QLabel("", self), "Precision note")
         self.precision_note.setWordWrap(True)
         self._precision_here = ""
-        self.delay = number_box(SPECS["delay_ms"], e.delay_ms, self, suffix=" ms",
-                                name="Transcription delay in milliseconds")
-        self.delay.setToolTip("Less delay: captions sooner; more: more accurate. Steps of 80 ms.")
+        self.delay = DelayRow(SPECS["delay_ms"], e.delay_ms, self)  # presets, trained delays only
         self.kv = decimal_box(SPECS["kv_cache_gib"], e.kv_cache_gib, self, suffix=" GiB",
                               decimals=1, step=0.5, name="GPU memory budget for the KV cache")
         self.max_len = number_box(SPECS["max_model_len"], e.max_model_len, self, suffix=" tokens",
@@ -109,8 +108,9 @@ class EnginePanel(QGroupBox):
         form.addRow("", self.graph_note)
         form.addRow(row_label(SPECS["precision"]), self.precision)
         form.addRow("", self.precision_note)
-        for name, field in (("delay_ms", self.delay), ("kv_cache_gib", self.kv),
-                            ("max_model_len", self.max_len)):
+        form.addRow(row_label(SPECS["delay_ms"]), self.delay)
+        form.addRow("", self.delay.note)
+        for name, field in (("kv_cache_gib", self.kv), ("max_model_len", self.max_len)):
             form.addRow(row_label(SPECS[name]), field)
         form.addRow("", self.max_len_note)
         form.addRow("", self.eager)
@@ -216,7 +216,7 @@ class EnginePanel(QGroupBox):
         s.engine.server_model = self.server_model.text().strip()
         s.engine.graph_mode = self.graph_mode.currentData()
         s.engine.precision = self.precision.currentData()
-        s.engine.delay_ms = number_of(self.delay, SPECS["delay_ms"])
+        s.engine.delay_ms = self.delay.value()
         s.engine.kv_cache_gib = number_of(self.kv, SPECS["kv_cache_gib"])
         s.engine.max_model_len = self._max_model_len()
         s.engine.enforce_eager = self.eager.isChecked()
