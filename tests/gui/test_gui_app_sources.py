@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt
 from voxcap.app.settings import AppSettings, load_settings
 from voxcap.capture.apps import AppInfo, AppStream
 from voxcap.engine.choice import EngineChoice
-from voxcap.events import AppsChanged
+from voxcap.events import AppsChanged, Captioning
 
 FIREFOX = AppInfo("Firefox", "firefox", "firefox", (AppStream(7, 0, "Quarterly review", False),))
 
@@ -95,3 +95,23 @@ def test_microphone_choices_are_unavailable_without_a_microphone(qtbot, make_app
                                                  Qt.ItemDataRole.ToolTipRole)
     app.on_event(DevicesChanged(DEVICES, True))  # plugged in again
     assert offered("mic") and offered("both")
+
+
+def test_the_last_source_chosen_is_the_one_captioned(qtbot, make_app, fake_audio):
+    """Up, Up in the source list while captioning "Both": the second choice landed while the
+    first restart was still running (the window between its stop and its start) and was
+    dropped, so the microphone was captioned while the list said system audio."""
+    app = make_app(AppSettings(engine=EngineChoice(model_dir="/tmp/fake-model"), source="both"))
+    qtbot.waitUntil(lambda: app.window.engine_status.state == "ready", timeout=10000)
+    app.toggle_captioning()
+    qtbot.waitUntil(lambda: app.state == "on", timeout=5000)
+    app.choose_source("mic")
+    qtbot.waitUntil(lambda: app.state == "off" or app.controller.state == "starting",
+                    timeout=5000)
+    if app.state != "off":  # the first switch between its stop and its start, as a person sees it
+        app.state = Captioning.OFF
+    app.choose_source("system")
+    qtbot.waitUntil(lambda: app.state == "on" and app.controller.state == "on", timeout=5000)
+    qtbot.wait(300)  # any switch still queued has run
+    assert app.settings.source == "system"
+    assert app.controller.state == "on" and app.controller._sources.asked == "system"

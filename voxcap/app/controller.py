@@ -111,6 +111,12 @@ class SessionController:
     def stop_captioning(self) -> None:
         self._submit(self._do_stop_captioning)
 
+    def switch_source(self, source: str) -> None:
+        """Caption ``source`` from now on if a session is open (a new session), else nothing.
+        Decided when the command runs, after those before it: choices made in a row, while
+        the previous switch still runs, end on the last one."""
+        self._submit(self._do_switch_source, source)
+
     def pause_captioning(self) -> None:
         self._submit(self._do_pause)
 
@@ -395,6 +401,12 @@ class SessionController:
             return  # still paused: resume again once the device is back
         self._journal.resumed()
         self._open_streams_or_wait()
+
+    def _do_switch_source(self, source: str) -> None:
+        if self.state not in ACTIVE or source == self._sources.asked:
+            return
+        self._do_stop_captioning()
+        self._do_start_captioning(source)
 
     def _do_stop_captioning(self, message: str = "") -> None:
         if self.state not in ACTIVE:

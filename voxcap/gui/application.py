@@ -439,9 +439,11 @@ class VoxcapApp(QObject):
             return
         self.settings.source = key
         self.settings_control.save()
-        if self.state.active:  # switch now: the new source(s) in a new session
-            self.controller.stop_captioning()
-            self._start_captioning(key)
+        # switch now if captioning (a new session): the controller decides once the switches
+        # before it have run, so the last choice wins even while one is still switching
+        self._captioning_source = key
+        self.controller.audio.echo_cancel = self.settings.echo_cancel
+        self.controller.switch_source(key)
 
     def set_overlay_visible(self, on: bool) -> None:
         self.window_state.overlay.visible = on
