@@ -72,13 +72,22 @@ def _devices(event: events.DevicesChanged, _labels: Labels) -> Notice | None:
                   cause="sound server", urgent=True)
 
 
+def _caption_watch(event: events.CaptionWatch, _labels: Labels) -> Notice:
+    """The caption watchdog: speech with no captions is said at once (urgent); their return too."""
+    if not event.missing:
+        return Notice("note", event.message, cause="CaptionWatch")
+    fix = "check that the source is the one speaking; voxcap retries on its own" \
+        if event.state != "still_missing" else "restart the engine (Settings) or stop and start captioning"
+    return Notice("captions", event.message, fix, cause="CaptionWatch", urgent=True)
+
+
 NOTICES: dict[type, Callable[..., Notice | None]] = {
     events.CaptureStarted: _capture, events.CaptureInterrupted: _capture,
     events.CaptureRecovered: _capture, events.CaptureDeviceChanged: _capture,
     events.CaptureLoss: _capture, events.CaptureStopped: _capture,
     events.StreamGap: _stream, events.StreamInterrupted: _stream, events.StreamResumed: _stream,
     events.StreamFinished: _finished, events.AppProblem: _problem, JournalStatus: _journal,
-    events.DevicesChanged: _devices,
+    events.DevicesChanged: _devices, events.CaptionWatch: _caption_watch,
 }
 
 

@@ -23,6 +23,7 @@ from .. import logs
 from ..app.controller import SessionController
 from ..app.lag import RecentValues
 from ..app.notices import notice_for
+from ..app.settings import AppSettings
 from ..captions.export import check_export_path, export
 from ..errors import EngineError, VoxcapError
 from ..eventhub import EventHub
@@ -37,7 +38,8 @@ from ..events import (
     StreamOpened,
     TextDelta,
 )
-from .options import add_engine_options, make_engine
+from ..settings_schema import add_setting_flags
+from .options import add_engine_options, make_engine, settings_from_flags
 from .sessions import add_export_options, export_kwargs
 
 log = logging.getLogger(__name__)
@@ -50,6 +52,7 @@ def add_run_options(p) -> None:
     p.add_argument("--no-journal", action="store_true",
                    help="do not keep this run as a session (see `voxcap sessions`)")
     add_export_options(p)
+    add_setting_flags(p, AppSettings, ["no_captions_after_s", "fresh_session_after_s"])
     p.add_argument("--quiet", "-q", action="store_true",
                    help="print neither captions nor progress and events")
     add_engine_options(p)
@@ -151,6 +154,8 @@ class CaptionRun:
         self.ctl = SessionController(  # make_engine: -v reaches the engine (vLLM's log)
             self.hub.publish, audio=audio, journal=not args.no_journal,
             engine_factory=lambda s, sink: make_engine(args, on_event=sink, settings=s))
+        watch = settings_from_flags(args)  # the caption watchdog's flags, checked
+        self.ctl.watch_captions(watch.no_captions_after_s, watch.fresh_session_after_s)
 
     def run(self, source: str = "", duration: float | None = None) -> RunResult:
         try:

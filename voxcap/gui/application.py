@@ -114,6 +114,8 @@ class VoxcapApp(QObject):
         factory = controller_factory or (lambda publish: SessionController(
             publish, journal_root=sessions_root, verbose=engine_verbose))
         self.controller = factory(self.hub.publish)
+        self.controller.watch_captions(self.settings.no_captions_after_s,
+                                       self.settings.fresh_session_after_s)
         self.exports = ExportController(self.window, self.controller, sessions_root,
                                         masker=lambda: make_masker(self.settings.mask_profanity))
         self.sharing = SharingController(
