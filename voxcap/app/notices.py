@@ -73,12 +73,13 @@ def _devices(event: events.DevicesChanged, _labels: Labels) -> Notice | None:
 
 
 def _caption_watch(event: events.CaptionWatch, _labels: Labels) -> Notice:
-    """The caption watchdog: speech with no captions is said at once (urgent); their return too."""
+    """The caption watchdog: speech with no captions, the fresh session tried, their return."""
     if not event.missing:
         return Notice("note", event.message, cause="CaptionWatch")
     fix = "check that the source is the one speaking; voxcap retries on its own" \
         if event.state != "still_missing" else "restart the engine (Settings) or stop and start captioning"
-    return Notice("captions", event.message, fix, cause="CaptionWatch", urgent=True)
+    # the alarm interrupts once; what follows (the fresh session, its outcome) does not
+    return Notice("captions", event.message, fix, cause="CaptionWatch", urgent=event.state == "missing")
 
 
 NOTICES: dict[type, Callable[..., Notice | None]] = {

@@ -150,10 +150,11 @@ class CaptionWatchdog:
                 self._say(sid, st, "fresh_session", speech_s,
                           f"{st.label}: speech, but no captions for {speech_s:.0f} s — "
                           "starting a fresh caption session")
-            else:  # the engine cannot: say so, and nothing more is tried
+            else:  # the engine cannot (a remote server's stream, its audio all sent): say so
                 st.state = "still_missing"
                 self._say(sid, st, "still_missing", speech_s,
-                          f"{st.label}: speech, but no captions for {speech_s:.0f} s")
+                          f"{st.label}: speech, but no captions for {speech_s:.0f} s (a fresh "
+                          "caption session cannot be started for it)")
         elif (st.state == "fresh_session"
               and (frames - st.restart_at) * frame_s >= self.fresh_session_after_s):
             st.state = "still_missing"
