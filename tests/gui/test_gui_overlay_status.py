@@ -5,6 +5,7 @@ resized by keys (offscreen; the real windows under Xvfb and AT-SPI: test_gui_ove
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 from PySide6.QtCore import QRect, Qt
@@ -146,8 +147,14 @@ def test_band_and_notice_say_speech_without_captions(qtbot, make_app, fake_audio
     assert ov.status.text == "Them: speech, but no captions for 8 s" and _band_pixels(ov) > 20
     assert ov.accessibleDescription().startswith("Them: speech, but no captions for 8 s")
     assert "no captions for 8 s" in app.window.notice.text()
-    shots = os.environ.get("VOXCAP_SHOTS")
-    ov.grab().save(str((Path(shots) if shots else tmp_path) / "overlay-no-captions.png"))
+    shots = Path(os.environ.get("VOXCAP_SHOTS") or tmp_path)  # VOXCAP_SHOTS: keep them
+    assert ov.grab().save(str(shots / "overlay-no-captions.png"))
+    if os.environ.get("QT_QPA_PLATFORM") == "xcb":  # under Xvfb: the screen as a person sees it
+        ov.show()
+        qtbot.waitExposed(ov)
+        qtbot.wait(300)
+        subprocess.run(["import", "-window", "root", str(shots / "screen-no-captions.png")],
+                       check=True, timeout=60)
     app.caption_lag.add(25.3)
     app.overlay_state.tick()
     assert "no captions" in ov.status.text  # absence is said before lateness

@@ -9,10 +9,11 @@ came; speech in between, less the model's delay, is unanswered. Time is the stre
 time, so an engine running late (the "Catching up" band) or a file read faster than real
 time raises nothing by itself.
 
-Unanswered speech of ``no_captions_after_s`` -> ``CaptionWatch("missing")``; of
-``fresh_session_after_s`` -> a fresh engine session for the stream (``fresh_session(stream id)``:
-a rollover on demand, the transcript and the journal go on) and ``"fresh_session"``; then
-``"back"`` at the first text, or ``"still_missing"`` after as much speech again with none.
+The last ``no_captions_after_s`` s of the stream mostly speech (``SPEECH_SHARE``) and without
+text -> ``CaptionWatch("missing")``; the last ``fresh_session_after_s`` s so -> a fresh engine
+session for the stream (``fresh_session(stream id)``: a rollover on demand, the transcript and
+the journal go on) and ``"fresh_session"``; then ``"back"`` at the first text, or
+``"still_missing"`` once as long again has passed so.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from .speech_detector import SpeechDetector
 log = logging.getLogger(__name__)
 NO_CAPTIONS_AFTER_S = 8.0
 FRESH_SESSION_AFTER_S = 15.0
+SPEECH_SHARE = 0.5  # a stretch is "speech" when at least half its 32 ms frames are (talk has pauses)
 
 
 @dataclass
@@ -43,7 +45,7 @@ class _Watched:
     answered_s: float = 0.0  # speech before this got text
     read_s: float = 0.0  # how far the engine has read the stream
     state: str = "ok"  # ok, missing, fresh_session, still_missing
-    restart_at: int = 0  # frames unanswered when the fresh session was asked for
+    restart_at: float = 0.0  # stream seconds judged when the fresh session was asked for
 
 
 class CaptionWatchdog:
@@ -122,45 +124,44 @@ class CaptionWatchdog:
         st.read_s = max(st.read_s, ev.audio_end_s)
         if ev.text.strip():
             st.answered_s = max(st.answered_s, ev.audio_end_s)
-            while st.speech and st.speech[0] < st.answered_s:
-                st.speech.popleft()
             if st.state != "ok":
                 self._say(sid, st, "back", 0.0, f"{st.label}: captions are back")
                 st.state = "ok"
-            return
-        frames = self._unanswered(st)
+        else:
+            self._judge(sid, st, st.read_s - self._delay_s())
+        longest = max(self.no_captions_after_s, self.fresh_session_after_s)
+        while st.speech and st.speech[0] < min(st.answered_s, st.read_s - longest - 1.0):
+            st.speech.popleft()  # older than any window
+
+    def _speech_without_text(self, st: _Watched, until: float, window: float) -> float | None:
+        """The speech in the stream's last ``window`` s that the engine has read (``until``: as
+        far as its text can be due) if that stretch got no text and is mostly speech; else None."""
+        start = until - window
+        if start < 0 or st.answered_s > start:
+            return None
+        frames = sum(1 for at in st.speech if start <= at < until)
         speech_s = frames * st.detector.frame / SAMPLE_RATE
-        self._judge(sid, st, frames, speech_s)
+        return speech_s if speech_s >= SPEECH_SHARE * window else None
 
-    def _unanswered(self, st: _Watched) -> int:
-        """Speech frames after the last text that the engine has read, with its delay."""
-        until = st.read_s - self._delay_s()
-        return sum(1 for at in st.speech if st.answered_s <= at < until)
-
-    def _judge(self, sid: str, st: _Watched, frames: int, speech_s: float) -> None:
-        frame_s = st.detector.frame / SAMPLE_RATE
-        if st.state == "ok" and speech_s >= self.no_captions_after_s:
+    def _judge(self, sid: str, st: _Watched, until: float) -> None:
+        n, m = self.no_captions_after_s, self.fresh_session_after_s
+        if st.state == "ok" and (speech_s := self._speech_without_text(st, until, n)) is not None:
             st.state = "missing"
-            self._say(sid, st, "missing", speech_s,
-                      f"{st.label}: speech, but no captions for {speech_s:.0f} s")
-        elif st.state == "missing" and speech_s >= self.fresh_session_after_s:
-            st.state, st.restart_at = "fresh_session", frames
-            started = self._fresh_session(sid)
-            if started:
-                self._say(sid, st, "fresh_session", speech_s,
-                          f"{st.label}: speech, but no captions for {speech_s:.0f} s — "
-                          "starting a fresh caption session")
-            else:  # the engine cannot (a remote server's stream, its audio all sent): say so
+            self._say(sid, st, "missing", speech_s, f"{st.label}: speech, but no captions for {n:.0f} s")
+        elif st.state == "missing" and (speech_s := self._speech_without_text(st, until, m)) is not None:
+            st.state, st.restart_at = "fresh_session", until
+            if self._fresh_session(sid):
+                self._say(sid, st, "fresh_session", speech_s, f"{st.label}: speech, but no captions "
+                          f"for {m:.0f} s — starting a fresh caption session")
+            else:  # the engine cannot (the stream's audio is all sent): said, nothing more tried
                 st.state = "still_missing"
-                self._say(sid, st, "still_missing", speech_s,
-                          f"{st.label}: speech, but no captions for {speech_s:.0f} s (a fresh "
-                          "caption session cannot be started for it)")
-        elif (st.state == "fresh_session"
-              and (frames - st.restart_at) * frame_s >= self.fresh_session_after_s):
+                self._say(sid, st, "still_missing", speech_s, f"{st.label}: speech, but no captions "
+                          f"for {m:.0f} s (a fresh caption session cannot be started for it)")
+        elif (st.state == "fresh_session" and until - st.restart_at >= m
+              and (speech_s := self._speech_without_text(st, until, m)) is not None):
             st.state = "still_missing"
-            self._say(sid, st, "still_missing", speech_s,
-                      f"{st.label}: still no captions after a fresh session ({speech_s:.0f} s "
-                      "of speech without captions)")
+            self._say(sid, st, "still_missing", speech_s, f"{st.label}: still no captions after a "
+                      f"fresh session ({until - st.answered_s:.0f} s of speech without captions)")
 
     def _say(self, sid: str, st: _Watched, state: str, speech_s: float, message: str) -> None:
         log.warning("caption watchdog: %s", message)
