@@ -74,7 +74,7 @@ def test_a_stall_is_said_within_n_s_and_a_fresh_session_brings_captions_back(
     recover_s = arrived[id(back)] - arrived[id(fresh)]
     print(f"\nwatchdog figures: stall to notice {notice_s:.1f} s, fresh session to captions "
           f"{recover_s:.1f} s")
-    assert notice_s <= 8.0 + 4.0  # N of speech (with the pauses between words) and the delay
+    assert notice_s <= 8.0 + 2.5  # N s after the text was due (the delay, a step or two)
     # the fresh session is a rollover on demand, journalled; the transcript goes on in one stream
     rolled = [e for e in seen if isinstance(e, SessionRolled)]
     assert [r.reason for r in rolled][:1] == ["no captions"]

@@ -150,7 +150,9 @@ def test_band_and_notice_say_speech_without_captions(qtbot, make_app, fake_audio
     shots = Path(os.environ.get("VOXCAP_SHOTS") or tmp_path)  # VOXCAP_SHOTS: keep them
     assert ov.grab().save(str(shots / "overlay-no-captions.png"))
     if os.environ.get("QT_QPA_PLATFORM") == "xcb":  # under Xvfb: the screen as a person sees it
+        ov.setGeometry(50, 520, 900, ov.fitted_height(3))  # below the main window's notice
         ov.show()
+        ov.raise_()
         qtbot.waitExposed(ov)
         qtbot.wait(300)
         subprocess.run(["import", "-window", "root", str(shots / "screen-no-captions.png")],

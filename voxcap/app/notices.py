@@ -76,8 +76,9 @@ def _caption_watch(event: events.CaptionWatch, _labels: Labels) -> Notice:
     """The caption watchdog: speech with no captions, the fresh session tried, their return."""
     if not event.missing:
         return Notice("note", event.message, cause="CaptionWatch")
-    fix = "check that the source is the one speaking; voxcap retries on its own" \
-        if event.state != "still_missing" else "restart the engine (Settings) or stop and start captioning"
+    fix = {"missing": "voxcap starts a fresh caption session if it goes on",
+           "still_missing": "stop captioning and start again; if it repeats, restart the engine"
+           }.get(event.state, "")
     # the alarm interrupts once; what follows (the fresh session, its outcome) does not
     return Notice("captions", event.message, fix, cause="CaptionWatch", urgent=event.state == "missing")
 
