@@ -21,9 +21,10 @@ import numpy as np
 import soundfile as sf
 
 from voxcap.app.session.speech_detector import SpeechDetector
+from voxcap.framing import SAMPLE_RATE, STEP_SAMPLES
 
-RATE = 16000
-BLOCK = 1280  # 80 ms, as the captures deliver it
+RATE = SAMPLE_RATE
+BLOCK = STEP_SAMPLES  # 80 ms: the watchdog's blocks
 TEXT = ("The committee met on Tuesday to discuss the budget for the library and the school. "
         "Everyone agreed that the roof must be repaired before the winter comes. ")
 

@@ -44,6 +44,7 @@ from ..events import (
     StreamGap,
     TextDelta,
 )
+from ..framing import DEFAULT_DELAY_MS
 from .lag import CaptureClock
 from .session.caption_streams import CaptionStreams
 from .session.caption_watchdog import CaptionWatchdog
@@ -229,7 +230,7 @@ class SessionController:
         return bool(fresh(stream_id)) if fresh is not None else False
 
     def _delay_s(self) -> float:
-        return getattr(self.engine_settings, "delay_ms", 480) / 1000.0
+        return getattr(self.engine_settings, "delay_ms", DEFAULT_DELAY_MS) / 1000.0
 
     def _on_engine_ready(self, gen: int) -> None:
         if not self._engine.current(gen) or self.engine is None:
