@@ -18,6 +18,7 @@ import pytest
 from voxcap.engine.inprocess.engine import LocalEngine
 from voxcap.engine.model.tiny import write_tiny_model
 from voxcap.engine.settings import InProcessSettings
+from voxcap.engine.vllm_adapter.pad_stall import PAD_STALL_ENV
 from voxcap.eventhub import EventHub
 
 # Tests never write into the user's real folders (sessions, settings, caches). The workers of one
@@ -104,8 +105,14 @@ def engine(tiny_weights_dir, engine_hub, tmp_path_factory, request):
     if wanted(request.session, "reference_delays"):  # the other delays' too: tests/commands
         request.getfixturevalue("reference_delays_started")  # wants them before engine/ runs
     settings = InProcessSettings(str(tiny_weights_dir), max_streams=SESSION_MAX_STREAMS)
-    eng = LocalEngine(settings, on_event=engine_hub.publish).start()
-    eng.wait_ready(timeout=600)
+    # the test-only stall hook rides in its engine core (inert until a stream asks for it:
+    # voxcap/engine/vllm_adapter/pad_stall.py); no other engine gets it
+    os.environ[PAD_STALL_ENV] = "1"
+    try:
+        eng = LocalEngine(settings, on_event=engine_hub.publish).start()
+        eng.wait_ready(timeout=600)
+    finally:
+        os.environ.pop(PAD_STALL_ENV, None)
     yield eng
     eng.shutdown()
 

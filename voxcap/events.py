@@ -129,7 +129,8 @@ class SessionRolled:
 
     ``reason``: pause (switched at a pause after the soft limit), latency (steps got slow),
     limit (hard limit reached with no pause), max_length (vLLM stopped the session early;
-    ``lost_s`` of audio it had not consumed could not be recovered).
+    ``lost_s`` of audio it had not consumed could not be recovered), no captions (the caption
+    watchdog asked for it: speech got no text).
     """
 
     stream_id: str
@@ -315,6 +316,24 @@ class StreamOpened:
     stream_id: str
     label: str
     source: str  # the device's description
+
+
+@dataclass(frozen=True)
+class CaptionWatch:
+    """The caption watchdog's news of one stream (``app.session.caption_watchdog``): speech with
+    no caption text (``state`` "missing"), a fresh engine session started for it
+    ("fresh_session"), captions back ("back"), or still none after the fresh session
+    ("still_missing"). ``message`` says it in words; ``speech_s``: unanswered speech so far."""
+
+    stream_id: str
+    label: str
+    state: str
+    speech_s: float
+    message: str
+
+    @property
+    def missing(self) -> bool:
+        return self.state != "back"
 
 
 @dataclass(frozen=True)

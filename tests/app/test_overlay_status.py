@@ -56,3 +56,26 @@ def test_late_captions_are_marked_until_live_again():
     s = _feed(t, CaptioningState(Captioning.PAUSED))
     assert "behind" not in s.text  # a pause ends lateness
     assert t.on_lateness(30) is None  # not captioning: not late
+
+
+def test_speech_without_captions_is_said_over_lateness_until_they_are_back():
+    from voxcap.app.notices import notice_for
+    from voxcap.events import CaptionWatch
+
+    t = OverlayStatusTracker()
+    _feed(t, READY, CaptioningState(Captioning.ON))
+    missing = CaptionWatch("s1", "Them", "missing", 8.0, "Them: speech, but no captions for 8 s")
+    s = _feed(t, missing)
+    assert (s.text, s.topic) == ("Them: speech, but no captions for 8 s", "no captions")
+    assert t.on_lateness(LATE_S + 20) is None  # absence is the worse news: it stays said
+    notice = notice_for(missing)
+    assert notice.message == missing.message and notice.urgent  # screen readers: at once
+    fresh = CaptionWatch("s1", "Them", "fresh_session", 15.0, "Them: speech, but no captions "
+                         "for 15 s — starting a fresh caption session")
+    assert _feed(t, fresh).topic == "no captions" and not notice_for(fresh).urgent  # heard once
+    back = CaptionWatch("s1", "Them", "back", 0.0, "Them: captions are back")
+    assert _feed(t, back).text.startswith("Catching up")
+    assert notice_for(back).message == "Them: captions are back"
+    _feed(t, missing, CaptioningState(Captioning.STOPPING), CaptioningState(Captioning.OFF),
+          CaptioningState(Captioning.ON))
+    assert t.status.text == ""  # a new session starts without the old alarm

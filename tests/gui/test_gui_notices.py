@@ -27,6 +27,7 @@ EVENTS = [  # in the order a run could bring them
     ev.StreamGap("s1", 0.5, "server behind", 3.0, 0.5, "0.5 s of audio lost: the server is behind"),
     ev.StreamResumed("s1", 4.0, 2.0, "the server is back (2.0 s of held audio replayed)"),
     ev.StreamFinished("s1", "max_length", 8192, 655.0),
+    ev.CaptionWatch("s1", "Them", "missing", 8.0, "Them: speech, but no captions for 8 s"),
     ev.AppProblem("Cannot open the microphone.", "plug one in, or choose System audio", "capture"),
     JournalStatus("sess", False, "The journal cannot be written: the disk is full.",
                   "free some space; captioning goes on"),

@@ -4,6 +4,10 @@ resized by keys (offscreen; the real windows under Xvfb and AT-SPI: test_gui_ove
 
 from __future__ import annotations
 
+import os
+import subprocess
+from pathlib import Path
+
 from PySide6.QtCore import QRect, Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QDialog
@@ -123,3 +127,43 @@ def test_move_and_resize_by_keys(qtbot, make_app):
     assert not ov.keyboard_mode
     qtbot.waitUntil(lambda: app.window_state.overlay.geometry ==
                     [100 + KEY_STEP, 300 - KEY_STEP, 600 + KEY_STEP, 120 + KEY_STEP], timeout=3000)
+
+
+def test_band_and_notice_say_speech_without_captions(qtbot, make_app, fake_audio, tmp_path):
+    """The caption watchdog's alarm (app.session.caption_watchdog) in the overlay's band, in the
+    window's notice and in what screen readers are given; gone once captions are back."""
+    from voxcap.events import CaptionWatch
+
+    app = make_app()
+    ov = app.overlay
+    app.settings.overlay.text_color = RED
+    ov.apply_settings(app.settings.overlay)
+    ov.setGeometry(50, 50, 900, ov.fitted_height(3))
+    qtbot.waitUntil(lambda: app.window.engine_status.state == "ready", timeout=10000)
+    _caption(qtbot, app, fake_audio)
+    sid = next(iter(app.labels))
+    app.bridge.events.emit(CaptionWatch(sid, "Them", "missing", 8.0,
+                                       "Them: speech, but no captions for 8 s"))
+    assert ov.status.text == "Them: speech, but no captions for 8 s" and _band_pixels(ov) > 20
+    assert ov.accessibleDescription().startswith("Them: speech, but no captions for 8 s")
+    assert "no captions for 8 s" in app.window.notice.text()
+    shots = Path(os.environ.get("VOXCAP_SHOTS") or tmp_path)  # VOXCAP_SHOTS: keep them
+    assert ov.grab().save(str(shots / "overlay-no-captions.png"))
+    if os.environ.get("QT_QPA_PLATFORM") == "xcb":  # under Xvfb: the screen as a person sees it
+        ov.setGeometry(50, 520, 900, ov.fitted_height(3))  # below the main window's notice
+        ov.show()
+        ov.raise_()
+        qtbot.waitExposed(ov)
+        qtbot.wait(300)
+        subprocess.run(["import", "-window", "root", str(shots / "screen-no-captions.png")],
+                       check=True, timeout=60)
+    app.caption_lag.add(25.3)
+    app.overlay_state.tick()
+    assert "no captions" in ov.status.text  # absence is said before lateness
+    app.bridge.events.emit(CaptionWatch(sid, "Them", "fresh_session", 15.0,
+                                       "Them: speech, but no captions for 15 s — starting a "
+                                       "fresh caption session"))
+    assert ov.status.topic == "no captions" and "fresh caption session" in ov.status.text
+    app.bridge.events.emit(CaptionWatch(sid, "Them", "back", 0.0, "Them: captions are back"))
+    assert "no captions" not in ov.status.text
+    assert app.window.notice.text() == "Them: captions are back"

@@ -31,6 +31,8 @@ RANGED = {
     "overlay_panel.font_size": (OverlaySettings, "font_size", 1),
     "overlay_panel.opacity": (OverlaySettings, "background_opacity", 100),
     "share.port": (ShareSettings, "port", 1),
+    "captions_panel.no_captions_after": (AppSettings, "no_captions_after_s", 1),
+    "captions_panel.fresh_session_after": (AppSettings, "fresh_session_after_s", 1),
 }
 CHOICES = {"engine_panel.engine": (EngineChoice, "kind"),
            "engine_panel.graph_mode": (EngineChoice, "graph_mode"),

@@ -42,9 +42,9 @@ class ScriptedEngine:
     instances: ClassVar[list] = []
 
     def __init__(self, settings, on_event, start_s: float = 0.05, fail_start: str = "",
-                 flush_s: float = 0.0, script: tuple[str, ...] = SCRIPT) -> None:
+                 flush_s: float = 0.0, script: tuple[str, ...] | None = None) -> None:
         self.settings = settings
-        self.script = script  # the words it says, in turn
+        self.script = SCRIPT if script is None else script  # the words it says, in turn (SCRIPT read now)
         self._sink = on_event
         self.stats = EngineStats()
         self.ready_info = None

@@ -46,8 +46,10 @@ from ..events import (
     StreamGap,
     TextDelta,
 )
+from ..framing import DEFAULT_DELAY_MS
 from .lag import CaptureClock
 from .session.caption_streams import CaptionStreams
+from .session.caption_watchdog import CaptionWatchdog
 from .session.capture_routing import HOLD_S, CaptureRouting
 from .session.command_thread import EXIT, CommandThread
 from .session.device_watch import DeviceWatch
@@ -86,10 +88,12 @@ class SessionController:
         self._engine = EngineLifecycle(engine_factory or default_engine_factory(verbose),
                                        self._on_engine_event, self._submit, self._on_engine_ready,
                                        self._on_engine_failed, self._closing)
+        self.watchdog = CaptionWatchdog(self._emit, self._fresh_session, self._delay_s)
         self._routing = CaptureRouting(self._emit, self.clock, lambda: self._engine.engine,
-                                       lambda: getattr(self.audio, "live", True), hold_s)
+                                       lambda: getattr(self.audio, "live", True), hold_s,
+                                       pushed=self.watchdog.audio)
         self._streams = CaptionStreams(self._emit, self.clock, self._journal, self._routing,
-                                       self._flush)
+                                       self._flush, watch=self.watchdog.watch)
         self._glossary = GlossaryStage()  # the word list, applied before anyone sees the text
 
     # ================================================================ public (any thread) ==
@@ -148,6 +152,12 @@ class SessionController:
         self._closing.set()
         self._submit(self._do_shutdown, engine_wait_s)
         return self.closed
+
+    def watch_captions(self, no_captions_after_s: float, fresh_session_after_s: float) -> None:
+        """The caption watchdog's thresholds (``AppSettings``): speech without captions is said
+        after the first, and a fresh engine session tried after the second."""
+        self.watchdog.no_captions_after_s = no_captions_after_s
+        self.watchdog.fresh_session_after_s = fresh_session_after_s
 
     @property
     def state(self) -> Captioning:
@@ -223,11 +233,23 @@ class SessionController:
             self.rollovers += 1
         if isinstance(event, (TextDelta, StreamFinished)):
             self._flush.progress()
+        if isinstance(event, TextDelta):
+            self.watchdog.delta(event)
+        elif isinstance(event, StreamFinished):
+            self.watchdog.unwatch(event.stream_id)
         if isinstance(event, StreamGap):
             self._routing.record_loss(("gap", event.stream_id), event.total_lost_s)
         self._emit(event)
         if isinstance(event, StreamFinished):
             self._submit(self._on_stream_finished, event)
+
+    def _fresh_session(self, stream_id: str) -> bool:
+        """The watchdog asks for a fresh engine session of a stream (a rollover on demand)."""
+        fresh = getattr(self.engine, "fresh_session", None)
+        return bool(fresh(stream_id)) if fresh is not None else False
+
+    def _delay_s(self) -> float:
+        return getattr(self.engine_settings, "delay_ms", DEFAULT_DELAY_MS) / 1000.0
 
     def _on_engine_ready(self, gen: int) -> None:
         if not self._engine.current(gen) or self.engine is None:
@@ -429,6 +451,7 @@ class SessionController:
             self._devices.stop()
             self._engine.shutdown(engine_wait_s)  # the captions are flushed and journalled by now
             self._journal.stop()
+            self.watchdog.stop()
         finally:
             self._set_state(Captioning.CLOSED)  # before ``closed`` is set: its waiters see the state
             self.closed.set()

@@ -72,13 +72,24 @@ def _devices(event: events.DevicesChanged, _labels: Labels) -> Notice | None:
                   cause="sound server", urgent=True)
 
 
+def _caption_watch(event: events.CaptionWatch, _labels: Labels) -> Notice:
+    """The caption watchdog: speech with no captions, the fresh session tried, their return."""
+    if not event.missing:
+        return Notice("note", event.message, cause="CaptionWatch")
+    fix = {"missing": "voxcap starts a fresh caption session if it goes on",
+           "still_missing": "stop captioning and start again; if it repeats, restart the engine"
+           }.get(event.state, "")
+    # the alarm interrupts once; what follows (the fresh session, its outcome) does not
+    return Notice("captions", event.message, fix, cause="CaptionWatch", urgent=event.state == "missing")
+
+
 NOTICES: dict[type, Callable[..., Notice | None]] = {
     events.CaptureStarted: _capture, events.CaptureInterrupted: _capture,
     events.CaptureRecovered: _capture, events.CaptureDeviceChanged: _capture,
     events.CaptureLoss: _capture, events.CaptureStopped: _capture,
     events.StreamGap: _stream, events.StreamInterrupted: _stream, events.StreamResumed: _stream,
     events.StreamFinished: _finished, events.AppProblem: _problem, JournalStatus: _journal,
-    events.DevicesChanged: _devices,
+    events.DevicesChanged: _devices, events.CaptionWatch: _caption_watch,
 }
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from ..events import (
     Captioning,
     CaptioningState,
+    CaptionWatch,
     EngineFailed,
     EngineProgress,
     EngineReady,
@@ -45,6 +46,7 @@ class OverlayStatusTracker:
         self.failure: EngineFailed | None = None
         self.late_s: float | None = None  # set while captions are late
         self.had_session = False  # after a session, "off" is said as "stopped"
+        self.no_captions: dict[str, CaptionWatch] = {}  # stream -> the watchdog's alarm, while on
         self.status = self._decide()
 
     def on_event(self, ev) -> OverlayStatus | None:
@@ -54,7 +56,13 @@ class OverlayStatusTracker:
                 self.had_session = True
             if ev.state != Captioning.ON:
                 self.late_s = None
+                self.no_captions.clear()
             self.captioning = ev.state
+        elif isinstance(ev, CaptionWatch):
+            if ev.missing:
+                self.no_captions[ev.stream_id] = ev
+            else:
+                self.no_captions.pop(ev.stream_id, None)
         elif isinstance(ev, EngineProgress):
             self.stage, self.failure = ev.stage, None
             self.engine_ready = False
@@ -110,6 +118,10 @@ class OverlayStatusTracker:
         if c == Captioning.STOPPING:
             return OverlayStatus("Stopping — the last words follow", topic="stopping")
         if c == Captioning.ON:
+            if self.no_captions:  # before lateness: absence is the worse news
+                alarm = next(reversed(self.no_captions.values()))
+                return OverlayStatus(alarm.message[:1].upper() + alarm.message[1:],
+                                     topic="no captions")
             if self.late_s is not None:
                 return OverlayStatus(f"Catching up — {self.late_s:.0f} s behind", topic="late")
             return OverlayStatus()

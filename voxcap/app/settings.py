@@ -146,6 +146,20 @@ class AppSettings:
                   "and journal (UTF-8, one term per line, # starts a comment)")
     announce_captions: bool = setting(
         True, label="Anno&unce finished caption lines to screen readers (speaker first)")
+    # the caption watchdog (app.session.caption_watchdog): speech this long with no caption text
+    # is said (8 s: longer than any trained delay, 2.4 s, plus a sentence); a fresh engine
+    # session is tried after the second (15 s: a restart costs ~1 s of warm-up, not worth it
+    # on a pause in the text, and a reader waits no longer than two sentences)
+    no_captions_after_s: float = setting(
+        8.0, label="Say \"no captions\" after this much speech without captions (s)",
+        words="no-captions warning", low=3.0, high=120.0, flag="--no-captions-after",
+        metavar="SECONDS", flag_help="say so when speech gets no captions for this long "
+        "(default 8 s)")
+    fresh_session_after_s: float = setting(
+        15.0, label="Start a fresh caption session after this much speech without captions (s)",
+        words="fresh session after", low=5.0, high=600.0, flag="--fresh-session-after",
+        metavar="SECONDS", flag_help="start a fresh caption session when speech gets no "
+        "captions for this long (default 15 s)")
     start_minimized: bool = setting(False, label="Start mi&nimized", flag="--minimized",
                                     flag_help="start minimized")
     start_captioning: bool = setting(False, label="Start captioning on laun&ch", flag="--start",

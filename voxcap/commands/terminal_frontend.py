@@ -60,7 +60,7 @@ def add_run_options(p, engine_help: dict[str, str] | None = None) -> None:
     p.add_argument("--no-journal", action="store_true",
                    help="do not keep this run as a session (see `voxcap sessions`)")
     add_export_options(p)
-    add_setting_flags(p, AppSettings, ["glossary_file"])
+    add_setting_flags(p, AppSettings, ["glossary_file", "no_captions_after_s", "fresh_session_after_s"])
     p.add_argument("--quiet", "-q", action="store_true",
                    help="print neither captions nor progress and events")
     add_engine_options(p, more_help=engine_help)
@@ -184,6 +184,8 @@ class CaptionRun:
         self.ctl.set_glossary(glossary)
         if glossary:
             self.term.line(f"{name}: word list: {len(glossary.terms)} names and terms")
+        watch = settings_from_flags(args)  # the caption watchdog's flags, checked
+        self.ctl.watch_captions(watch.no_captions_after_s, watch.fresh_session_after_s)
 
     def run(self, source: str = "", duration: float | None = None) -> RunResult:
         try:

@@ -138,6 +138,7 @@ class _Logical(CutState):
     switching: bool = False
     close_requested: bool = False
     finished: bool = False
+    cut_requested: str = ""  # a fresh session asked for (its reason), at the next audio
     lost_s: float = 0.0  # audio vLLM dropped at an unexpected context cap
     sessions: list = field(default_factory=list)  # SessionRecord of every finished session
     done: threading.Event = field(default_factory=threading.Event)
@@ -268,6 +269,17 @@ class RollingEngine(CaptionEngine):
     def open_stream_ids(self) -> list[str]:
         return [s for s, st in list(self._streams.items()) if not st.finished]
 
+    def fresh_session(self, stream_id: str, reason: str = "no captions") -> bool:
+        """Continue ``stream_id`` in a fresh engine session from its next audio on, as a rollover
+        does (nothing lost, one text sequence); False if the stream is not running or already
+        switching. The caption watchdog's remedy for a session that stopped giving text."""
+        with self._lock:
+            st = self._streams.get(stream_id)
+            if st is None or st.finished or st.close_requested or st.switching:
+                return False
+            st.cut_requested = reason
+            return True
+
     def sessions(self, stream_id: str) -> list[SessionRecord]:
         """The finished engine sessions of a stream, in order."""
         st = self._streams.get(stream_id)
@@ -275,6 +287,9 @@ class RollingEngine(CaptionEngine):
 
     # -- cutting ----------------------------------------------------------------------------
     def _find_cut(self, st: _Logical, chunk: np.ndarray) -> int | None:
+        if st.cut_requested:  # on demand: before this chunk
+            st.rollover_reason, st.cut_requested = st.cut_requested, ""
+            return 0
         return find_cut(self.policy, st, chunk, self._latency_high(st))
 
     def _latency_high(self, st: _Logical) -> bool:

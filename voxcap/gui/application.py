@@ -118,6 +118,9 @@ class VoxcapApp(QObject):
             publish, journal_root=sessions_root, verbose=engine_verbose))
         self.controller = factory(self.hub.publish)
         self._load_word_list()
+        self._watch_captions()
+        self.settings_changes.subscribe(self._watch_captions, "no_captions_after_s",
+                                        "fresh_session_after_s")
         self.exports = ExportController(self.window, self.controller, sessions_root,
                                         masker=lambda: make_masker(self.settings.mask_profanity))
         self.sharing = SharingController(
@@ -169,6 +172,10 @@ class VoxcapApp(QObject):
         self._wire()
         self._follow_settings()
         self.overlay_state = OverlayState(self)  # after _wire: the app's handlers run first
+
+    def _watch_captions(self, _change=None) -> None:
+        self.controller.watch_captions(self.settings.no_captions_after_s,
+                                       self.settings.fresh_session_after_s)
 
     @property
     def settings(self) -> AppSettings:

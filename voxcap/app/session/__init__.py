@@ -10,6 +10,8 @@ composes them (and is what front ends use):
 - ``stream_flush``     closing the streams and waiting for their last words (the flush policy)
 - ``journal_feed``     the journal, fed on its own thread
 - ``device_watch``     the sound server's devices, watched once asked for
+- ``caption_watchdog`` speech with no caption text said, a fresh engine session tried
+  (``speech_detector``: the voice-activity detector it judges the audio with)
 
 What the controller promises (each room's docstring says how):
 
@@ -28,5 +30,8 @@ What the controller promises (each room's docstring says how):
 - Pause keeps the session: captures stop, streams are flushed, the journal records ``pause``;
   the engine stays up. Resume opens captures and new streams (same labels) in the same
   session. A file cannot be paused (its reader would start again from the beginning).
+- Speech that gets no caption text for ``no_captions_after_s`` is said (``CaptionWatch``), a
+  fresh engine session is tried after ``fresh_session_after_s`` and its outcome said
+  (``session.caption_watchdog``); silence, music and noise raise nothing.
 - ``clock`` (``CaptureClock``) knows when each stream sample was captured (caption lag).
 """

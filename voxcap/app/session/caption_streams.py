@@ -16,12 +16,14 @@ from .stream_flush import StreamFlush
 
 class CaptionStreams:
     def __init__(self, emit: Callable[[object], None], clock: CaptureClock, journal: JournalFeed,
-                 routing: CaptureRouting, flush: StreamFlush) -> None:
+                 routing: CaptureRouting, flush: StreamFlush,
+                 watch: Callable[[str, str], None] | None = None) -> None:
         self._emit = emit
         self._clock = clock
         self._journal = journal
         self._routing = routing
         self._flush = flush
+        self._watch = watch or (lambda _sid, _label: None)  # the caption watchdog
         self._open: dict[str, str] = {}  # stream id -> label
 
     def __bool__(self) -> bool:
@@ -42,6 +44,7 @@ class CaptionStreams:
             self._open[sid] = label
             self._journal.stream_opened(sid, label=label, source=desc)
             self._emit(StreamOpened(sid, label, desc))
+            self._watch(sid, label)  # before its audio
             self._routing.connect(label, sid, eng)
             if label in ended:
                 eng.close_stream(sid)

@@ -18,6 +18,8 @@ import threading
 from collections import deque
 from collections.abc import Callable
 
+import numpy as np
+
 from ...engine.base import CaptionEngine
 from ...errors import VoxcapError
 from ...events import AppProblem
@@ -31,8 +33,10 @@ HOLD_S = 120.0
 class CaptureRouting:
     def __init__(self, emit: Callable[[object], None], clock: CaptureClock,
                  engine: Callable[[], CaptionEngine | None], live: Callable[[], bool],
-                 hold_s: float = HOLD_S) -> None:
+                 hold_s: float = HOLD_S,
+                 pushed: Callable[[str, np.ndarray], None] | None = None) -> None:
         self._emit = emit
+        self._pushed = pushed or (lambda _sid, _samples: None)  # the caption watchdog's copy
         self._clock = clock
         self._engine = engine  # the engine now (None while there is none)
         self._live = live  # whether the sources' audio is gone if not taken in time
@@ -115,6 +119,7 @@ class CaptureRouting:
             while held:
                 samples, at = held.popleft()
                 eng.push_audio(stream_id, samples)
+                self._pushed(stream_id, samples)
                 self._clock.pushed(stream_id, samples.size, at)
             self._held_samples[label] = 0
             if label in self._routes:
@@ -134,6 +139,7 @@ class CaptureRouting:
             if eng is None:
                 return
             eng.push_audio(sid, samples)
+            self._pushed(sid, samples)
             self._clock.pushed(sid, samples.size, block.captured_at)
 
     def _hold(self, label: str, samples, captured_at: float) -> None:

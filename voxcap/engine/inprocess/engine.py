@@ -38,6 +38,7 @@ from ..vllm_adapter import platform as engine_platform
 from ..vllm_adapter.audio_frontend import FRONTEND_ENV
 from ..vllm_adapter.cpu_processes import CPU_AS_GPU_ENV
 from ..vllm_adapter.env import FIRST_JIT_NOTE, first_jit_compile, rpc_env, use_voxcap_caches
+from ..vllm_adapter.pad_stall import stall_extra_args
 from ..vllm_adapter.patches import SESSION_FIX_ENV, TOKEN_CARRY_ENV
 from ..vllm_adapter.plugin import APP_PID_ENV, CHILD_STDERR_ENV, EARLY_HOOK_DIR, tie_forked_children
 from .feed import TokenFeed
@@ -439,7 +440,8 @@ class LocalEngine(EngineBase):
 
         params = SamplingParams(temperature=0.0, max_tokens=self._model_cls.realtime_max_tokens,
                                 output_kind=RequestOutputKind.DELTA,
-                                extra_args=feed.sampling_extra_args())
+                                extra_args=(feed.sampling_extra_args() or {}) | stall_extra_args()
+                                or None)
         reason, message = "flushed", ""
         try:
             async for out in engine.generate(prompt=inputs(), sampling_params=params,

@@ -78,6 +78,10 @@ def apply_enabled() -> list[str]:
 
     if audio_frontend.enabled() and audio_frontend.apply():
         applied.append("batched_frontend")
+    from . import pad_stall  # TESTS ONLY: a model that stalls on demand (its docstring)
+
+    if pad_stall.enabled() and pad_stall.apply():
+        applied.append("test_pad_stall")
     from . import realtime_carry  # /v1/realtime sends chunks ahead of their tokens (its docstring)
 
     if env_on(realtime_carry.REALTIME_CARRY_ENV) and realtime_carry.apply("token_carry" in applied):
