@@ -188,13 +188,18 @@ def find_api_key(server_url: str) -> tuple[str | None, str]:
 
 
 def load_api_key(path: str | Path) -> str:
-    """The key stored alone in ``path``; refuses a file others can read (ConfigError)."""
+    """The key stored alone in ``path``; refuses a file others can read, or one another user
+    owns (they could put their own server's key in it): ConfigError."""
     p = Path(path).expanduser()
     try:
         st = p.stat()
     except OSError as exc:
         raise ConfigError(f"Cannot read the API key file {p}: {exc.strerror}.",
                           "check the path, or use --api-key-env VAR") from None
+    if os.name == "posix" and st.st_uid != os.getuid():
+        raise ConfigError(f"The API key file {p} belongs to another user (uid {st.st_uid}).",
+                          "use a key file of your own: copy the key into one (chmod 600), or "
+                          "use --api-key-env VAR")
     if os.name == "posix" and st.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
         raise ConfigError(f"The API key file {p} can be read by other users.",
                           f"chmod 600 {p}")
