@@ -91,3 +91,22 @@ def untrusted_peer(sock: socket.socket, tables=TABLES) -> str | None:
     if uid not in TRUSTED:
         return f"another user's program (uid {uid}) listens there"
     return None
+
+
+class PeerRefused(Exception):
+    """The other end of a new connection may not be sent a credential: ``why``, in words."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why
+
+
+def connect_checked(host: str, port: int, timeout: float) -> socket.socket:
+    """A TCP connection to ``host``:``port`` whose other end passed ``untrusted_peer`` (closed
+    and PeerRefused otherwise; OSError when it cannot be made). Blocking: a thread's job."""
+    sock = socket.create_connection((host, port), timeout)
+    why = untrusted_peer(sock)
+    if why is not None:
+        sock.close()
+        raise PeerRefused(why)
+    return sock

@@ -12,8 +12,8 @@ import asyncio
 import time
 
 import pytest
-
 from support.other_user import needs_root, other_user
+
 from voxcap.engine.remote import connection
 from voxcap.engine.remote.settings import RemoteSettings, find_api_key, local_server_key_path, save_api_key
 

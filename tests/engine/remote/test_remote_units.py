@@ -82,7 +82,7 @@ def test_api_key_file_of_another_user_is_refused(tmp_path):
     with pytest.raises(ConfigError) as e:
         load_api_key(p)
     assert e.value.message == f"The API key file {p} belongs to another user (uid 65534)."
-    assert e.value.fix == (f"use a key file of your own: copy the key into one (chmod 600), or "
+    assert e.value.fix == ("use a key file of your own: copy the key into one (chmod 600), or "
                            "use --api-key-env VAR")
 
 

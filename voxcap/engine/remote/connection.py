@@ -136,35 +136,35 @@ ws_logger = logging.getLogger(f"{__name__}.websocket")
 ws_logger.addFilter(_RedactHeaders())
 
 
+def _refused(url: str, why: str) -> Retry:
+    return Retry("another user's port", f"Not connecting to {display_url(url)}: {why}; the API key "
+                 "is not sent to it.",
+                 "stop that program, or start voxcap serve on another port and point voxcap there")
+
+
 def check_peer(sock: socket.socket, url: str) -> None:
     """Retry, before any header is sent, when the program that accepted the connected ``sock``
-    is another user's (e.g. one that took the port while ``voxcap serve`` was down): the key
-    goes to nobody else, whichever key it is (found or given). The connected socket itself is
-    read, so a listener swapped in after a check cannot get it."""
+    is another user's (e.g. one that took the port while ``voxcap serve`` or the ssh tunnel was
+    down): the key goes to nobody else, whichever key it is (found or given). The connected
+    socket itself is read, so a listener swapped in after a check cannot get it."""
     why = listeners.untrusted_peer(sock)
     if why is not None:
-        raise Retry("another user's port", f"Not connecting to {display_url(url)}: {why}; the API "
-                    "key is not sent to it.",
-                    "stop that program, or start voxcap serve on another port and point "
-                    "voxcap there")
+        raise _refused(url, why)
 
 
 async def open_checked(url: str, timeout: float) -> socket.socket:
     """A TCP connection to ``url``'s host and port whose other end has passed ``check_peer``."""
     parts = urlsplit(url)
     port = parts.port or (443 if parts.scheme in ("wss", "https") else 80)
-    sock = await asyncio.wait_for(asyncio.to_thread(
-        socket.create_connection, (parts.hostname or "", port), timeout), timeout)
     try:
-        check_peer(sock, url)
-    except BaseException:
-        sock.close()
-        raise
+        sock = await asyncio.wait_for(asyncio.to_thread(
+            listeners.connect_checked, parts.hostname or "", port, timeout), timeout)
+    except listeners.PeerRefused as exc:
+        raise _refused(url, exc.why) from None
     sock.setblocking(False)
     return sock
 
 
-# ------------------------------------------------------------------ websocket ----
 async def connect(url: str, api_key: str | None, timeout: float, *, keepalive: bool = True,
                   compression: str | None = "deflate"):
     """The websocket to ``url`` (a realtime URL), or Fatal/Retry explaining why not.
