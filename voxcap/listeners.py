@@ -4,6 +4,7 @@ password, captions) only to a program of the same user, not to another user's pr
 took the port first.
 
     untrusted_peer(sock)     # None: may be sent a credential; else why not, for a person
+    listening_addresses(process_tree(pid))   # [("127.0.0.1", 8000), ...]: what they listen on
 
 ``untrusted_peer`` reads the CONNECTED socket: the program that accepted this very connection,
 so no listener swapped in between a check and the connect (a race) gets anything.
@@ -11,6 +12,7 @@ so no listener swapped in between a check and the connect (a race) gets anything
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import os
 import socket
@@ -110,3 +112,40 @@ def connect_checked(host: str, port: int, timeout: float) -> socket.socket:
         sock.close()
         raise PeerRefused(why)
     return sock
+
+
+def process_tree(root: int) -> list[int]:
+    """``root`` and every process under it (read from /proc: the children of this user's
+    processes)."""
+    parents: dict[int, list[int]] = {}
+    for stat_file in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat_file.read_text()
+        except OSError:  # gone meanwhile
+            continue
+        ppid = int(text.rpartition(")")[2].split()[1])
+        parents.setdefault(ppid, []).append(int(stat_file.parent.name))
+    tree, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        tree.append(pid)
+        todo += parents.get(pid, [])
+    return tree
+
+
+def listening_addresses(pids: list[int], tables=TABLES) -> list[tuple[str, int]]:
+    """(address, port) of every TCP socket the processes ``pids`` listen on, sorted."""
+    inodes: set[str] = set()
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            for fd in Path(f"/proc/{pid}/fd").iterdir():
+                with contextlib.suppress(OSError):
+                    target = os.readlink(fd)
+                    if target.startswith("socket:["):
+                        inodes.add(target[8:-1])
+    found = set()
+    for f in _rows(tables) or []:
+        if f[3] == LISTEN and len(f) > 9 and f[9] in inodes:
+            addr, port = _endpoint(f[1])
+            found.add((str(addr), port))
+    return sorted(found, key=lambda a: (a[1], a[0]))
