@@ -21,7 +21,8 @@
   without Fetch Metadata (Firefox before 90, Safari before 16.4) still get the headers below.
 - Every response says ``no-store``, ``nosniff`` and ``no-referrer`` (the token is in the URL),
   and that no other site may frame it (``frame-ancestors 'none'``, ``X-Frame-Options``) or
-  embed it without CORS (``Cross-Origin-Resource-Policy: same-origin``). The allowed site
+  embed it without CORS (``Cross-Origin-Resource-Policy: same-origin``), and a page of another
+  site that opens it gets no handle on its window (``Cross-Origin-Opener-Policy``). The allowed site
   reads the feed and the exports through CORS; it cannot frame the page either (a framing
   request carries no ``Origin`` to tell it from any other site's).
   Cross-origin reads: no CORS headers at all unless an origin is allowed (``CORSMiddleware``
@@ -47,7 +48,8 @@ SAFE_METHODS = ("GET", "HEAD")
 NOT_FRAMED = b"frame-ancestors 'none'"
 HEADERS = [(b"cache-control", b"no-store"), (b"x-content-type-options", b"nosniff"),
            (b"referrer-policy", b"no-referrer"), (b"x-frame-options", b"DENY"),
-           (b"cross-origin-resource-policy", b"same-origin")]
+           (b"cross-origin-resource-policy", b"same-origin"),
+           (b"cross-origin-opener-policy", b"same-origin")]
 OWN_SITE = (b"same-origin", b"none")  # Sec-Fetch-Site of the page itself, or no page at all
 # Host: [IPv6] or a name/IPv4 (no colon), then nothing or ":" and ASCII digits
 _HOST = re.compile(r"(?:\[(?P<ip6>[0-9a-f:.]+)\]|(?P<name>[^:\[\]@/\s]+))(?::[0-9]{1,5})?",
