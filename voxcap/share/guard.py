@@ -8,7 +8,9 @@
   then nothing or ``:`` and digits (``[::1]evil.test``, ``localhost:evil``: 400).
 - With a token (LAN sharing, or asked for on this computer too) every request must carry it
   as ``?token=`` (403 otherwise); compared as bytes in constant time, so any bytes a client
-  sends (non-ASCII, overlong, repeated) are a plain 403, never an error.
+  sends (non-ASCII, overlong, repeated) are a plain 403, never an error. One path asks for
+  none: ``/proof``, where the server proves to its page that it knows the token before the
+  page sends it (``server``), so a program that took the port meanwhile never gets it.
 - A request that says it comes from a web page (``Origin``) is served only to the page itself
   (same origin) or to the one allowed site; any other origin, ``null`` included (sandboxed
   frames, local files), is refused (403) before any work, so other sites' pages can neither
@@ -54,6 +56,7 @@ OWN_SITE = (b"same-origin", b"none")  # Sec-Fetch-Site of the page itself, or no
 # Host: [IPv6] or a name/IPv4 (no colon), then nothing or ":" and ASCII digits
 _HOST = re.compile(r"(?:\[(?P<ip6>[0-9a-f:.]+)\]|(?P<name>[^:\[\]@/\s]+))(?::[0-9]{1,5})?",
                    re.ASCII)
+PROOF_PATH = "/proof"  # the server's proof that it knows the token: asks for none
 MAX_TOKEN_BYTES = 512  # longer: wrong without comparing
 OTHER_SITES = ("pages of other web sites may not use the captions (Settings → Share captions: "
                "Allow site lets one site read them)")
@@ -182,8 +185,8 @@ class Guard:
         if not host_allowed(host, local, self.lan):
             return 400, ("wrong Host: open the address voxcap shows (127.0.0.1 or its network "
                          "address)"), []
-        if self.token and not token_matches(token_of(scope.get("query_string", b"")),
-                                            self.token):
+        if self.token and scope.get("path") != PROOF_PATH and \
+                not token_matches(token_of(scope.get("query_string", b"")), self.token):
             return 403, ("this address needs its access token: open the full address (or QR "
                          "code) voxcap shows"), []
         origins = named.get(b"origin", [])
