@@ -10,23 +10,15 @@ captions and the key travel unencrypted, and it drops connections that send noth
 from __future__ import annotations
 
 import ipaddress
-import os
 import re
-import shutil
-import socket
 import subprocess
 import sys
 
 import pytest
+from support.office_namespace import hosts_file, in_office, listeners, needs_namespaces
 from support.vllm_server import VllmServer
 
-pytestmark = [pytest.mark.engine, pytest.mark.slow, pytest.mark.timeout(900),
-              pytest.mark.skipif(os.getuid() != 0 or not shutil.which("unshare")
-                                 or not shutil.which("nsenter") or not shutil.which("ss"),
-                                 reason="needs root, unshare, nsenter and ss for a network namespace")]
-OFFICE_ADDRESS = "10.77.0.1"
-NAMESPACE = ('ip link set lo up && ip addr add {addr}/24 dev lo && mount --bind {hosts} /etc/hosts '
-             '&& exec "$@"')
+pytestmark = [pytest.mark.engine, pytest.mark.slow, pytest.mark.timeout(900), needs_namespaces]
 
 # Inside the namespace: 300 idle sockets to the server; how long until the server closed each.
 IDLE = r"""
@@ -52,30 +44,19 @@ class NamespacedServer(VllmServer):
         self.hosts = hosts
 
     def command(self) -> list[str]:
-        script = NAMESPACE.format(addr=OFFICE_ADDRESS, hosts=self.hosts)
-        return ["unshare", "-n", "-m", "sh", "-c", script, "sh", *super().command()]
+        return in_office(self.hosts, super().command())
 
     def inside(self, *cmd: str, timeout: float = 60) -> str:
         return subprocess.run(["nsenter", "-t", str(self.proc.pid), "-n", *cmd], check=True,
                               capture_output=True, text=True, timeout=timeout).stdout
 
 
-def _listeners(ss_output: str) -> list[tuple[str, int]]:
-    found = []
-    for line in ss_output.splitlines()[1:]:
-        local = line.split()[3]
-        host, _, port = local.rpartition(":")
-        found.append((host.strip("[]"), int(port)))
-    return found
-
-
 def test_vllms_own_ports_stay_on_loopback_whatever_the_host_name(tiny_weights_dir, tmp_path):
-    hosts = tmp_path / "hosts"
-    hosts.write_text(f"127.0.0.1 localhost\n{OFFICE_ADDRESS} {socket.gethostname()}\n")
+    hosts = hosts_file(tmp_path)
     with NamespacedServer(tiny_weights_dir, max_model_len=512, hosts=hosts,
                           serve_args=["--host", "0.0.0.0"],
                           log_path=tmp_path / "serve.log") as srv:
-        found = _listeners(srv.inside("ss", "-ltn"))
+        found = listeners(srv.inside("ss", "-ltn"))
         out = srv.output()
         idle_open, idle_s = srv.inside(sys.executable, "-c", IDLE, str(srv.port)).split()
     api = [a for a in found if a[1] == srv.port]
