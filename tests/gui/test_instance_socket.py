@@ -33,13 +33,14 @@ app.exec()
 
 
 def _app(tmp_path, how: str) -> subprocess.Popen:
-    env = {**os.environ, "TMPDIR": str(tmp_path / "tmp"), "VOXCAP_CONFIG_DIR": str(tmp_path / "cfg")}
+    env = {**os.environ, "TMPDIR": str(tmp_path / "tmp"), "VOXCAP_CONFIG_DIR": str(tmp_path / "cfg"),
+           "XDG_RUNTIME_DIR": ""}
     return subprocess.Popen([sys.executable, "-c", APP, how], env=env, stdout=subprocess.PIPE,
                             text=True)
 
 
 def _sockets(tmp_path) -> list[str]:
-    return sorted(p.name for p in (tmp_path / "tmp").glob(f"voxcap-{os.getuid()}/instance-*"))
+    return sorted(p.name for p in (tmp_path / "tmp").glob(f"voxcap-{os.getuid()}/gui-*"))
 
 
 def test_the_instance_socket_goes_at_quit_and_after_a_kill(tmp_path):
@@ -81,7 +82,7 @@ SEND = ("from voxcap.gui.instance import InstanceServer, send_to_running\n"
 
 
 def _send_show(tmp: Path, cfg: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "TMPDIR": str(tmp), "VOXCAP_CONFIG_DIR": str(cfg)}
+    env = {**os.environ, "TMPDIR": str(tmp), "VOXCAP_CONFIG_DIR": str(cfg), "XDG_RUNTIME_DIR": ""}
     return subprocess.run([sys.executable, "-c", SEND], env=env, capture_output=True, text=True,
                           timeout=60)
 
