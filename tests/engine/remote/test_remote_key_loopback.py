@@ -20,9 +20,13 @@ from voxcap.engine.remote.settings import RemoteSettings, find_api_key, local_se
 # Another user's program on a loopback port: it prints each request head it is sent.
 LISTENER = r"""
 import socket, sys
-s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen()
+where = sys.argv[1] if len(sys.argv) > 1 else "127.0.0.1"
+s = socket.socket(socket.AF_INET6 if ":" in where else socket.AF_INET)
+if where == "::":
+    s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)  # dual-stack: IPv4 too
+s.bind((where, 0)); s.listen()
 print(s.getsockname()[1], flush=True)
-s.settimeout(10)
+s.settimeout(4)  # then gone: nothing more came
 while True:
     try:
         c, _ = s.accept()
@@ -121,3 +125,16 @@ def test_a_listener_that_comes_and_goes_never_gets_the_key(serve_key):
                 pass
     assert tries > 20
     assert "vx-made-here" not in spy.output
+
+
+@needs_root
+@pytest.mark.parametrize(("bind", "host"), [("::", "127.0.0.1"), ("::", "[::1]"), ("::1", "[::1]"),
+                                            ("0.0.0.0", "127.0.0.1")])
+def test_another_users_listener_on_any_loopback_form_is_refused(bind, host):
+    """IPv6, dual-stack (the other end is ::ffff:127.0.0.1 in /proc/net/tcp6) and wildcard
+    listeners are found as well."""
+    with other_user(LISTENER, bind) as spy:
+        url = f"ws://{host}:{spy.port}/v1/realtime"
+        with pytest.raises(connection.Retry, match="another user's program"):
+            asyncio.run(connection.connect(url, "vx-given-by-the-user", 5))
+    assert "vx-" not in spy.output
