@@ -1,34 +1,48 @@
-"""Who listens on a TCP port of this computer: the user ids of the sockets listening on it at a
-loopback or wildcard address (the ones a connection to 127.0.0.1 or ::1 can reach), read from
-Linux's /proc/net/tcp and tcp6. Lets voxcap give this computer's ``voxcap serve`` key only to a
-server run by the same user, not to another user's program that took the port first.
+"""Who is at the other end of a socket on this computer, read from Linux's /proc/net/tcp and
+tcp6 (or SO_PEERCRED for a Unix socket). Lets voxcap send a credential (a server key, the OBS
+password, captions) only to a program of the same user, not to another user's program that
+took the port first.
 
-    listening_users(8000)   # {1000}; set() when nothing listens; None when it cannot be told
+    untrusted_peer(sock)     # None: may be sent a credential; else why not, for a person
+    listening_addresses(process_tree(pid))   # [("127.0.0.1", 8000), ...]: what they listen on
+
+``untrusted_peer`` reads the CONNECTED socket: the program that accepted this very connection,
+so no listener swapped in between a check and the connect (a race) gets anything.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
+import os
+import socket
+import struct
 from pathlib import Path
 
-LISTEN = "0A"  # the kernel's TCP_LISTEN in the "st" column
+LISTEN = "0A"  # the kernel's TCP_LISTEN in the "st" column: a listener, not a connection
 TABLES = (Path("/proc/net/tcp"), Path("/proc/net/tcp6"))
+# The users whose programs may be sent this user's credentials: this user, and root (who can
+# read them anyway: refusing root would protect nothing and break a system-wide server).
+TRUSTED = frozenset({os.getuid(), 0})
+
+Ip = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 
-def _address(hex_addr: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+def _address(hex_addr: str) -> Ip:
     """/proc's address: 32-bit words in the host's (little-endian) byte order."""
     raw = bytes.fromhex(hex_addr)
     words = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
     return ipaddress.ip_address(words)
 
 
-def _reachable_from_loopback(ip) -> bool:
+def _plain(ip: Ip) -> Ip:
+    """::ffff:127.0.0.1 as 127.0.0.1: a dual-stack server's side of an IPv4 connection."""
     mapped = getattr(ip, "ipv4_mapped", None)
-    return ip.is_loopback or ip.is_unspecified or (mapped is not None and mapped.is_loopback)
+    return mapped if mapped is not None else ip
 
 
-def listening_users(port: int, tables=TABLES) -> set[int] | None:
-    users: set[int] = set()
+def _rows(tables=TABLES) -> list[list[str]] | None:
+    rows: list[list[str]] = []
     read_any = False
     for table in tables:
         try:
@@ -36,11 +50,102 @@ def listening_users(port: int, tables=TABLES) -> set[int] | None:
         except OSError:
             continue
         read_any = True
-        for line in lines:
-            f = line.split()
-            if len(f) < 8 or f[3] != LISTEN:
-                continue
-            addr, _, hex_port = f[1].partition(":")
-            if int(hex_port, 16) == port and _reachable_from_loopback(_address(addr)):
-                users.add(int(f[7]))
-    return users if read_any else None
+        rows += [f for f in (line.split() for line in lines) if len(f) >= 8]
+    return rows if read_any else None
+
+
+def _endpoint(field: str) -> tuple[Ip, int]:
+    addr, _, hex_port = field.partition(":")
+    return _plain(_address(addr)), int(hex_port, 16)
+
+
+def peer_user(sock: socket.socket, tables=TABLES) -> int | None:
+    """The user id of the program at the other end of the connected ``sock`` when that end is
+    on this computer (its socket, accepted or still in the listener's queue, is in this
+    network namespace's table under the listener's owner); None when it is not found there."""
+    if sock.family == socket.AF_UNIX:
+        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        return struct.unpack("3i", creds)[1]
+    local = sock.getsockname()
+    peer = sock.getpeername()
+    ours = (_plain(ipaddress.ip_address(local[0].split("%")[0])), local[1])
+    theirs = (_plain(ipaddress.ip_address(peer[0].split("%")[0])), peer[1])
+    for f in _rows(tables) or []:
+        if f[3] != LISTEN and _endpoint(f[1]) == theirs and _endpoint(f[2]) == ours:
+            return int(f[7])
+    return None
+
+
+def untrusted_peer(sock: socket.socket, tables=TABLES) -> str | None:
+    """None when the other end of the connected ``sock`` may be sent this user's credentials:
+    a program of this user (or root), or another computer (where TLS, if asked for, decides).
+    Else why not, in words: another user's program, or a loopback peer that cannot be found."""
+    try:
+        uid = peer_user(sock, tables)
+        peer_ip = None if sock.family == socket.AF_UNIX else \
+            _plain(ipaddress.ip_address(sock.getpeername()[0].split("%")[0]))
+    except OSError as exc:
+        return f"its socket cannot be read ({exc.strerror or type(exc).__name__})"
+    if uid is None:
+        if peer_ip is not None and (peer_ip.is_loopback or peer_ip.is_unspecified):
+            return "the program listening there cannot be told (no /proc/net/tcp)"
+        return None
+    if uid not in TRUSTED:
+        return f"another user's program (uid {uid}) listens there"
+    return None
+
+
+class PeerRefused(Exception):
+    """The other end of a new connection may not be sent a credential: ``why``, in words."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why
+
+
+def connect_checked(host: str, port: int, timeout: float) -> socket.socket:
+    """A TCP connection to ``host``:``port`` whose other end passed ``untrusted_peer`` (closed
+    and PeerRefused otherwise; OSError when it cannot be made). Blocking: a thread's job."""
+    sock = socket.create_connection((host, port), timeout)
+    why = untrusted_peer(sock)
+    if why is not None:
+        sock.close()
+        raise PeerRefused(why)
+    return sock
+
+
+def process_tree(root: int) -> list[int]:
+    """``root`` and every process under it (read from /proc: the children of this user's
+    processes)."""
+    parents: dict[int, list[int]] = {}
+    for stat_file in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat_file.read_text()
+        except OSError:  # gone meanwhile
+            continue
+        ppid = int(text.rpartition(")")[2].split()[1])
+        parents.setdefault(ppid, []).append(int(stat_file.parent.name))
+    tree, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        tree.append(pid)
+        todo += parents.get(pid, [])
+    return tree
+
+
+def listening_addresses(pids: list[int], tables=TABLES) -> list[tuple[str, int]]:
+    """(address, port) of every TCP socket the processes ``pids`` listen on, sorted."""
+    inodes: set[str] = set()
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            for fd in Path(f"/proc/{pid}/fd").iterdir():
+                with contextlib.suppress(OSError):
+                    target = os.readlink(fd)
+                    if target.startswith("socket:["):
+                        inodes.add(target[8:-1])
+    found = set()
+    for f in _rows(tables) or []:
+        if f[3] == LISTEN and len(f) > 9 and f[9] in inodes:
+            addr, port = _endpoint(f[1])
+            found.add((str(addr), port))
+    return sorted(found, key=lambda a: (a[1], a[0]))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -102,6 +103,23 @@ def remove_run_tempdirs() -> None:
     """Remove every folder ``run_tempdir`` made in this process that is still there."""
     for path in list(_run_dirs):
         remove_run_tempdir(path)
+
+
+def private_tmp_dir() -> Path:
+    """``<tmp>/voxcap-<uid>``: this user's own folder (0700) in the shared temporary folder, for
+    sockets and files other users must neither read nor plant; made when missing. One that is
+    not this user's own folder (another user made it first, or a link) raises PermissionError,
+    its message naming the fix."""
+    folder = Path(tempfile.gettempdir()) / f"voxcap-{os.getuid()}"
+    with contextlib.suppress(FileExistsError):
+        folder.mkdir(mode=0o700)
+    st = folder.lstat()
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+        raise PermissionError(f"{folder} is not a folder of this user's (uid {st.st_uid} made it): "
+                              "remove it (as root), or set TMPDIR to a folder of your own")
+    if st.st_mode & 0o077:
+        os.chmod(folder, 0o700)  # this user's, made wider by hand: narrowed again
+    return folder
 
 
 def write_private(path: Path, data: bytes) -> Path:

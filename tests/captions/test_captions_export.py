@@ -183,3 +183,22 @@ def test_bad_output_paths_are_user_errors(tmp_path):
     with pytest.raises(ConfigError, match="does not exist"):
         check_export_path(tmp_path / "missing" / "x.srt")
     assert check_export_path(tmp_path / "X.SRT").suffix == ".SRT"
+
+
+def test_export_writes_no_file_through_a_planted_link(tmp_path):
+    """The temporary file is a new one of its own (random name, made exclusively, links not
+    followed) and readable by its owner only, as the journal is: a link planted where a
+    predictable temporary name would be does not make the export overwrite what it points to."""
+    import os
+    import stat
+
+    victim = tmp_path / "victim"
+    victim.write_text("precious")
+    target = tmp_path / "talk.srt"
+    for pid in {os.getpid(), os.getpid() + 1}:
+        (tmp_path / f".talk.srt.{pid}.tmp").symlink_to(victim)
+    export(deltas_from_pieces(speech("one two three")), target)
+    assert victim.read_text() == "precious"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+    assert target.read_text().startswith("1\n00:00:00,000 --> ")
+    assert not target.is_symlink()

@@ -26,6 +26,7 @@ import pytest
 from support import hostile_http as hh
 from support.browser import caption_text, wait_for
 from support.gui_fakes import FakeAudio, scripted_factory
+from support.other_user import needs_root, other_user
 
 from voxcap.app.controller import SessionController
 from voxcap.engine.settings import InProcessSettings
@@ -603,3 +604,48 @@ def test_obs_impostor_asking_no_password_gets_no_captions(script):
             wait_for(lambda: fake.captions, what="a caption sent")
         finally:
             open_obs.stop()
+
+
+# The impostor run as another user (nobody): prints its port, then what it got as JSON.
+OTHER_USERS_OBS = r"""
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+from support.fake_obs import ObsImpostor
+with ObsImpostor(auth=True) as fake:
+    print(fake.port, flush=True)
+    time.sleep(float(sys.argv[2]))
+print(json.dumps({"captions": fake.captions, "answers": fake.answers,
+                  "connections": fake.connections}), flush=True)
+"""
+
+
+@needs_root
+def test_another_users_obs_impostor_gets_nothing(script):
+    """A program of another user holds OBS's port, asks for the password and accepts any answer
+    (obs-websocket's check is one-way): it gets neither captions nor a challenge answer to crack
+    offline, with a password set or without; the panel says why and what to do, no retry."""
+    import json
+
+    from voxcap.share.obs import ObsCaptions
+
+    tests_dir = str(Path(__file__).resolve().parents[1])
+    with other_user(OTHER_USERS_OBS, tests_dir, "6", timeout=20) as spy:
+        senders = [ObsCaptions(f"ws://127.0.0.1:{spy.port}", password=pw, interval_s=0.05).start()
+                   for pw in ("set-in-voxcap", "")]
+        try:
+            for sender in senders:
+                wait_for(lambda s=sender: s.state == "refused", what="the other user's OBS refused")
+                script(sender.post).say(5)
+            time.sleep(1.0)
+            for sender in senders:
+                assert sender.sent == 0 and sender.attempts == 1
+                assert sender.problem == (
+                    f"Not sending captions to ws://127.0.0.1:{spy.port}; another user's program "
+                    "(uid 65534) listens there: close that program (OBS on this computer listens "
+                    "as you), or give OBS another port in Tools → WebSocket Server Settings and the "
+                    "same port here.")
+        finally:
+            for sender in senders:
+                sender.stop()
+    got = json.loads(spy.output.strip().splitlines()[-1])
+    assert got == {"captions": [], "answers": [], "connections": 0}

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import http.server
 import threading
+import time
 
 import pytest
 from support.browser import REBIND_NAME, caption_text, wait_for
+from support.other_user import needs_root, other_user
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -104,6 +106,59 @@ def test_lan_sharing_needs_the_token(browser, make_server, script):
     browser.get(f"http://127.0.0.1:{server.port}/captions.txt")
     assert "needs its access token" in browser.find_element("tag name", "body").text
     assert server.guard.refused > before
+
+
+# Another user's program that takes the caption server's port while sharing is down: it answers
+# every request with a 200 and prints each request line it gets, for a few seconds.
+PORT_TAKER = r"""
+import socket, sys, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+end = time.monotonic() + 20
+while True:
+    try:
+        s.bind(("127.0.0.1", int(sys.argv[1]))); break
+    except OSError:
+        assert time.monotonic() < end; time.sleep(0.05)
+s.listen()
+print("listening", flush=True)
+s.settimeout(0.5)
+end = time.monotonic() + float(sys.argv[2])
+while time.monotonic() < end:
+    try:
+        c, _ = s.accept()
+    except TimeoutError:
+        continue
+    c.settimeout(1)
+    try:
+        print(c.recv(8192).split(b"\r\n")[0].decode("latin-1"), flush=True)
+        c.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 2\r\n"
+                  b"connection: close\r\n\r\nok")
+    except OSError:
+        pass
+    c.close()
+"""
+
+
+@needs_root
+def test_the_token_goes_only_to_a_server_that_proves_it_knows_it(browser, make_server, script):
+    """While sharing is down another user's program takes the port: the open page keeps trying
+    (its /proof, no token) but sends the token nowhere; the real server back, it reconnects."""
+    server = make_server(lan=True, bind="127.0.0.1")
+    port, token = server.port, server.token
+    s = script(server.post)
+    s.say(3)
+    browser.get(server.local_url("/"))
+    _words_shown(browser, s.words)
+    server.stop()
+    with other_user(PORT_TAKER, str(port), "8", timeout=30) as spy:
+        time.sleep(8)
+    asked = [line for line in spy.output.splitlines() if line.startswith("GET ")]
+    assert asked, "the page did not try to reconnect"
+    assert all(token not in line and line.startswith("GET /proof?nonce=") for line in asked), asked
+    second = make_server(port=port, lan=True, bind="127.0.0.1", token=token)
+    s2 = script(second.post)
+    s2.say(2)
+    _words_shown(browser, s2.words)
 
 
 class _OtherSite:

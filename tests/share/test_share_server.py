@@ -188,3 +188,23 @@ def test_a_journal_that_lags_is_read_again(make_server, journalled):
     s.say(3)
     wait_for(lambda: _snapshot_words(server) == s.words, what="the words with the gap filled")
     assert len(reads) == 2
+
+
+def test_proof_of_the_token_asks_for_none_and_gives_nothing_away(make_server, script):
+    """/proof answers HMAC-SHA256(token, label + nonce) without a token (the page checks it
+    before sending the token: test_share_page.py); nothing else opens without the token."""
+    import hashlib
+    import hmac
+
+    server = make_server(lan=True, bind="127.0.0.1")
+    script(server.post).say(2)
+    nonce = "0123456789abcdef0123456789abcdef"
+    status, _, body = _get(server, f"/proof?nonce={nonce}")
+    expected = hmac.new(server.token.encode(), f"voxcap-share-proof:{nonce}".encode(),
+                        hashlib.sha256).hexdigest()
+    assert (status, body.decode()) == (200, expected)
+    assert server.token.encode() not in body
+    for bad in ("/proof", "/proof?nonce=short", "/proof?nonce=" + "x" * 32, "/proof?nonce=" + "a" * 65):
+        assert _get(server, bad)[0] == 404, bad
+    assert _get(server, "/captions.txt")[0] == 403
+    assert _get(make_server(), f"/proof?nonce={nonce}")[0] == 404  # no token: nothing to prove

@@ -379,12 +379,14 @@ def own_page_is_served(t):
 
 
 def never_framed(t):
-    """Every answer says it may not be framed or embedded by another site."""
+    """Every answer says it may not be framed or embedded by another site, nor keep a handle on
+    a window another site opened (Cross-Origin-Opener-Policy)."""
     for path in ("/", "/captions.txt", "/nothing"):
         h = request(t, t.path(path)).headers
         assert h.get("x-frame-options") == "DENY", (path, h)
         assert "frame-ancestors 'none'" in h.get("content-security-policy", ""), (path, h)
         assert h.get("cross-origin-resource-policy") == "same-origin", (path, h)
+        assert h.get("cross-origin-opener-policy") == "same-origin", (path, h)
 
 
 CASES = [foreign_host, rebinding_host, no_host, two_hosts, foreign_origin, null_origin,

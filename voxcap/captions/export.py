@@ -24,19 +24,20 @@ of deltas (``TextDelta`` or ``DeltaRecord``); then give ``labels`` (stream id ->
   ``tokens`` (they would spell the word out).
 - An empty session gives a valid empty file of each format.
 - ``masker`` masks words in every format (the journal keeps the real words).
-Files are written atomically (a temporary file renamed over the target).
+Files are written atomically and readable by their owner only, as the journal is (a new
+temporary file of a random name, made exclusively, renamed over the target: ``paths.write_private``).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import time
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import paths
 from ..errors import ConfigError
 from .cues import Cue, CueOptions, build_cues, build_paragraphs, prepare_words
 from .masking import Masker
@@ -122,12 +123,9 @@ def export(source, path: str | Path, *, labels: dict[str, str] | None = None,
     p = check_export_path(path)
     text, items, nwords = render(source, p.suffix, labels=labels, end_s=end_s,
                                  timestamps=timestamps, masker=masker, options=options)
-    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
     try:
-        tmp.write_text(text, encoding="utf-8", newline="\n")
-        tmp.replace(p)
+        paths.write_private(p, text.encode("utf-8"))
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         raise ConfigError(f"Cannot write {p}: {exc.strerror}",
                           "pick a writable folder with free space") from None
     return ExportResult(p, p.suffix.lower(), items, nwords)

@@ -24,10 +24,14 @@ from pathlib import Path
 
 from .. import logs, paths
 from ..errors import ConfigError, EngineError
+from ..netaddr import is_loopback_host
 from .options import add_engine_options, engine_settings
 
 log = logging.getLogger(__name__)
 DEFAULT_PORT = 8000
+UNENCRYPTED_NOTE = ("Note: on {host} the audio, the captions and the API key travel unencrypted: "
+                    "beyond a trusted network put TLS in front (docs/guide/gpu-server.md, \"TLS, "
+                    "and what else listens\") or use an ssh tunnel.")
 
 
 def add_parser(sub) -> list[str]:
@@ -82,7 +86,7 @@ def run(args) -> int:
     from ..engine.vllm_adapter.audio_frontend import FRONTEND_ENV
     from ..engine.vllm_adapter.cpu_processes import CPU_AS_GPU_ENV
     from ..engine.vllm_adapter.cpu_processes import START_ENV as START_METHOD_ENV
-    from ..engine.vllm_adapter.env import cache_env
+    from ..engine.vllm_adapter.env import cache_env, loopback_env
     from ..engine.vllm_adapter.patches import SESSION_FIX_ENV
 
     settings = engine_settings(args, max_streams=args.max_streams)
@@ -121,7 +125,9 @@ def run(args) -> int:
     env = {"VLLM_API_KEY": key, SESSION_FIX_ENV: session_fix, "VLLM_NO_USAGE_STATS": "1",
            # a step's chunks in one front-end pass (vllm_adapter/audio_frontend.py); =0: per session
            FRONTEND_ENV: os.environ.get(FRONTEND_ENV, "1"),
-           "DO_NOT_TRACK": "1", **cache_env()}
+           "DO_NOT_TRACK": "1", **cache_env(),
+           # vLLM's own TCP ports (gloo, NCCL) on loopback whatever the host name resolves to
+           **loopback_env()}
     if build == "cpu" and args.api_servers == 1:
         # vLLM's CPU build: its processes as on GPUs (vllm_adapter/cpu_processes.py): the engine
         # cores forked from the server (which vLLM's command line would spawn) where it runs one
@@ -150,6 +156,8 @@ def _serve(args, command, extra_env, key_file, created, served, settings, sessio
           "the first start on a GPU takes a few minutes.", flush=True)
     from ..engine.vllm_adapter import platform as engine_platform
 
+    if not is_loopback_host(args.host):
+        print(UNENCRYPTED_NOTE.format(host=args.host), flush=True)
     if engine_platform.BUILD == "cpu":
         print("Note: this is vLLM's CPU build: for checks only, far slower than real time with "
               "the real model.", flush=True)
@@ -165,6 +173,8 @@ def _serve(args, command, extra_env, key_file, created, served, settings, sessio
             stages.stop()
         stages.ready()
         _print_ready(args, served, settings, key_file, created, session_fix)
+        _say_what_listens(server.pid, args.port)
+        print("Ctrl-C stops the server.", flush=True)
         code = server.wait()
         raise ConfigError(f"vLLM's server stopped by itself (exit code {code}): {server.last_error()}",
                           f"see its log {log_path}")
@@ -205,7 +215,29 @@ def _print_ready(args, served, settings, key_file, created, session_fix) -> None
               f"computer: `ssh -N -L {args.port}:127.0.0.1:{args.port} {reachable_host('0.0.0.0')}` "
               f"there (then ws://127.0.0.1:{args.port}), or --host 0.0.0.0 on a trusted network.",
               flush=True)
-    print("Ctrl-C stops the server.", flush=True)
+
+
+def _say_what_listens(server_pid: int | None, port: int) -> None:
+    """What the server's processes listen on, read from the system (not what was asked for):
+    the API's address, and vLLM's own ports (no key: on loopback only, vllm_adapter/env.py
+    loopback_env), with a warning when one is elsewhere."""
+    from ..listeners import listening_addresses, process_tree
+    from ..netaddr import url_host
+
+    if server_pid is None:
+        return
+    found = listening_addresses(process_tree(server_pid))
+    api = sorted({url_host(a) for a, p in found if p == port})
+    own = [(a, p) for a, p in found if p != port]
+    places = sorted({url_host(a) for a, _ in own})
+    print(f"Listening (as measured): {', '.join(api) or '?'} port {port} (the API: key required); "
+          f"vLLM's own {len(own)} ports: " + (f"on {', '.join(places)}" if own else "none") + ".",
+          flush=True)
+    exposed = sorted({f"{url_host(a)}:{p}" for a, p in own if not is_loopback_host(a)})
+    if exposed:
+        print(f"Warning: vLLM's own ports {', '.join(exposed[:4])} (no key) are not on loopback: "
+              "unset GLOO_SOCKET_IFNAME / NCCL_SOCKET_IFNAME / VLLM_HOST_IP if you set them, or "
+              "keep this box off untrusted networks.", flush=True)
 
 
 def _check_port_free(host: str, port: int) -> None:

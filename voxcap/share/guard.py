@@ -8,7 +8,9 @@
   then nothing or ``:`` and digits (``[::1]evil.test``, ``localhost:evil``: 400).
 - With a token (LAN sharing, or asked for on this computer too) every request must carry it
   as ``?token=`` (403 otherwise); compared as bytes in constant time, so any bytes a client
-  sends (non-ASCII, overlong, repeated) are a plain 403, never an error.
+  sends (non-ASCII, overlong, repeated) are a plain 403, never an error. One path asks for
+  none: ``/proof``, where the server proves to its page that it knows the token before the
+  page sends it (``server``), so a program that took the port meanwhile never gets it.
 - A request that says it comes from a web page (``Origin``) is served only to the page itself
   (same origin) or to the one allowed site; any other origin, ``null`` included (sandboxed
   frames, local files), is refused (403) before any work, so other sites' pages can neither
@@ -21,7 +23,8 @@
   without Fetch Metadata (Firefox before 90, Safari before 16.4) still get the headers below.
 - Every response says ``no-store``, ``nosniff`` and ``no-referrer`` (the token is in the URL),
   and that no other site may frame it (``frame-ancestors 'none'``, ``X-Frame-Options``) or
-  embed it without CORS (``Cross-Origin-Resource-Policy: same-origin``). The allowed site
+  embed it without CORS (``Cross-Origin-Resource-Policy: same-origin``), and a page of another
+  site that opens it gets no handle on its window (``Cross-Origin-Opener-Policy``). The allowed site
   reads the feed and the exports through CORS; it cannot frame the page either (a framing
   request carries no ``Origin`` to tell it from any other site's).
   Cross-origin reads: no CORS headers at all unless an origin is allowed (``CORSMiddleware``
@@ -47,11 +50,13 @@ SAFE_METHODS = ("GET", "HEAD")
 NOT_FRAMED = b"frame-ancestors 'none'"
 HEADERS = [(b"cache-control", b"no-store"), (b"x-content-type-options", b"nosniff"),
            (b"referrer-policy", b"no-referrer"), (b"x-frame-options", b"DENY"),
-           (b"cross-origin-resource-policy", b"same-origin")]
+           (b"cross-origin-resource-policy", b"same-origin"),
+           (b"cross-origin-opener-policy", b"same-origin")]
 OWN_SITE = (b"same-origin", b"none")  # Sec-Fetch-Site of the page itself, or no page at all
 # Host: [IPv6] or a name/IPv4 (no colon), then nothing or ":" and ASCII digits
 _HOST = re.compile(r"(?:\[(?P<ip6>[0-9a-f:.]+)\]|(?P<name>[^:\[\]@/\s]+))(?::[0-9]{1,5})?",
                    re.ASCII)
+PROOF_PATH = "/proof"  # the server's proof that it knows the token: asks for none
 MAX_TOKEN_BYTES = 512  # longer: wrong without comparing
 OTHER_SITES = ("pages of other web sites may not use the captions (Settings → Share captions: "
                "Allow site lets one site read them)")
@@ -180,8 +185,8 @@ class Guard:
         if not host_allowed(host, local, self.lan):
             return 400, ("wrong Host: open the address voxcap shows (127.0.0.1 or its network "
                          "address)"), []
-        if self.token and not token_matches(token_of(scope.get("query_string", b"")),
-                                            self.token):
+        if self.token and scope.get("path") != PROOF_PATH and \
+                not token_matches(token_of(scope.get("query_string", b"")), self.token):
             return 403, ("this address needs its access token: open the full address (or QR "
                          "code) voxcap shows"), []
         origins = named.get(b"origin", [])

@@ -18,6 +18,13 @@ until the settings are applied again (``Sharing`` then starts a new sender). Wit
 password, whatever answers on the port gets the captions; with one, a program that asks for it
 gets obs-websocket's challenge answer, which a long random password (OBS generates one) keeps
 from being guessed offline. The password is never logged, nor is caption text.
+
+On this computer, nothing at all (captions, the password's answer) goes to a program of another
+user that holds the port (obs-websocket's password check is one-way: a program that accepts any
+answer would get both): the connected socket's other end is checked first
+(``listeners.untrusted_peer``), and such a program is "refused" like an impostor. An OBS on
+another computer cannot be checked (obs-websocket has no TLS): whatever answers at that address
+gets the captions and the password's answer, as with any plain websocket on a network.
 """
 
 from __future__ import annotations
@@ -28,7 +35,9 @@ import contextlib
 import hashlib
 import json
 import logging
+from urllib.parse import urlsplit
 
+from .. import listeners
 from ..loop_thread import LoopThread
 from ..netaddr import OBS_ADDRESS
 from .feed import CaptionFeed
@@ -44,6 +53,10 @@ PASSWORD_FIX = ("use the password OBS shows in Tools → WebSocket Server Settin
 
 NOT_ASKED_FIX = ("in OBS tick Tools → WebSocket Server Settings → Enable Authentication with "
                  "this password, or check the address and port")
+
+
+OTHER_USER_FIX = ("close that program (OBS on this computer listens as you), or give OBS another "
+                  "port in Tools → WebSocket Server Settings and the same port here")
 
 
 class PasswordRefused(Exception):
@@ -130,10 +143,23 @@ class ObsCaptions:
             except Exception:  # a front end's display must not stop captions
                 log.exception("obs: the status display failed")
 
+    async def _connect_checked(self):
+        """A socket to OBS's address whose other end is not another user's program."""
+        parts = urlsplit(self.url)
+        try:
+            sock = await asyncio.wait_for(asyncio.to_thread(
+                listeners.connect_checked, parts.hostname or "", parts.port or 80, 5), 6)
+        except listeners.PeerRefused as exc:
+            raise PasswordRefused(f"Not sending captions to {self.url}; {exc.why}",
+                                  OTHER_USER_FIX) from None
+        sock.setblocking(False)
+        return sock
+
     async def _session(self, viewer, wake) -> None:
         from websockets.asyncio.client import connect
 
-        async with connect(self.url, open_timeout=5, max_size=2**20) as ws:
+        sock = await self._connect_checked()
+        async with connect(self.url, sock=sock, open_timeout=5, max_size=2**20) as ws:
             version = await self._identify(ws)
             self._set("sending")
             log.info("obs: connected to obs-websocket %s", version)

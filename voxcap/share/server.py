@@ -24,6 +24,7 @@ import contextlib
 import errno
 import functools
 import hashlib
+import hmac
 import logging
 import re
 import secrets
@@ -40,7 +41,7 @@ from ..loop_thread import LoopThread
 from ..netaddr import SHARE_PORT, lan_address, parse_origin
 from .exports import Exports
 from .feed import CaptionFeed
-from .guard import Guard, TrafficLog
+from .guard import PROOF_PATH, Guard, TrafficLog
 
 if TYPE_CHECKING:  # for the annotations: start() imports them when the server starts
     import uvicorn
@@ -66,6 +67,18 @@ class ShareError(VoxcapError):
 
 def new_token() -> str:
     return secrets.token_urlsafe(16)
+
+
+PROOF_LABEL = "voxcap-share-proof:"
+_NONCE = re.compile(r"[0-9a-f]{16,64}")
+
+
+def token_proof(token: str, nonce: str) -> str:
+    """What the server answers at /proof?nonce=N: HMAC-SHA256(token, label + N) in hex. The
+    page computes the same before it sends the token anywhere (page.html): only a server that
+    knows the token can answer it, and the answer does not give the token away."""
+    return hmac.new(token.encode("utf-8"), (PROOF_LABEL + nonce).encode("ascii"),
+                    hashlib.sha256).hexdigest()
 
 
 def _page() -> tuple[str, str]:
@@ -328,6 +341,12 @@ class ShareServer:
             return StreamingResponse(self._stream(request), media_type="text/event-stream",
                                      headers={"x-accel-buffering": "no"})
 
+        async def proof(request):
+            nonce = request.query_params.get("nonce", "")
+            if not self.token or not _NONCE.fullmatch(nonce):
+                return PlainTextResponse("no proof to give\n", status_code=404)
+            return PlainTextResponse(token_proof(self.token, nonce))
+
         async def transcript(request):
             fmt = ".vtt" if request.url.path.endswith(".vtt") else ".txt"
             text = await self.exports.get(fmt)
@@ -338,7 +357,7 @@ class ShareServer:
         if self.allow_origin:
             middleware.append(Middleware(CORSMiddleware, allow_origins=[self.allow_origin],
                                          allow_methods=["GET"]))
-        return Starlette(routes=[Route("/", page), Route("/events", events),
+        return Starlette(routes=[Route("/", page), Route("/events", events), Route(PROOF_PATH, proof),
                                  Route("/captions.txt", transcript),
                                  Route("/captions.vtt", transcript),
                                  Route("/favicon.ico", lambda _r: Response(status_code=204))],

@@ -73,6 +73,19 @@ def test_api_key_file_owner_only(tmp_path):
     assert stat.S_IMODE(p.stat().st_mode) == 0o600
 
 
+@pytest.mark.skipif(os.getuid() != 0, reason="needs root to give a file to another user")
+def test_api_key_file_of_another_user_is_refused(tmp_path):
+    """A key file another user owns (and could change, e.g. to their server's key) is not used,
+    whatever its mode."""
+    p = save_api_key(tmp_path / "api-key", "sk-theirs")
+    os.chown(p, 65534, 65534)
+    with pytest.raises(ConfigError) as e:
+        load_api_key(p)
+    assert e.value.message == f"The API key file {p} belongs to another user (uid 65534)."
+    assert e.value.fix == ("use a key file of your own: copy the key into one (chmod 600), or "
+                           "use --api-key-env VAR")
+
+
 def test_api_key_from_env(monkeypatch):
     monkeypatch.setenv("VOXCAP_TEST_KEY", " k1 ")
     assert api_key_from_env("VOXCAP_TEST_KEY") == "k1"

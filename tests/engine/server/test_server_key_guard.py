@@ -149,3 +149,66 @@ def test_the_printed_address_is_one_another_computer_can_use():
     assert reachable_host("0.0.0.0") == lan_address() == reachable_host("::")
     assert reachable_host("192.168.1.5") == "192.168.1.5"
     assert reachable_host("fe80::1") == "[fe80::1]"  # an IPv6 address in a ws:// URL
+
+
+# uvicorn serving an app behind the guard, as vLLM's server does (h11 and httptools alike).
+UVICORN = r"""
+import sys, uvicorn
+from starlette.applications import Starlette
+from starlette.responses import PlainTextResponse
+from starlette.routing import Route
+from voxcap.engine.server.guard import KeyOnEveryPath
+
+async def ok(request):
+    return PlainTextResponse("ok")
+
+app = Starlette(routes=[Route("/health", ok)])
+app.add_middleware(KeyOnEveryPath)
+uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), http=sys.argv[2], log_level="error",
+            timeout_keep_alive=5)
+"""
+
+
+@pytest.mark.parametrize("http", ["h11", "httptools"])
+def test_connections_that_send_nothing_are_dropped(http):
+    """300 sockets that never send a request (another user's, on loopback) are closed by the
+    server within ~10 s, while a request still gets its answer; uvicorn alone kept them open."""
+    import socket
+    import subprocess
+    import time
+    import urllib.request
+
+    pytest.importorskip(http)
+    from support.vllm_server import free_port
+
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-c", UVICORN, str(port), http],
+                              env={**os.environ, "VLLM_API_KEY": "vx-key"})
+    idle: list[socket.socket] = []
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as r:
+                    assert r.status == 200
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "uvicorn did not start"
+                time.sleep(0.2)
+        idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(300)]
+        t0 = time.monotonic()
+        for s in idle:
+            s.settimeout(max(0.1, t0 + 14 - time.monotonic()))
+            try:
+                assert s.recv(1) == b""  # closed by the server
+            except TimeoutError:
+                pytest.fail(f"an idle socket was still open after {time.monotonic() - t0:.0f} s")
+        took = time.monotonic() - t0
+        assert 8 < took < 14, took
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as r:
+            assert r.status == 200
+    finally:
+        for s in idle:
+            s.close()
+        server.terminate()
+        server.wait(10)

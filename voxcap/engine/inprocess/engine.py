@@ -37,7 +37,13 @@ from ..vllm_adapter import patches as vllm_patches
 from ..vllm_adapter import platform as engine_platform
 from ..vllm_adapter.audio_frontend import FRONTEND_ENV
 from ..vllm_adapter.cpu_processes import CPU_AS_GPU_ENV
-from ..vllm_adapter.env import FIRST_JIT_NOTE, first_jit_compile, rpc_env, use_voxcap_caches
+from ..vllm_adapter.env import (
+    FIRST_JIT_NOTE,
+    first_jit_compile,
+    loopback_env,
+    rpc_env,
+    use_voxcap_caches,
+)
 from ..vllm_adapter.pad_stall import stall_extra_args
 from ..vllm_adapter.patches import SESSION_FIX_ENV, TOKEN_CARRY_ENV
 from ..vllm_adapter.plugin import APP_PID_ENV, CHILD_STDERR_ENV, EARLY_HOOK_DIR, tie_forked_children
@@ -187,6 +193,8 @@ class LocalEngine(EngineBase):
                CPU_AS_GPU_ENV: os.environ.get(CPU_AS_GPU_ENV, "1"),
                # vLLM's ZeroMQ sockets in this engine's folder, removed with it
                **rpc_env(self._workdir),
+               # its TCP ports (gloo, NCCL) on loopback, whatever the host name resolves to
+               **loopback_env(),
                # without -v the terminal shows voxcap's own line for a failure, never vLLM's
                # tracebacks: its log and its children's stderr go to files, logged on failure
                "VLLM_LOGGING_CONFIG_PATH": str(write_logging_config(

@@ -13,6 +13,7 @@ talk to the server through this module and ``protocol.py``.
 from __future__ import annotations
 
 import asyncio
+import http.client
 import json
 import logging
 import random
@@ -22,18 +23,16 @@ import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
-from ... import __version__, logs
+from ... import __version__, listeners, logs
 from ...errors import ConfigError
 from . import protocol
 from .settings import (
     RemoteSettings,
     display_url,
     find_api_key,
-    is_local_server_key,
-    is_loopback,
     models_url,
-    port_held_by_another_user,
 )
 
 log = logging.getLogger(__name__)
@@ -137,33 +136,53 @@ ws_logger = logging.getLogger(f"{__name__}.websocket")
 ws_logger.addFilter(_RedactHeaders())
 
 
-def key_for(url: str, api_key: str | None) -> str | None:
-    """``api_key`` to send to ``url``; Retry instead of sending this computer's ``voxcap serve``
-    key (found, not given) to a loopback port another user's program holds. Checked at every
-    connection: the port may change hands while the app waits or reconnects."""
-    if api_key and is_loopback(url) and is_local_server_key(api_key) and \
-            port_held_by_another_user(url):
-        raise Retry("another user's port", f"Another user's program listens at {display_url(url)}: this "
-                    "computer's server key is not sent to it.",
-                    "stop that program, or start voxcap serve on another port and point "
-                    "voxcap there")
-    return api_key
+def _refused(url: str, why: str) -> Retry:
+    return Retry("another user's port", f"Not connecting to {display_url(url)}: {why}; the API key "
+                 "is not sent to it.",
+                 "stop that program, or start voxcap serve on another port and point voxcap there")
 
 
-# ------------------------------------------------------------------ websocket ----
+def check_peer(sock: socket.socket, url: str) -> None:
+    """Retry, before any header is sent, when the program that accepted the connected ``sock``
+    is another user's (e.g. one that took the port while ``voxcap serve`` or the ssh tunnel was
+    down): the key goes to nobody else, whichever key it is (found or given). The connected
+    socket itself is read, so a listener swapped in after a check cannot get it."""
+    why = listeners.untrusted_peer(sock)
+    if why is not None:
+        raise _refused(url, why)
+
+
+async def open_checked(url: str, timeout: float) -> socket.socket:
+    """A TCP connection to ``url``'s host and port whose other end has passed ``check_peer``."""
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme in ("wss", "https") else 80)
+    try:
+        sock = await asyncio.wait_for(asyncio.to_thread(
+            listeners.connect_checked, parts.hostname or "", port, timeout), timeout)
+    except listeners.PeerRefused as exc:
+        raise _refused(url, exc.why) from None
+    sock.setblocking(False)
+    return sock
+
+
 async def connect(url: str, api_key: str | None, timeout: float, *, keepalive: bool = True,
                   compression: str | None = "deflate"):
     """The websocket to ``url`` (a realtime URL), or Fatal/Retry explaining why not.
     ``keepalive``: pings every 20 s, so a dead network is noticed while the stream is quiet;
-    ``compression``: what the client offers (websockets' default, permessage-deflate)."""
+    ``compression``: what the client offers (websockets' default, permessage-deflate). With a
+    key, the connection is made and its other end checked (``check_peer``) before the key goes
+    (through a proxy the person configured, the proxy is the other end websockets connects to)."""
     from websockets.asyncio.client import connect as ws_connect
+    from websockets.proxy import get_proxy
+    from websockets.uri import parse_uri
 
-    api_key = key_for(url, api_key)
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else None
     ping = 20 if keepalive else None
     try:
+        direct = api_key and get_proxy(parse_uri(url)) is None
+        sock = await open_checked(url, timeout) if direct else None
         return await ws_connect(
-            url, additional_headers=headers, open_timeout=timeout, ping_interval=ping,
+            url, sock=sock, additional_headers=headers, open_timeout=timeout, ping_interval=ping,
             ping_timeout=ping, close_timeout=2, max_size=2**22, compression=compression,
             user_agent_header=f"voxcap/{__version__}", logger=ws_logger)
     except asyncio.CancelledError:
@@ -217,10 +236,10 @@ async def probe_models(s: RemoteSettings, url: str) -> Served:
     def fetch():
         req = urllib.request.Request(models_url(s.server_url),
                                      headers={"User-Agent": f"voxcap/{__version__}"})
-        if key_for(s.server_url, s.api_key):
+        if s.api_key:
             req.add_unredirected_header("Authorization", f"Bearer {s.api_key}")
         try:
-            with urllib.request.urlopen(req, timeout=timeout) as r:
+            with _checked_opener(s.server_url).open(req, timeout=timeout) as r:
                 return r.status, r.read(1 << 20)
         except urllib.error.HTTPError as e:
             return e.code, b""
@@ -250,6 +269,30 @@ async def probe_models(s: RemoteSettings, url: str) -> Served:
                     f"(it serves: {served}).", f"use --server-model {min(models)}")
     max_len = models.get(model, {}).get("max_model_len")
     return Served(model, int(max_len) if isinstance(max_len, int) and max_len > 0 else None)
+
+
+def _checked_opener(url: str) -> urllib.request.OpenerDirector:
+    """urllib, with every connection's other end checked (``check_peer``) before a header goes."""
+
+    class CheckedHTTP(http.client.HTTPConnection):
+        def connect(self) -> None:
+            super().connect()
+            check_peer(self.sock, url)
+
+    class CheckedHTTPS(http.client.HTTPSConnection):
+        def connect(self) -> None:
+            super().connect()
+            check_peer(self.sock, url)
+
+    class Http(urllib.request.HTTPHandler):
+        def http_open(self, req):
+            return self.do_open(CheckedHTTP, req)
+
+    class Https(urllib.request.HTTPSHandler):
+        def https_open(self, req):  # the handler's own TLS context (urllib keeps it private)
+            return self.do_open(CheckedHTTPS, req, context=getattr(self, "_context", None))
+
+    return urllib.request.build_opener(Http, Https)
 
 
 def _models(body: bytes) -> dict[str, dict]:

@@ -16,7 +16,6 @@ from urllib.parse import urlsplit, urlunsplit
 
 from ...errors import ConfigError
 from ...framing import STEP_MS
-from ...listeners import listening_users
 from ...netaddr import is_loopback_host
 from ...settings_schema import same_setting, setting
 from ..settings import InProcessSettings, validate_delay_ms
@@ -173,34 +172,10 @@ def is_loopback(server_url: str) -> bool:
     return is_loopback_host(host)
 
 
-def port_held_by_another_user(server_url: str) -> bool:
-    """Whether a program of another user listens on the loopback server's port (e.g. one that
-    took it first while the app waits for ``voxcap serve``). Nothing listening: False (the
-    connection is refused anyway); ports that cannot be told apart (no /proc): True."""
-    try:
-        parts = urlsplit(normalize_url(server_url))
-        port = parts.port or (443 if parts.scheme == "wss" else 80)
-    except (ConfigError, ValueError):
-        return True
-    users = listening_users(port)
-    return users is None or bool(users - {os.getuid()})
-
-
-def is_local_server_key(key: str | None) -> bool:
-    """Whether ``key`` is the one ``voxcap serve`` made on this computer (offered unasked)."""
-    if not key:
-        return False
-    path = local_server_key_path()
-    try:
-        return path.exists() and load_api_key(path) == key.strip()
-    except ConfigError:
-        return False
-
-
 def find_api_key(server_url: str) -> tuple[str | None, str]:
     """The key for ``server_url`` and where it comes from, said for people: the copy given to
     the app (``remote-api-key``), else for a server on this computer the key ``voxcap serve``
-    made here (sent only to a server this user runs: ``connection.key_for``), else none. A
+    made here (any key is sent only to a server this user runs: ``connection.check_peer``), else none. A
     key file others can read raises ConfigError (with its fix)."""
     given = default_api_key_path()
     if given.exists():
@@ -213,13 +188,18 @@ def find_api_key(server_url: str) -> tuple[str | None, str]:
 
 
 def load_api_key(path: str | Path) -> str:
-    """The key stored alone in ``path``; refuses a file others can read (ConfigError)."""
+    """The key stored alone in ``path``; refuses a file others can read, or one another user
+    owns (they could put their own server's key in it): ConfigError."""
     p = Path(path).expanduser()
     try:
         st = p.stat()
     except OSError as exc:
         raise ConfigError(f"Cannot read the API key file {p}: {exc.strerror}.",
                           "check the path, or use --api-key-env VAR") from None
+    if os.name == "posix" and st.st_uid != os.getuid():
+        raise ConfigError(f"The API key file {p} belongs to another user (uid {st.st_uid}).",
+                          "use a key file of your own: copy the key into one (chmod 600), or "
+                          "use --api-key-env VAR")
     if os.name == "posix" and st.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
         raise ConfigError(f"The API key file {p} can be read by other users.",
                           f"chmod 600 {p}")

@@ -12,6 +12,13 @@ serve`` also passes ``--disable-fastapi-docs`` (no /docs, /redoc, /openapi.json)
 The key is VLLM_API_KEY from the environment, as vLLM reads it (``voxcap serve`` sets it);
 without one, nothing is checked here either. Compared as bytes in constant time. Imports
 nothing of vLLM or voxcap's engine: vLLM's server process imports it by name.
+
+A connection that sends nothing never reaches a middleware, and uvicorn gives it no timeout (its
+keep-alive timer starts after a response): 300 idle sockets from another user stayed open for
+good, bounded only by the open-file limit. Built in vLLM's server (at its start, before it
+serves), the guard therefore has uvicorn close a connection that has not sent a whole request
+head within ``HEAD_DEADLINE_S`` (``drop_silent_connections``); after a response uvicorn's own
+keep-alive timeout (vLLM's 5 s) applies.
 """
 
 from __future__ import annotations
@@ -24,15 +31,51 @@ OPEN_PATHS = frozenset({"/health"})  # GET/HEAD without the key
 KEY_ENV = "VLLM_API_KEY"
 MIDDLEWARE = f"{__name__}.KeyOnEveryPath"  # the value of vLLM's --middleware
 UNAUTHORIZED = b'{"error":"Unauthorized"}'
+HEAD_DEADLINE_S = 10.0  # as the caption server's (share/connections.py)
+_UVICORN_PROTOCOLS = (("uvicorn.protocols.http.h11_impl", "H11Protocol"),
+                      ("uvicorn.protocols.http.httptools_impl", "HttpToolsProtocol"))
 
 
 def _digest(value: bytes) -> bytes:
     return hashlib.sha256(value).digest()
 
 
+def _close_if_silent(protocol, transport) -> None:
+    """No request head yet (uvicorn makes a cycle for each one; an upgraded websocket has a
+    protocol of its own): closed."""
+    if protocol.cycle is None and transport.get_protocol() is protocol and \
+            not transport.is_closing():
+        transport.close()
+
+
+def drop_silent_connections(deadline_s: float = HEAD_DEADLINE_S) -> None:
+    """uvicorn's HTTP protocols close a new connection that has sent no whole request head
+    within ``deadline_s``. Only uvicorn's own classes: a subclass keeping its own deadline (the
+    caption server's) is left as it is. Once per process."""
+    import importlib
+
+    for module, name in _UVICORN_PROTOCOLS:
+        try:
+            cls = getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError):  # httptools is optional
+            continue
+        if "_voxcap_head_deadline" in vars(cls):
+            continue
+        original = cls.connection_made
+
+        def connection_made(self, transport, _original=original, _cls=cls) -> None:
+            _original(self, transport)
+            if type(self) is _cls:
+                self.loop.call_later(deadline_s, _close_if_silent, self, transport)
+
+        cls.connection_made = connection_made
+        cls._voxcap_head_deadline = deadline_s
+
+
 class KeyOnEveryPath:
     def __init__(self, app) -> None:
         self.app = app
+        drop_silent_connections()  # built in vLLM's server as it starts (its lifespan)
         key = os.environ.get(KEY_ENV, "").strip()
         self.key = _digest(key.encode("utf-8")) if key else None
 

@@ -60,6 +60,20 @@ def rpc_env(folder: Path) -> dict[str, str]:
     return {RPC_BASE_ENV: str(folder)}
 
 
+# vLLM's processes talk over TCP too (gloo's listeners: ~13 on the CPU build, NCCL's bootstrap on
+# GPUs), unauthenticated, at the address the host name resolves to: on a box whose name resolves
+# to its network address they were open to the network while voxcap serve said "127.0.0.1 only".
+# One box, one engine: they stay on the loopback interface (a person's own setting wins).
+LOOPBACK_ENV = {"GLOO_SOCKET_IFNAME": "lo", "NCCL_SOCKET_IFNAME": "lo",
+                "VLLM_HOST_IP": "127.0.0.1", "VLLM_LOOPBACK_IP": "127.0.0.1"}
+
+
+def loopback_env() -> dict[str, str]:
+    """The variables that keep vLLM's internal TCP ports on loopback, whatever the host name
+    resolves to (those the person set are kept)."""
+    return {k: os.environ.get(k) or v for k, v in LOOPBACK_ENV.items()}
+
+
 def jit_cache_dir() -> Path:
     return Path(os.environ.get(JIT_CACHE_ENV) or paths.cache_dir() / "cuda-jit")
 

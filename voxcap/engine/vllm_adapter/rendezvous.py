@@ -1,19 +1,24 @@
 """Where voxcap's vLLM processes meet: vLLM's processes find each other through a file (torch's
 FileStore, ``vllm_dist_<random>``) that vLLM 0.32 puts straight in the temporary folder, and a
 run that is killed leaves it there, with nothing in it saying whose it was. voxcap's vLLM
-processes put theirs in ``<tmp>/voxcap-<uid>/`` instead, which installer/uninstall.sh removes.
+processes put theirs in ``<tmp>/voxcap-<uid>/`` instead (``paths.private_tmp_dir``: 0700),
+named after the process that made it (``vllm_dist_<pid>_<random>``): those of processes now
+gone (killed) are removed when the next one starts; installer/uninstall.sh removes the folder.
 
 Set by voxcap's vLLM plugin (plugin.py) in each of voxcap's vLLM processes; an engine core
 forked from one inherits it."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
 import tempfile
 import uuid
 from pathlib import Path
+
+from ... import paths
 
 log = logging.getLogger(__name__)
 # vLLM's function, and the executors that took it by name (patched too if already imported)
@@ -22,21 +27,31 @@ USERS = ("vllm.v1.executor.uniproc_executor", "vllm.v1.executor.multiproc_execut
 NAME = "get_file_store_init_method"
 
 
+PREFIX = "vllm_dist_"
+
+
 def rendezvous_dir() -> Path:
     return Path(tempfile.gettempdir()) / f"voxcap-{os.getuid()}"
 
 
 def file_store_init_method() -> str:
-    return f"file://{rendezvous_dir()}/vllm_dist_{uuid.uuid4().hex}"
+    return f"file://{rendezvous_dir()}/{PREFIX}{os.getpid()}_{uuid.uuid4().hex}"
+
+
+def remove_left_behind(folder: Path) -> None:
+    """The rendezvous files of voxcap's vLLM processes that are gone (killed: vLLM removes its
+    own when it stops)."""
+    for old in folder.glob(f"{PREFIX}*_*"):
+        pid = old.name[len(PREFIX):].split("_", 1)[0]
+        if pid.isdigit() and not paths.pid_alive(int(pid)):
+            with contextlib.suppress(OSError):
+                old.unlink()
 
 
 def keep_rendezvous_in_voxcaps_folder() -> bool:
     """vLLM's rendezvous files of this process (and those it forks) in ``rendezvous_dir()``."""
-    folder = rendezvous_dir()
     try:
-        folder.mkdir(mode=0o700, exist_ok=True)
-        if folder.stat().st_uid != os.getuid():
-            raise PermissionError(f"{folder} belongs to another user")
+        remove_left_behind(paths.private_tmp_dir())
         import importlib
 
         importlib.import_module(SOURCE)
