@@ -87,9 +87,10 @@ def test_delay_copy_leaves_the_model_dir_alone(model_copy, tmp_path):
     assert (model_copy / "tekken.json").read_bytes() == before
 
 
-@pytest.mark.parametrize("delay", [100, 0, 40, 2480, -80])
+@pytest.mark.parametrize("delay", [100, 0, 40, 2480, -80, 1280, 1600, 2320])
 def test_bad_delay(delay, tiny_model_dir):
-    with pytest.raises(ConfigError, match="multiple of 80"):
+    """Off the 80 ms grid, out of range, or between 1200 and 2400 (never trained)."""
+    with pytest.raises(ConfigError, match="trained on: 80 to 1200 ms in steps of 80, or 2400"):
         InProcessSettings(str(tiny_model_dir), delay_ms=delay).validated()
 
 
