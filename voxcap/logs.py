@@ -32,6 +32,7 @@ import os
 import sys
 import threading
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 
 from . import paths
@@ -69,11 +70,13 @@ def engine_verbose(level: int | None) -> bool:
     return level is not None and level <= logging.INFO
 
 
-def setup(level: int | None = None, *, file: bool | None = None) -> Path | None:
+def setup(level: int | None = None, *, file: bool | None = None,
+          words: Callable[[str], str] | None = None) -> Path | None:
     """Configure the "voxcap" logger (again: earlier handlers are replaced). ``level``: the
     terminal's (None: no records there). Returns the log file's path, or None when it could not
     be opened (then one line says so on the terminal and the app runs on without it). ``file``:
-    default on, off with VOXCAP_LOG_FILE=0."""
+    default on, off with VOXCAP_LOG_FILE=0. ``words``: how a record's text says the settings a
+    core text names (``setting_refs``; the commands give their flags)."""
     root = logging.getLogger(_ROOT)
     for h in _warning_handlers:
         logging.getLogger("py.warnings").removeHandler(h)
@@ -89,7 +92,7 @@ def setup(level: int | None = None, *, file: bool | None = None) -> Path | None:
         term = logging.StreamHandler(sys.stderr)
         term.setLevel(level)
         term.setFormatter(_Terminal(level))
-        _add(root, term)
+        _add(root, term, words)
     if file is None:
         file = os.environ.get("VOXCAP_LOG_FILE", "1") != "0"
     if not file:
@@ -107,7 +110,7 @@ def setup(level: int | None = None, *, file: bool | None = None) -> Path | None:
         return None
     fh.setLevel(file_level)
     fh.setFormatter(logging.Formatter(FORMAT))
-    _add(root, fh)
+    _add(root, fh, words)
     warnings_logger = logging.getLogger("py.warnings")
     if level is None:  # a library's DeprecationWarning is not the command's output
         logging.captureWarnings(True)
@@ -237,7 +240,22 @@ class _Terminal(logging.Formatter):
             record.exc_info, record.exc_text, record.stack_info = saved
 
 
-def _add(root: logging.Logger, handler: logging.Handler) -> None:
+class _Worded(logging.Formatter):
+    """Another formatter's text with its markers worded (``setting_refs``): the message and
+    an exception's text alike."""
+
+    def __init__(self, inner: logging.Formatter, words: Callable[[str], str]) -> None:
+        super().__init__()
+        self.inner, self.words = inner, words
+
+    def format(self, record: logging.LogRecord) -> str:
+        return self.words(self.inner.format(record))
+
+
+def _add(root: logging.Logger, handler: logging.Handler,
+         words: Callable[[str], str] | None = None) -> None:
+    if words is not None and handler.formatter is not None:
+        handler.setFormatter(_Worded(handler.formatter, words))
     root.addHandler(handler)
     _handlers.append(handler)
 

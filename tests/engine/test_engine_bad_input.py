@@ -12,6 +12,7 @@ import pytest
 import soundfile as sf
 
 from voxcap.audio_file import probe, read_all
+from voxcap.commands.flag_words import in_flags
 from voxcap.engine.model.folder import inspect_model_dir, tokenizer_dir_for_delay
 from voxcap.engine.settings import InProcessSettings, default_capture_sizes
 from voxcap.engine.vllm_adapter.platform import platform_problem
@@ -72,7 +73,7 @@ def test_tokenizer_without_audio_section(model_copy):
 def test_no_weights_needs_explicit_dummy(model_copy):
     with pytest.raises(ModelDirError, match="No weights") as e:
         inspect_model_dir(model_copy, dummy_weights=False)
-    assert "--dummy-weights" in e.value.fix
+    assert "unless --dummy-weights is given" in in_flags(e.value.fix)  # the terminal's words
     assert inspect_model_dir(model_copy, dummy_weights=True).has_weights is False
 
 

@@ -10,8 +10,10 @@ from voxcap import events as ev
 from voxcap.app.notices import NOTICES
 from voxcap.captions.journal import JournalStatus
 from voxcap.commands import build_parser
+from voxcap.commands.flag_words import flag
 from voxcap.commands.terminal_frontend import CaptionRun
-from voxcap.gui.settings.plain_words import for_the_app
+from voxcap.gui.settings.setting_words import SPECS, for_the_app
+from voxcap.setting_refs import ref
 
 DESC = "Monitor of Built-in Audio"
 EVENTS = [  # in the order a run could bring them
@@ -41,7 +43,10 @@ def in_the_app(line: str) -> str:
     """A terminal notice ("capture: MESSAGE\\n  fix: FIX") as the GUI's notice line shows it."""
     message, _, fix = line.partition("\n  fix: ")
     message = message.split(": ", 1)[1]  # the terminal's topic
-    return for_the_app(message + (f" — {fix}" if fix else ""))
+    text = message + (f" — {fix}" if fix else "")
+    for name in sorted(SPECS, key=lambda n: -len(flag(n))):  # --server-model before --server
+        text = text.replace(flag(name), for_the_app(ref(name)))  # each front end names it its way
+    return text
 
 
 def terminal_notices(capsys) -> dict[str, str]:

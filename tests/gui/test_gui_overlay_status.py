@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QDialog
 
 from voxcap.events import EngineFailed
 from voxcap.gui.overlay.window import KEY_STEP
+from voxcap.setting_refs import ref
 
 RED = "#ff2020"
 
@@ -72,6 +73,9 @@ def test_band_says_each_state_and_old_rows_are_dimmed(qtbot, make_app, fake_audi
 
     app.bridge.events.emit(EngineFailed("the GPU fell off the bus", "restart the computer"))
     assert ov.status.text == "Engine error: the GPU fell off the bus — restart the computer"
+    app.bridge.events.emit(EngineFailed("the engine failed", ref("verbose")))  # a setting's marker
+    assert ov.status.text == ("Engine error: the engine failed — use Help → Copy diagnostics for "
+                              "the log's end and report it")
     assert _row_brightness(ov) < live * 0.6
     app.window.act_start.trigger()
     qtbot.waitUntil(lambda: app.state == "off", timeout=5000)

@@ -17,9 +17,11 @@ from voxcap.app.settings import (
     load_settings,
     save_settings,
 )
+from voxcap.commands.flag_words import in_flags
 from voxcap.engine.choice import EngineChoice
 from voxcap.engine.delays import PRESETS
-from voxcap.gui.settings.plain_words import for_the_app
+from voxcap.gui.settings.setting_words import for_the_app
+from voxcap.setting_refs import ref
 from voxcap.settings_schema import specs
 
 # the dialog's widget (attribute path) for each setting that has a range, and the factor
@@ -122,4 +124,5 @@ def test_a_flag_in_a_message_names_the_row_settings_shows(qtbot):
         label = panel.form.labelForField(getattr(panel, attr)).text()
         row = re.sub(r" \(.*\)", "", label.replace("&", "").rstrip(":"))
         flag = specs(EngineChoice)[name].flag
-        assert for_the_app(f"too long (lower {flag})") == f"too long (lower Settings → Engine → {row})"
+        assert for_the_app(f"too long (lower {ref(name)})") == f"too long (lower Settings → Engine → {row})"
+        assert in_flags(f"too long (lower {ref(name)})") == f"too long (lower {flag})"

@@ -9,12 +9,15 @@
 from __future__ import annotations
 
 import os
+import re
 import time
 from pathlib import Path
 
 from support.atspi import AtspiBus, walk
 from support.xvfb import Xvfb
-from voxcap.gui.settings.plain_words import FLAG
+from voxcap.setting_refs import MARKER
+
+FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]+")  # a command-line flag in a text
 
 
 def labels(tree: dict) -> dict[str, str]:
@@ -43,6 +46,7 @@ def until(read, check, timeout: float, what: str):
 def reads_well(text: str, where: str, terminal: bool = False) -> None:
     """What a newcomer reads: no traceback; in the app, no command-line flag."""
     assert "Traceback" not in text and "Error:" not in text.replace("Engine error:", ""), where
+    assert MARKER.search(text) is None, f"{where}: a setting's marker not worded: {text}"
     if not terminal:
         assert FLAG.findall(text) == [], f"{where}: flags {FLAG.findall(text)}: {text}"
 

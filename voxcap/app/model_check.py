@@ -1,6 +1,6 @@
 """What a model folder means here, for the dialogs that let a person choose one: usable or not
 (and the fix), the automatic GPU memory budget, and what each precision would take on this GPU
-now. In the core's words (the GUI says them in its own: ``gui.plain_words``). Each reads the
+now. In the core's words (settings named by markers: ``setting_refs``). Each reads the
 folder's files (tekken.json is megabytes) or NVML: not on a GUI thread.
 
     reason, fix = check_model_dir(path, dummy_weights)   # ("", "") when usable

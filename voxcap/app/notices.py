@@ -2,8 +2,8 @@
 captioning, and in which words. The GUI puts them in its notice line, the terminal front end
 prints them on stderr; both ask ``notice_for``, so neither can drop one the other shows.
 
-The words are written for the terminal (command-line flags in fixes); the GUI rewrites those
-for the app as it shows them (``gui.plain_words``).
+A setting named in a fix is a marker (``setting_refs``): the terminal says its flag, the GUI
+its row in Settings.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from .. import events
 from ..captions.journal import JournalStatus
+from ..setting_refs import ref
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,7 @@ def _finished(event: events.StreamFinished, labels: Labels) -> Notice | None:
     if event.reason != "max_length":  # an error ends captioning: the state's message says it
         return None
     return Notice("note", f"{labels.get(event.stream_id, 'a stream')}: the session reached its "
-                  "max length", "raise --max-model-len for longer sessions",
+                  "max length", f"raise {ref('max_model_len')} for longer sessions",
                   cause="StreamFinished")
 
 

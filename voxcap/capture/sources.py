@@ -18,6 +18,7 @@ import logging
 from dataclasses import dataclass
 
 from ..errors import CaptureError
+from ..setting_refs import ref
 from .app_stream import app_device
 from .devices import DeviceInfo, ServerState, uses_sound_server
 from .source_names import ECHO_MODES, SOURCE_HELP
@@ -58,7 +59,7 @@ def parse_sources(text: str, echo: str = "auto") -> list[SourceSpec]:
     application NAME ("Them") then mic ("You"); ``echo`` goes to the mic of a pair."""
     t = (text or "").strip()
     if not t:
-        raise CaptureError("No source given.", f"use --source {SOURCE_HELP}")
+        raise CaptureError("No source given.", ref("use_source", SOURCE_HELP))
     if echo not in ECHO_MODES:
         raise CaptureError(f"Echo cancellation must be one of {', '.join(ECHO_MODES)}, not {echo!r}.",
                            "use auto (on unless the output is headphones), on or off")
@@ -126,8 +127,8 @@ def resolve_initial(spec: SourceSpec, state: ServerState) -> tuple[SourceSpec, D
                                f"name plays sound now). Devices: "
                                f"{describe_devices(state)}",
                                "pick one of these names (see `voxcap devices`), use "
-                               '"app:NAME" for an application that is not playing yet, or use '
-                               "--source system|mic|both")
+                               '"app:NAME" for an application that is not playing yet, or '
+                               f"{ref('use_source', 'system|mic|both')}")
         return SourceSpec(DEVICE, name=dev.name, label=spec.label or dev.description), dev
     res = resolve(spec, state)
     if res is None:
@@ -135,8 +136,8 @@ def resolve_initial(spec: SourceSpec, state: ServerState) -> tuple[SourceSpec, D
             if not uses_sound_server():
                 raise CaptureError(
                     "System audio capture needs a loopback device on this system.",
-                    "capture the microphone (--source mic), or install a loopback device (macOS: "
-                    "BlackHole; Windows: enable 'Stereo Mix') and pass its name as --source")
+                    f"capture the microphone ({ref('source', 'mic')}), or install a loopback device (macOS: "
+                    f"BlackHole; Windows: enable 'Stereo Mix') and {ref('pass_source')}")
             raise CaptureError("There is no output device, so no system audio to capture. Devices: "
                                f"{describe_devices(state)}", "connect or enable an output device")
         raise CaptureError(f"There is no microphone or other input device. Devices: "

@@ -22,6 +22,7 @@ import sys
 
 from .. import __version__, logs
 from ..errors import VoxcapError
+from .flag_words import in_flags
 
 log = logging.getLogger(__name__)
 EXIT_USER_ERROR = 2
@@ -100,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 0
-    logs.setup(logs.level_of(args))
+    logs.setup(logs.level_of(args), words=in_flags)
     from ..engine.vllm_adapter.env import use_voxcap_caches
 
     use_voxcap_caches()  # before anything imports vLLM: its caches go under voxcap's folder
@@ -110,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     except VoxcapError as exc:
         # shown to the person below; the log keeps where it came from (not on the terminal)
         log.info("voxcap %s: %s (fix: %s)", args.command, exc.message, exc.fix, exc_info=True)
-        print(f"error: {exc.message}", file=sys.stderr)
+        print(f"error: {in_flags(exc.message)}", file=sys.stderr)
         if fix := fix_in_flags(exc):
             print(f"  fix: {fix}", file=sys.stderr)
         return EXIT_USER_ERROR
@@ -123,15 +124,16 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def fix_in_flags(exc: VoxcapError) -> str:
-    """The fix, with the flag of the setting a ``ConfigError`` names (the terminal's word for
-    it; the app says the row of Settings instead: ``gui.settings.plain_words``)."""
+    """The fix in the terminal's words, with the flag of the setting a ``ConfigError`` names
+    (the app says the row of Settings instead: ``gui.settings.setting_words``)."""
     from ..app.settings import AppSettings
     from ..settings_schema import spec_named
 
+    message, fix = in_flags(exc.message), in_flags(exc.fix)
     spec = spec_named(AppSettings, getattr(exc, "setting", "") or "")
-    if spec is None or not spec.flag or spec.flag in f"{exc.message} {exc.fix}":
-        return exc.fix
-    return f"{exc.fix} ({spec.flag})" if exc.fix else spec.flag
+    if spec is None or not spec.flag or spec.flag in f"{message} {fix}":
+        return fix
+    return f"{fix} ({spec.flag})" if fix else spec.flag
 
 
 if __name__ == "__main__":

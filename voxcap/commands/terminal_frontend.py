@@ -46,6 +46,7 @@ from ..events import (
     TextDelta,
 )
 from ..settings_schema import add_setting_flags
+from .flag_words import in_flags
 from .options import add_engine_options, make_engine, settings_from_flags
 from .sessions import add_export_options, export_kwargs
 
@@ -106,7 +107,7 @@ class Terminal:
         if self.quiet:
             return
         self.end_line()
-        print(msg, file=logs.terminal(), flush=True)  # stderr, also while vLLM starts
+        print(in_flags(msg), file=logs.terminal(), flush=True)  # stderr, also while vLLM starts
 
     def end_line(self) -> None:
         if self.mid_line:
@@ -346,7 +347,7 @@ class CaptionRun:
         if r.dropped_s > 0:
             say(f"{self.name}: {r.dropped_s:.1f} s of audio could not be captioned (see above)")
         if r.failure:
-            print(f"error: {r.failure}", file=sys.stderr)
+            print(f"error: {in_flags(r.failure)}", file=sys.stderr)
             return 1
         return 0
 

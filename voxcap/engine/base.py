@@ -29,6 +29,7 @@ import numpy as np
 
 from ..errors import EngineError, VoxcapError
 from ..events import EngineFailed, EngineProgress, EngineReady, Event
+from ..setting_refs import ref
 from .stats import EngineStats
 
 log = logging.getLogger(__name__)
@@ -286,7 +287,7 @@ class EngineBase(CaptionEngine):
     def _explain(self, exc: BaseException) -> tuple[str, str]:
         """A person's reading of an unexpected exception: (message, fix)."""
         return (f"{self.what} failed ({type(exc).__name__}).",
-                "run again with --verbose and report it")
+                ref("verbose"))
 
     def _audio_chunk(self, samples: np.ndarray) -> np.ndarray:
         return np.ascontiguousarray(samples, dtype=np.float32).reshape(-1).copy()

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, fields, replace
 
 from ..errors import ConfigError
 from ..framing import DEFAULT_DELAY_MS, TOKENS_PER_SECOND
+from ..setting_refs import ref
 from ..settings_schema import check_declared, setting, spec_of
 from .delays import LONGEST_TRAINED_MS, TRAINED_DELAYS_MS, TRAINED_IN_WORDS, delay_text, nearest_trained_delay
 from .sizing.precision import CHOICES as PRECISION_CHOICES
@@ -153,7 +154,7 @@ class InProcessSettings:
             raise ConfigError(
                 f"max session length {self.max_model_len} tokens is more than this model allows "
                 f"({model_max_len} tokens, model_max_length in params.json).",
-                f"use at most {model_max_len} (--max-model-len), or leave it unset for the default",
+                f"use at most {model_max_len} ({ref('max_model_len')}), or leave it unset for the default",
                 setting="max_model_len")
         return self
 

@@ -63,7 +63,7 @@ from .overlay.placement import OverlayPlacement, prepare_platform
 from .overlay.state_band import OverlayState
 from .overlay.window import CaptionOverlay, place_overlay
 from .settings.controller import SettingsController
-from .settings.plain_words import error_for_the_app
+from .settings.setting_words import error_for_the_app
 from .share.controller import SharingController
 from .tray import Tray, tray_available
 

@@ -35,7 +35,7 @@ from ..engine.sizing.verdict import read_gpu_facts, verdict
 from ..errors import VoxcapError
 from .a11y import announce, status_label
 from .settings.api_key_row import ApiKeyRow
-from .settings.plain_words import for_the_app
+from .settings.setting_words import for_the_app
 
 log = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ from voxcap.engine.sizing.memory import Sizing
 from voxcap.engine.sizing.precision import BY_NAME, ORDER, GpuFacts, supported
 from voxcap.engine.sizing.verdict import verdict
 from voxcap.errors import ConfigError
-from voxcap.gui.settings.plain_words import for_the_app
+from voxcap.gui.settings.setting_words import for_the_app
 
 GIB = memory.GIB
 CARDS = (4, 6, 8, 11, 12, 16, 24)  # GB as sold
@@ -94,7 +94,7 @@ from voxcap.engine.sizing.verdict import read_gpu_facts, verdict
 from voxcap.errors import VoxcapError
 from voxcap.gui.first_run import FirstRunDialog
 from voxcap.app.model_check import kv_note
-from voxcap.gui.settings.plain_words import for_the_app
+from voxcap.gui.settings.setting_words import for_the_app
 
 model, cases = sys.argv[1], json.loads(sys.argv[2])
 app = QApplication([])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from voxcap.commands.flag_words import in_flags
 from voxcap.engine.sizing import memory
 from voxcap.engine.sizing.memory import Sizing
 from voxcap.engine.sizing.precision import BY_NAME, GpuFacts, validate
@@ -272,6 +273,6 @@ def test_local_engine_refuses_with_the_numbers_before_vllm_starts(fake_gpu, tiny
     assert "close programs that use the GPU" in a["fix"]
     small = engine_args_on(fake_gpu, tiny_model_dir, "auto", 1.0 * GIB, 0.9 * GIB)
     assert small["error"].startswith("This 1 GB card is too small: "), small
-    assert "voxcap serve" in small["fix"] and "--engine remote" in small["fix"]
+    assert "voxcap serve" in small["fix"] and "--engine remote" in in_flags(small["fix"])
     old = engine_args_on(fake_gpu, tiny_model_dir, "fp8", 16 * GIB, 15 * GIB, cc="7.0")
     assert "FP8 needs compute capability 7.5" in old["error"]

@@ -15,11 +15,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
 from ... import __version__
 from ...app.settings import AppSettings
 from ...settings_schema import add_setting_flags
+from ..flag_words import in_flags
 from .base import FAIL, Check, Context
 from .desktop import check_desktop
 from .folders import check_dirs
@@ -77,12 +78,13 @@ def add_parser(sub) -> list[str]:
 
 
 def run(args) -> int:
-    checks = run_checks(args)
+    checks = [replace(c, summary=in_flags(c.summary), fix=in_flags(c.fix)) for c in run_checks(args)]
     failed = [c.id for c in checks if c.verdict == FAIL]
     if args.json:
-        json.dump({"voxcap": __version__, "ok": not failed, "blocking": failed,
-                   "result": result_line(checks), "checks": [asdict(c) for c in checks]},
-                  sys.stdout, indent=2, default=str)
+        sys.stdout.write(in_flags(json.dumps(  # also the details' texts
+            {"voxcap": __version__, "ok": not failed, "blocking": failed,
+             "result": result_line(checks), "checks": [asdict(c) for c in checks]},
+            indent=2, default=str)))
         sys.stdout.write("\n")
     else:
         sys.stdout.write(render(checks))

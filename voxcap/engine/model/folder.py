@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ...errors import ModelDirError
 from ...framing import DEFAULT_DELAY_MS
+from ...setting_refs import ref
 from .weights_check import unfinished_download, weights_problem
 
 MODEL_ID = "mistralai/Voxtral-Mini-4B-Realtime-2602"
@@ -23,8 +24,8 @@ MODEL_ID = "mistralai/Voxtral-Mini-4B-Realtime-2602"
 # config parse, twice per engine start (docs/perf/startup.md).
 VLLM_DEFAULT_MAX_POSITIONS = 128_000
 GET_MODEL = (
-    f"download {MODEL_ID} with `voxcap download` (about 9 GB; --dir DIR picks the folder), or "
-    "run `voxcap make-tiny-model DIR` and use --dummy-weights for a self-check"
+    f"download {MODEL_ID} {ref('get_model')}, or run `voxcap make-tiny-model DIR` and "
+    f"{ref('self_check')}"
 )
 WEIGHT_FILES = ("consolidated.safetensors",)
 
@@ -102,7 +103,7 @@ def inspect_model_dir(directory: str | Path, dummy_weights: bool = False) -> Mod
     if not has_weights and not dummy_weights:
         raise ModelDirError(
             f"No weights (consolidated.safetensors) in {path}",
-            f"{GET_MODEL}; random weights are never used unless --dummy-weights is given",
+            f"{GET_MODEL}; random weights are never used {ref('unless_dummy')}",
         )
     return ModelInfo(path=path, params=params, audio=audio, has_weights=has_weights)
 

@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 
 from ... import __version__, listeners, logs
 from ...errors import ConfigError
+from ...setting_refs import ref
 from . import protocol
 from .settings import (
     RemoteSettings,
@@ -37,10 +38,9 @@ from .settings import (
 
 log = logging.getLogger(__name__)
 KEY_FIX = ("give the key the server was started with: `voxcap serve` printed its file; copy it to "
-           "~/.config/voxcap/remote-api-key (chmod 600), or use --api-key-file PATH or "
-           "--api-key-env VAR")
+           f"~/.config/voxcap/remote-api-key (chmod 600){ref('api_key_flags')}")
 SERVER_FIX = ("start it on the computer with the GPU: `voxcap serve --model FOLDER` prints its "
-              "address; or check the host and port in --server")
+              f"address; or check the host and port in {ref('server_url')}")
 PROBE_WAIT_S = 5.0
 _BACKOFF_S = (0.5, 1.0, 2.0, 4.0, 8.0, 10.0)
 
@@ -91,13 +91,13 @@ def explain_connect_error(exc: BaseException, url: str, timeout: float) -> Fatal
                      "check the address: is it a vLLM server?")
     if isinstance(exc, InvalidURI):
         return Fatal(f"The server address {url} is not a valid websocket URL.",
-                     "e.g. --server ws://gpu-box:8000")
+                     f"e.g. {ref('server_url', 'ws://gpu-box:8000')}")
     if isinstance(exc, ConnectionRefusedError):
         return Retry("refused", f"Cannot connect to the vLLM server at {url}: connection "
                      "refused (nothing listens there).", SERVER_FIX)
     if isinstance(exc, socket.gaierror):
         return Retry("host not found", f"Cannot find the server host of {url}.",
-                     "check the host name in --server and the network")
+                     f"check the host name in {ref('server_url')} and the network")
     if isinstance(exc, (TimeoutError, asyncio.TimeoutError)):
         return Retry("timeout", f"The server at {url} did not answer within {timeout:.0f} s.",
                      "check the address, the network and any firewall")
@@ -261,12 +261,12 @@ async def probe_models(s: RemoteSettings, url: str) -> Served:
             listed = (f"it serves {', '.join(sorted(models)[:5])}" if models
                       else "it does not list its models")
             raise Fatal(f"Which model of the server at {url}? ({listed}).",
-                        "name it with --server-model NAME")
+                        f"name it with {ref('server_model', 'NAME')}")
         model = next(iter(models))
     if models and model not in models:
         served = ", ".join(sorted(models)[:5])
         raise Fatal(f"The server at {url} does not serve the model {model!r} "
-                    f"(it serves: {served}).", f"use --server-model {min(models)}")
+                    f"(it serves: {served}).", f"use {ref('server_model', min(models))}")
     max_len = models.get(model, {}).get("max_model_len")
     return Served(model, int(max_len) if isinstance(max_len, int) and max_len > 0 else None)
 

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit, urlunsplit
 from ...errors import ConfigError
 from ...framing import STEP_MS
 from ...netaddr import is_loopback_host
+from ...setting_refs import ref
 from ...settings_schema import same_setting, setting
 from ..settings import InProcessSettings, validate_delay_ms
 
@@ -100,7 +101,7 @@ class RemoteSettings:
 def normalize_url(url: str) -> str:
     """``ws://`` or ``wss://`` address (``http(s)://`` mapped to it); ConfigError otherwise."""
     raw = (url or "").strip()
-    fix = "give the server's address, e.g. --server ws://gpu-box:8000 (or wss:// over TLS)"
+    fix = f"give the server's address, e.g. {ref('server_url', 'ws://gpu-box:8000')} (or wss:// over TLS)"
     if not raw:
         raise ConfigError("No server address for the remote engine.", fix)
     try:

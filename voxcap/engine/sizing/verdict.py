@@ -14,14 +14,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from ...setting_refs import ref
 from . import memory
 from .memory import Sizing, choose_precision
 from .precision import Choice, GpuFacts
 
 USABLE_SHARE = 0.95  # of a card's memory that a choice may count on (precision.choose)
-# written for the terminal; the app shows them through gui/settings/plain_words.for_the_app
 SERVER_FIX = ("caption through a vLLM server on a bigger GPU: run `voxcap serve` there, then "
-              "choose the vLLM server engine (--engine remote --server ws://HOST:8000)")
+              f"choose the vLLM server engine ({ref('use_server')})")
 CLOSE_FIX = ("close programs that use the GPU (`nvidia-smi` lists them: games, other AI tools, "
              "browsers with hardware acceleration), then start again")
 
@@ -84,7 +84,7 @@ def verdict(info, sizing: Sizing, gpu: GpuFacts | None) -> Verdict:
         auto = _automatic(info, sizing, replace(gpu, free_bytes=gpu.total_bytes))
         if auto is not None and auto.fits:
             return Verdict("too_small", now, line, "set the precision to Automatic "
-                           f"(--precision auto): it starts as {auto.label} for "
+                           f"({ref('precision', 'auto')}): it starts as {auto.label} for "
                            f"{_streams(auto.streams)} on this card")
         return Verdict("too_small", now, line, SERVER_FIX)
     line = (f"{gpu.size_text} has {memory.gib(usable)} free now; {what} needs "

@@ -8,6 +8,7 @@ import os
 
 from ...errors import EngineError
 from ...paths import shipped_command
+from ...setting_refs import ref
 from .pin import PINNED_VLLM
 
 log = logging.getLogger(__name__)
@@ -18,8 +19,7 @@ NVML_CHECK_ENV = "PYTORCH_NVML_BASED_CUDA_CHECK"
 
 PIP = shipped_command("pip")  # voxcap's environment's pip, by its full path when not on PATH
 SERVER_HINT = ("show captions from a vLLM server on a computer with an NVIDIA GPU (`voxcap serve` "
-               "there; here the app's \"Use a vLLM server\", or --engine remote --server "
-               "ws://HOST:8000)")
+               f"there; here {ref('server_here')})")
 NO_GPU_FIX = (
     "vLLM's CUDA build needs an NVIDIA GPU with a working driver (check `nvidia-smi`). Without "
     f"one: {SERVER_HINT}; or install the CPU build for self-checks (`{PIP} install "
@@ -110,8 +110,8 @@ _KNOWN = (
      "precision on Automatic voxcap picks FP8 when bfloat16 does not fit"),
     (("out of memory", "outofmemory", "cuda oom"),
      "The GPU ran out of memory.",
-     "close other programs using the GPU, or choose a smaller precision (Settings → Engine → "
-     "Precision: FP8 weights, or --precision fp8), or lower the number of streams"),
+     "close other programs using the GPU, or choose a smaller precision, FP8 weights "
+     f"({ref('precision', 'fp8')}), or lower the number of streams"),
     (("no cuda gpus", "found no nvidia driver", "cuda driver", "nvml"),
      "No usable NVIDIA GPU or driver.", NO_GPU_FIX),
     (("soundfile is not installed",),
@@ -119,7 +119,7 @@ _KNOWN = (
      "pip install soundfile"),
     (("greater than the derived max_model_len",),
      "The max session length is longer than this model supports.",
-     "lower the max session length (--max-model-len) to the model's model_max_length"),
+     f"lower the max session length ({ref('max_model_len')}) to the model's model_max_length"),
     (("kv cache is needed", "larger than the available kv cache", "kv cache memory"),
      "The KV-cache budget is too small for the session length.",
      "raise the KV-cache budget or lower the max session length"),
@@ -155,7 +155,7 @@ def explain_failure(exc: BaseException, log_errors: list[str] | tuple = ()) -> t
     first = lines[0][:300] if lines else name
     if len(lines) > 1 and "validation error" in first:  # pydantic: the reason is on the next line
         first = f"{first}: {lines[1][:300]}"
-    return f"The engine failed: {name}: {first}", "run `voxcap doctor` or start with --verbose for vLLM's log"
+    return f"The engine failed: {name}: {first}", f"run `voxcap doctor` or {ref('verbose_log')}"
 
 
 def cuda_here() -> bool:

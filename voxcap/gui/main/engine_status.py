@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..a11y import announce, status_label
-from ..settings.plain_words import for_the_app
+from ..settings.setting_words import for_the_app
 
 STAGES = ("importing", "starting engine process", "loading weights", "compiling",
           "capturing graphs", "allocating cache")

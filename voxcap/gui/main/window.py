@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 
 from ...events import Captioning
 from ..a11y import announce, status_label
-from ..settings.plain_words import for_the_app
+from ..settings.setting_words import for_the_app
 from .day_search import DaySearch
 from .engine_status import EngineStatus
 from .history import HistoryView

@@ -10,10 +10,13 @@ handlers (so a new session has cleared the overlay before the band changes).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 
-from ...app.overlay_status import OverlayStatusTracker
+from ...app.overlay_status import OverlayStatus, OverlayStatusTracker
+from ..settings.setting_words import for_the_app
 from .aside import OverlayAside
 
 RECENT_LAG_S = 3.0
@@ -25,7 +28,7 @@ class OverlayState:
     def __init__(self, app) -> None:
         self.app = app
         self.tracker = OverlayStatusTracker()
-        app.overlay.set_status(self.tracker.status)
+        self._show(self.tracker.status)
         app.overlay.announce_lines = lambda: app.settings.announce_captions
         app.bridge.events.connect(self.on_event)
         app.meter_timer.timeout.connect(self.tick)
@@ -53,7 +56,11 @@ class OverlayState:
     def on_event(self, ev) -> None:
         status = self.tracker.on_event(ev)
         if status is not None:
-            self.app.overlay.set_status(status)
+            self._show(status)
+
+    def _show(self, status: OverlayStatus) -> None:
+        """An engine error's fix in the app's words (the core names settings by markers)."""
+        self.app.overlay.set_status(replace(status, text=for_the_app(status.text)))
 
     def lateness_s(self) -> float | None:
         recent = self.app.caption_lag.values(last_s=RECENT_LAG_S)
@@ -67,4 +74,4 @@ class OverlayState:
     def tick(self) -> None:
         status = self.tracker.on_lateness(self.lateness_s())
         if status is not None:
-            self.app.overlay.set_status(status)
+            self._show(status)

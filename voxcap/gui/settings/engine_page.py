@@ -31,7 +31,7 @@ from ..a11y import announce, status_label
 from .api_key_row import ApiKeyRow
 from .delay_row import DelayRow
 from .fields import check_box, choice_box, decimal_box, number_box, number_of, row_label, wrap
-from .plain_words import for_the_app
+from .setting_words import for_the_app
 
 SPECS = specs(EngineChoice)
 NO_CUDA = ("Not applicable on this computer: no NVIDIA GPU, so vLLM runs without CUDA graphs "

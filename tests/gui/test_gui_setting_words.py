@@ -1,23 +1,29 @@
 """No command-line flags in what the app tells its user where a setting or a button would do:
 the GUI's own strings, every message of the core as the app shows it (``for_the_app``), and a
-real engine failure in a running window. A setting is named by its label in Settings, which
-its declaration gives (as the terminal names it by the declaration's flag)."""
+real engine failure in a running window. The core names a setting by a marker
+(``setting_refs``): the app says its label in Settings, the terminal its flag, both as the
+declaration gives them."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
+from support.app_walk import FLAG
 
 from voxcap.app.controller import default_engine_factory
 from voxcap.app.settings import AppSettings
 from voxcap.commands import fix_in_flags
+from voxcap.commands.flag_words import _advice as terminal_advice
+from voxcap.commands.flag_words import in_flags
 from voxcap.engine.choice import EngineChoice
 from voxcap.engine.settings import InProcessSettings
 from voxcap.errors import ConfigError
-from voxcap.gui.settings.plain_words import FLAG, error_for_the_app, for_the_app
-from voxcap.settings_schema import spec_of
+from voxcap.gui.settings.setting_words import ADVICE, SPECS, error_for_the_app, for_the_app
+from voxcap.setting_refs import MARKER, ref
+from voxcap.settings_schema import spec_named, spec_of
 
 PKG = Path(__file__).resolve().parents[2] / "voxcap"
 # where a command is truly the answer, or the text is not an instruction to the app's user
@@ -32,6 +38,7 @@ ALLOWED = (
     "systemctl --user start", "pulseaudio --start",  # the sound server: the system's commands
     "--source \"app:NAME\"",  # `voxcap devices`' listing, a terminal command
     "--served-model-name",  # a flag of the vLLM server the user started themselves
+    "voxcap live --glossary FILE",  # the word list's file is the one the terminal reads too
 )
 # what prints to the terminal only: the commands, and what only `voxcap serve` says
 TERMINAL_ONLY = ("commands", "cli.py", "launcher.py", "engine/server/args.py",
@@ -83,7 +90,7 @@ def _scan(files, translate=lambda t: t) -> list[str]:
 
 
 def test_the_guis_own_strings_have_no_flags():
-    files = [p for p in sorted((PKG / "gui").glob("*.py")) if p.name != "plain_words.py"]
+    files = sorted((PKG / "gui").rglob("*.py"))
     assert _scan(files) == [], '\n'.join(_scan(files))
 
 
@@ -98,9 +105,39 @@ def test_known_fixes_name_the_setting():
 
     text = for_the_app(NO_GPU_FIX)
     assert "Settings → Engine: “A vLLM server”, and its address in Server" in text, text
-    assert "voxcap serve" in text and not FLAG.findall(text)
-    assert for_the_app("lower the max session length (--max-model-len) to the model's") == \
+    assert "voxcap serve" in text and not FLAG.findall(text) and not MARKER.search(text)
+    core = f"lower the max session length ({ref('max_model_len')}) to the model's"
+    assert for_the_app(core) == \
         "lower the max session length (Settings → Engine → Max session length) to the model's"
+    assert in_flags(core) == "lower the max session length (--max-model-len) to the model's"
+
+
+def test_the_terminal_says_the_flags_as_before():
+    """The markers change nothing the terminal prints."""
+    from voxcap.engine.model.folder import GET_MODEL
+    from voxcap.engine.vllm_adapter.platform import NO_GPU_FIX
+
+    assert "here the app's \"Use a vLLM server\", or --engine remote --server ws://HOST:8000)" \
+        in in_flags(NO_GPU_FIX)
+    assert in_flags(GET_MODEL).endswith(
+        "with `voxcap download` (about 9 GB; --dir DIR picks the folder), or run "
+        "`voxcap make-tiny-model DIR` and use --dummy-weights for a self-check")
+    assert in_flags(f"e.g. {ref('server_url', 'ws://gpu-box:8000')}") == "e.g. --server ws://gpu-box:8000"
+    assert for_the_app(f"e.g. {ref('server_url', 'ws://gpu-box:8000')}") == \
+        "e.g. ws://gpu-box:8000 in Settings → Engine → Server"
+
+
+def test_each_marker_of_the_core_is_known_to_both_front_ends():
+    """A name the core writes in ``ref(...)`` is a setting both can word, or advice both know."""
+    called = set()
+    for path in PKG.rglob("*.py"):
+        called |= set(re.findall(r"\bref\(\s*[\"']([a-z_]+)[\"']", path.read_text()))
+    assert {"max_model_len", "server_url", "verbose", "get_model"} <= called, called
+    for name in called:
+        assert name in ADVICE or name in SPECS or name == "source", f"the app has no words for {name!r}"
+        spec = spec_named(AppSettings, name)
+        assert name in terminal_advice() or name == "use_source" or (spec is not None and spec.flag), \
+            f"the terminal has no flag for {name!r}"
 
 
 @pytest.mark.parametrize(("wrong", "name"), [
