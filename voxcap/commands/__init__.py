@@ -35,6 +35,7 @@ COMMAND_MODULES = (
     "voxcap.commands.sessions",
     "voxcap.commands.doctor",
     "voxcap.commands.download",
+    "voxcap.commands.translate_models",
     "voxcap.commands.devices",
     "voxcap.commands.serve",
     "voxcap.commands.prepare",
