@@ -110,6 +110,15 @@ class LineWorker:
             self._queue.append((line, time.monotonic()))
             self._cond.notify()
 
+    def drain(self, timeout_s: float = 30.0) -> bool:
+        """Wait until every queued line is done (the end of a file); True if it was."""
+        deadline = time.monotonic() + timeout_s
+        while not self.idle():
+            if time.monotonic() >= deadline or not self._thread.is_alive():
+                return False
+            time.sleep(0.02)
+        return True
+
     def stop(self, timeout_s: float = 5.0) -> None:
         """Finish the line in hand, drop the rest, end the thread."""
         with self._cond:
