@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..captions.assembly import CaptionAssembler, CaptionLine
-from ..events import LineTranslated, StreamFinished, StreamOpened, TextDelta
+from ..events import AppProblem, LineTranslated, StreamFinished, StreamOpened, TextDelta
 from ..translate.worker import QUEUE_LINES, FinishedLine, LineResult, LineWorker, Translators
 
 log = logging.getLogger(__name__)
@@ -76,8 +76,33 @@ class LineTranslation:
         self.record(LineTranslated(r.line.stream_id, r.line.line_id, r.line.text, r.line.start_s,
                                    r.line.end_s, r.language, r.target, r.translation))
 
+    def retarget(self, target: str) -> None:
+        """Translate the lines finished from now on into ``target`` ("" = languages only)."""
+        if target and self.worker.translators is None:
+            from ..translate.models import default_models_dir
+
+            self.worker.translators = Translators(default_models_dir())
+        self.worker.target = target
+        self.target = target
+
     def close(self, drain_s: float = 0.0) -> None:
         """Stop; ``drain_s``: first wait that long for the lines still queued (a file's end)."""
         if drain_s:
             self.worker.drain(drain_s)
         self.worker.stop()
+
+
+def attach(controller, hub, changes, target: str) -> LineTranslation | None:
+    """The app's line translation: fed by ``hub`` (the controller's events), its notices
+    published there as ``AppProblem``s, its last lines finished before the journal closes, its
+    target following ``translation.translate_to``. None for a stand-in controller (tests)."""
+    record = getattr(controller, "record_line", None)
+    if record is None:
+        return None
+    lines = LineTranslation(record, target=target,
+                            on_notice=lambda text: hub.publish(AppProblem(text, "", "translation")))
+    hub.subscribe(lines.on_event)
+    controller.before_journal_close.append(lambda: lines.worker.drain(5.0))
+    changes.subscribe(lambda c: lines.retarget(c.new.translation.translate_to),
+                      "translation.translate_to")
+    return lines

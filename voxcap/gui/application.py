@@ -26,6 +26,7 @@ from .. import logs
 from ..app.controller import QUIT_ENGINE_WAIT_S, SessionController
 from ..app.diagnostics import DiagnosticsReady, diagnostics_text
 from ..app.lag import RecentValues
+from ..app.line_translation import attach as attach_line_translation
 from ..app.meter import MeterSampler
 from ..app.notices import notice_for
 from ..app.settings import AppSettings, RunOverrides, describe_change, load_settings
@@ -114,6 +115,9 @@ class VoxcapApp(QObject):
         factory = controller_factory or (lambda publish: SessionController(
             publish, journal_root=sessions_root, verbose=engine_verbose))
         self.controller = factory(self.hub.publish)
+        # each finished line's language and translation: journalled, so exports have them
+        self.line_translation = attach_line_translation(
+            self.controller, self.hub, self.settings_changes, self.settings.translation.translate_to)
         self.exports = ExportController(self.window, self.controller, sessions_root,
                                         masker=lambda: make_masker(self.settings.mask_profanity))
         self.sharing = SharingController(
