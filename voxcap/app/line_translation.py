@@ -92,14 +92,15 @@ class LineTranslation:
         self.worker.stop()
 
 
-def attach(controller, hub, changes, target: str) -> LineTranslation | None:
+def attach(controller, hub, changes, target: str, width: int = 42) -> LineTranslation | None:
     """The app's line translation: fed by ``hub`` (the controller's events), its notices
     published there as ``AppProblem``s, its last lines finished before the journal closes, its
-    target following ``translation.translate_to``. None for a stand-in controller (tests)."""
+    target following ``translation.translate_to``; ``width``: the lines' (the app's assembler's,
+    so a line translated is a line shown). None for a stand-in controller (tests)."""
     record = getattr(controller, "record_line", None)
     if record is None:
         return None
-    lines = LineTranslation(record, target=target,
+    lines = LineTranslation(record, target=target, width=width,
                             on_notice=lambda text: hub.publish(AppProblem(text, "", "translation")))
     hub.subscribe(lines.on_event)
     controller.before_journal_close.append(lambda: lines.worker.drain(5.0))

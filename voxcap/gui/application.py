@@ -117,7 +117,8 @@ class VoxcapApp(QObject):
         self.controller = factory(self.hub.publish)
         # each finished line's language and translation: journalled, so exports have them
         self.line_translation = attach_line_translation(
-            self.controller, self.hub, self.settings_changes, self.settings.translation.translate_to)
+            self.controller, self.hub, self.settings_changes, self.settings.translation.translate_to,
+            width=LINE_COLUMNS)
         self.exports = ExportController(self.window, self.controller, sessions_root,
                                         masker=lambda: make_masker(self.settings.mask_profanity))
         self.sharing = SharingController(
