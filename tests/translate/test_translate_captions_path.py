@@ -14,6 +14,7 @@ from support.caption_helpers import deltas_from_pieces, speech
 from support.tiny_translation import copy_package
 
 from voxcap.app.line_translation import LineTranslation
+from voxcap.captions.assembly import CaptionAssembler
 from voxcap.captions.export import export, render
 from voxcap.captions.journal import Journal
 from voxcap.captions.sessions import read_session_dir
@@ -68,6 +69,11 @@ def test_each_line_gets_its_own_translation_in_the_journal_and_exports(models, t
     direct = PairTranslator(read_package(models / "fr_en"))
     texts = [" ".join(words) for words in SENTENCES]
     assert [ln.text for ln in session.lines] == texts
+    shown = CaptionAssembler()  # what a display made of the same events: the same line ids
+    for event in _events():
+        shown.on_event(event)
+    assert [(ln.line_id, ln.stream_id, ln.start_s, ln.text) for ln in session.lines] == \
+        [(ln.line_id, ln.stream_id, round(ln.start_s, 3), ln.text) for ln in shown.history]
     assert [ln.language for ln in session.lines] == ["fr"] * 3
     for ln in session.lines:  # attached to the line it translates, not a neighbour
         assert ln.target == "en" and ln.translation == direct.translate([ln.text])[0]

@@ -139,3 +139,18 @@ def test_a_line_whose_language_cannot_be_told_is_said_once(models):
     worker.stop()
     assert [(r.language, r.translation) for r in results] == [("", "")] * 2
     assert len(got.notices) == 1 and "language could not be told" in got.notices[0]
+
+
+def test_a_corrupt_installed_model_is_said_once_and_lines_go_on(models):
+    model = models / "fr_en" / "model" / "model.bin"
+    model.write_bytes(model.read_bytes()[:200])  # a disk error, a killed copy
+    got = Collect()
+    worker = LineWorker(target="en", translators=Translators(models), on_result=got.result,
+                        on_notice=got.notice).start()
+    for line in _lines(FRENCH):
+        worker.submit(line)
+    results = got.wait(3)
+    worker.stop()
+    assert [(r.language, r.translation) for r in results] == [("fr", "")] * 3
+    assert len(got.notices) == 1 and "fr-en translation model is corrupt" in got.notices[0]
+    assert "translate-models remove fr-en" in got.notices[0]
