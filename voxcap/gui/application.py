@@ -48,6 +48,7 @@ from ..events import (
     EngineReady,
     EngineRestarting,
     EngineStopped,
+    LineTranslated,
     StreamFinished,
     StreamOpened,
     TextDelta,
@@ -280,6 +281,8 @@ class VoxcapApp(QObject):
             AppsChanged: lambda ev: w.set_apps(ev.apps),
             DevicesChanged: self._on_devices,
             DiagnosticsReady: self._on_diagnostics,
+            LineTranslated: lambda ev: w.history.add_translation(ev.translation, ev.language,
+                                                                 ev.target),
         }
 
     def on_event(self, ev) -> None:
