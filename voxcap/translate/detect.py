@@ -1,6 +1,6 @@
 """The language of a finished caption line, from its text.
 
-    detector = LanguageDetector()            # loads py3langid's model (~1 s, once)
+    detector = shared_detector()             # loads py3langid's model (~1 s, once a process)
     guess = detector.detect("Je pense que nous devrions partir.")
     guess.language                           # "fr"; "other"; "" when the line cannot tell
     tracker = OtherLanguageWatch()           # per stream: say once that speech is in none of 13
@@ -23,6 +23,7 @@ Rules (short lines are unreliable: "Okay." scores as Tagalog):
 
 from __future__ import annotations
 
+import copy
 import logging
 import threading
 import unicodedata
@@ -62,7 +63,7 @@ class LanguageDetector:
         from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
         self._wide = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
-        self._narrow = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+        self._narrow = copy.copy(self._wide)  # shares the model's arrays: loaded once
         self._narrow.set_languages(list(SPEECH_LANGUAGES))
         self._lock = threading.Lock()
 
@@ -78,6 +79,20 @@ class LanguageDetector:
                 return LanguageGuess(OTHER, conf, wide)
             narrow, narrow_conf = self._narrow.classify(text)
         return LanguageGuess(narrow, narrow_conf)
+
+
+_shared: LanguageDetector | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_detector() -> LanguageDetector:
+    """One detector per process (loading the model takes a second or more of CPU: an app that
+    starts several sessions, or tests that start several apps, pay it once)."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = LanguageDetector()
+        return _shared
 
 
 class OtherLanguageWatch:

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .detect import LanguageDetector, LineLanguages, other_language_notice
+from .detect import LanguageDetector, LineLanguages, other_language_notice, shared_detector
 from .languages import OTHER, language_name
 from .package import RouteTranslator, TranslationModelError, installed_pairs, route
 
@@ -145,13 +145,7 @@ class LineWorker:
             log.exception("translation notice failed")
 
     def _run(self) -> None:
-        try:
-            languages = LineLanguages(self._detector or LanguageDetector())
-        except Exception:  # noqa: BLE001 - py3langid missing or broken: captions go on
-            log.exception("language detection cannot start")
-            self._say("detector", "The language of caption lines cannot be told (py3langid "
-                                  "failed to load: see the log); captions go on untranslated.")
-            return
+        languages: LineLanguages | None = None  # loaded with the first line: nothing at start
         while True:
             with self._cond:
                 while not self._queue and not self._stopping:
@@ -164,6 +158,10 @@ class LineWorker:
                     self._said.discard("behind")
                 self._busy = True
             try:
+                if languages is None:
+                    languages = self._languages()
+                    if languages is None:
+                        return
                 result = self._handle(languages, line, queued_at)
                 self.on_result(result)
             except Exception:  # noqa: BLE001 - one line's failure must not end the worker
@@ -171,6 +169,15 @@ class LineWorker:
             finally:
                 with self._cond:
                     self._busy = False
+
+    def _languages(self) -> LineLanguages | None:
+        try:
+            return LineLanguages(self._detector or shared_detector())
+        except Exception:  # noqa: BLE001 - py3langid missing or broken: captions go on
+            log.exception("language detection cannot start")
+            self._say("detector", "The language of caption lines cannot be told (py3langid "
+                                  "failed to load: see the log); captions go on untranslated.")
+            return None
 
     def _handle(self, languages: LineLanguages, line: FinishedLine, queued_at: float) -> LineResult:
         guess, say_other = languages.of_line(line.stream_id, line.text)
