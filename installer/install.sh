@@ -188,15 +188,15 @@ if [ "$MODE" = gpu ] && [ -n "$GPU_NAME" ]; then
   fi
 fi
 case "$MODE" in
-  gpu) EXTRAS="gpu,audio,gui"
+  gpu) EXTRAS="gpu,audio,gui,translate"
        if [ -n "$GPU_NAME" ]; then
          ENGINE_NOTE="GPU build: vLLM with CUDA, for your $GPU_NAME"
        else
          ENGINE_NOTE="GPU build (vLLM with CUDA), although nvidia-smi sees no NVIDIA GPU here"
        fi ;;
-  cpu) EXTRAS="cpu,audio,gui"
+  cpu) EXTRAS="cpu,audio,gui,translate"
        ENGINE_NOTE="CPU build of vLLM (about 3.5 GB on disk, 2-3 minutes): for self-checks only, far slower than real time with the real model; captions come from a vLLM server on a GPU computer" ;;
-  remote) EXTRAS="audio,gui"
+  remote) EXTRAS="audio,gui,translate"
        ENGINE_NOTE="no local engine, because no NVIDIA GPU was found ($NO_GPU_WHY). voxcap will caption through a vLLM server on another machine (\`voxcap serve\` there prints the address to give the app's first-run dialog). With an NVIDIA GPU: install its driver, then run this again; --cpu adds vLLM's CPU build for self-checks" ;;
   extras) ENGINE_NOTE="extras: ${EXTRAS:-none}" ;;
 esac

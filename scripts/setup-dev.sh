@@ -52,10 +52,10 @@ if [ ! -f "$stamp" ]; then
   done
   if [ -n "$torch_wheel" ]; then
     "$VENV/bin/python" -m pip install -q "uv>=0.5"
-    "$VENV/bin/uv" pip install -q --python "$VENV/bin/python" "$torch_wheel" -e ".[cpu,audio,gui,test]"
+    "$VENV/bin/uv" pip install -q --python "$VENV/bin/python" "$torch_wheel" -e ".[cpu,audio,gui,translate,test]"
   else
     "$VENV/bin/python" -m pip install -q --upgrade pip wheel
-    "$VENV/bin/python" -m pip install -q --no-compile "torch==2.13.0" -e ".[cpu,audio,gui,test]"
+    "$VENV/bin/python" -m pip install -q --no-compile "torch==2.13.0" -e ".[cpu,audio,gui,translate,test]"
   fi
   # The CPU build drags in CUDA builds of these; their import fails and nothing here needs them.
   "$VENV/bin/python" -m pip uninstall -q -y torchvision torchaudio torchcodec triton 2>/dev/null || true

@@ -75,6 +75,26 @@ class TextDelta:
 
 
 @dataclass(frozen=True)
+class LineTranslated:
+    """A finished caption line's language and, when asked for, its translation (``voxcap.
+    translate``: worked out off the caption path, a moment after the line ended).
+
+    ``line_id`` numbers the line in its session; ``start_s``/``end_s`` is its audio span, as in
+    ``TextDelta``. ``language``: an ISO 639-1 code of the speech model's 13 languages, "other",
+    or "" (too short to tell); ``target``/``translation`` are "" when the line was not translated.
+    """
+
+    stream_id: str
+    line_id: int
+    text: str
+    start_s: float
+    end_s: float
+    language: str
+    target: str = ""
+    translation: str = ""
+
+
+@dataclass(frozen=True)
 class StreamFinished:
     """A stream ended. ``reason``: flushed, aborted, max_length or error."""
 

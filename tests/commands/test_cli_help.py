@@ -11,7 +11,7 @@ import sys
 from voxcap.commands import build_parser
 
 EVERYDAY_FIRST = ["gui", "live", "transcribe", "sessions", "export", "doctor", "download",
-                  "devices", "serve", "prepare", "make-tiny-model", "bench"]
+                  "translate-models", "devices", "serve", "prepare", "make-tiny-model", "bench"]
 
 
 def voxcap(*args: str) -> subprocess.CompletedProcess:

@@ -7,6 +7,7 @@ Layers, each importing only its own and lower ones:
     app | share                        the session runtime (controller, settings, meter); the
                                        caption server (subscribes to the controller's events)
     engine | capture | captions        independent of each other
+    | translate                        (translate: translated captions, on the CPU)
     ground                             errors, events, paths, logs, ... (top-level modules)
 
 Every import counts, also one inside a function (a lazy import is still a dependency).
@@ -18,7 +19,8 @@ import ast
 from pathlib import Path
 
 QT = ("PySide6", "PyQt5", "PyQt6", "shiboken6", "PySide2")
-RANK = {"ground": 0, "engine": 1, "capture": 1, "captions": 1, "app": 2, "share": 2, "gui": 3, "commands": 4}
+RANK = {"ground": 0, "engine": 1, "capture": 1, "captions": 1, "translate": 1, "app": 2, "share": 2,
+        "gui": 3, "commands": 4}
 FRONT_ENDS = {"cli", "launcher"}  # top-level modules that are entry points, not ground
 
 

@@ -108,7 +108,7 @@ def test_install_dry_run_with_nvidia_gpu(tmp_path):
     r = dry_run(tmp_path, path_dirs=(tools,))
     assert r.returncode == 0, r.stderr
     assert "engine:  GPU build: vLLM with CUDA, for your NVIDIA H200" in r.stdout
-    assert "would install voxcap[gpu,audio,gui] @ file://" in r.stdout
+    assert "would install voxcap[gpu,audio,gui,translate] @ file://" in r.stdout
     assert "driver" not in r.stdout
     # a driver too old for PyTorch's CUDA 13.0 build: said, with what to do
     tools = fake_tool(tmp_path / "bin", "nvidia-smi", NVIDIA_SMI.format(cuda="12.8"))
@@ -122,14 +122,14 @@ def test_install_dry_run_without_gpu(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "no local engine, because no NVIDIA GPU was found (`nvidia-smi` is not installed" \
         in r.stdout
-    assert "would install voxcap[audio,gui] @ file://" in r.stdout
+    assert "would install voxcap[audio,gui,translate] @ file://" in r.stdout
     assert "--cpu adds vLLM's CPU build" in r.stdout
     tools = fake_tool(tmp_path / "bin", "nvidia-smi", "echo 'NVIDIA-SMI has failed' >&2; exit 9")
     r = dry_run(tmp_path, path_dirs=(tools,))
     assert "the NVIDIA driver is not working" in r.stdout
     assert "`voxcap serve` there prints the address" in r.stdout  # the way to captions
     r = dry_run(tmp_path, "--cpu")
-    assert "CPU build of vLLM" in r.stdout and "voxcap[cpu,audio,gui]" in r.stdout
+    assert "CPU build of vLLM" in r.stdout and "voxcap[cpu,audio,gui,translate]" in r.stdout
     # what it costs and what it is for
     assert "about 3.5 GB on disk" in r.stdout and "far slower than real time" in r.stdout
 

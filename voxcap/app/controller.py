@@ -82,6 +82,9 @@ class SessionController:
         self._states = CaptioningStateMachine(self._emit)
         self._flush = StreamFlush(self._emit, flush_timeout_s)
         self._journal = JournalFeed(self._emit, journal_root, enabled=journal)
+        # called when the last words are flushed, before the journal closes: the line
+        # translation finishes its queued lines then, so their records are journalled
+        self.before_journal_close: list[Callable[[], object]] = []
         self._devices = DeviceWatch(self._emit)
         self._commands = CommandThread(self._emit)
         self._submit = self._commands.submit
@@ -218,6 +221,12 @@ class SessionController:
 
     def _set_state(self, state: Captioning, message: str = "") -> None:
         self._states.move_to(state, self.session_id, self._sources.labels, message)
+
+    def record_line(self, event) -> None:
+        """A finished line's language and translation (``LineTranslated``, from the translation
+        worker's thread): journalled with the session's captions, then out."""
+        self._journal.take(event)
+        self._emit(event)
 
     # ------------------------------------------------------------------ engine's news ----
     def _on_engine_event(self, event) -> None:
@@ -436,6 +445,8 @@ class SessionController:
         self._set_state(Captioning.STOPPING, "flushing the last words")
         self._routing.close()
         self._streams.flush(self.engine)
+        for finish in self.before_journal_close:
+            finish()
         self._journal.close()
         self._set_state(Captioning.OFF, message)
 

@@ -32,6 +32,7 @@ from ..engine.choice import EngineChoice
 from ..netaddr import OBS_ADDRESS, SHARE_PORT, parse_origin
 from ..settings_schema import declared, flag_values, get_path, set_path, setting, spec_of
 from .settings_migration import migrate
+from .translation_settings import TranslationSettings
 
 log = logging.getLogger(__name__)
 
@@ -166,6 +167,7 @@ class AppSettings:
                                      flag_help="start captioning at once")
     overlay: OverlaySettings = field(default_factory=OverlaySettings)
     share: ShareSettings = field(default_factory=ShareSettings)
+    translation: TranslationSettings = field(default_factory=TranslationSettings)
 
     # ------------------------------------------------------------------------ derived ----
     @property

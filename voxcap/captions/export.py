@@ -24,6 +24,14 @@ of deltas (``TextDelta`` or ``DeltaRecord``); then give ``labels`` (stream id ->
   ``tokens`` (they would spell the word out).
 - An empty session gives a valid empty file of each format.
 - ``masker`` masks words in every format (the journal keeps the real words).
+- Languages and translations (``lines``: the journal's line records, a session's own by
+  default): ``translation="original"`` writes the words as heard, a WebVTT cue in the language
+  of its line (``<lang fr>``); ``"translation"`` or ``"both"`` writes one cue (or paragraph) per
+  finished line, with its translation alone or under the original (``line_cues``), each text
+  line of a WebVTT cue in its language (with no translation recorded: as ``"original"``).
+  ``language_tags``: SRT and TXT lines start with ``[fr]`` (SRT has no language markup).
+  ``export(..., translation="separate")`` writes the original to the file named and each
+  translation beside it (``talk.srt``, ``talk.en.srt``).
 Files are written atomically and readable by their owner only, as the journal is (a new
 temporary file of a random name, made exclusively, renamed over the target: ``paths.write_private``).
 """
@@ -34,12 +42,13 @@ import json
 import time
 import unicodedata
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .. import paths
 from ..errors import ConfigError
 from .cues import Cue, CueOptions, build_cues, build_paragraphs, prepare_words
+from .line_cues import MODES, language_at, translated_cues
 from .masking import Masker
 from .words import words_from_deltas
 
@@ -93,11 +102,18 @@ def _gather(source, labels, end_s, timeline: bool = True):
 
 def render(source, fmt: str, *, labels: dict[str, str] | None = None,
            end_s: float | None = None, timestamps: bool = False, masker: Masker | None = None,
-           options: CueOptions | None = None) -> tuple[str, int, int]:
+           options: CueOptions | None = None, lines: list | None = None,
+           translation: str = "original", language_tags: bool = False) -> tuple[str, int, int]:
     """(file content, items, words) of ``source`` in ``fmt`` (".srt", "vtt", ...)."""
     fmt = "." + fmt.lower().lstrip(".")
     if fmt not in FORMATS:
         raise ConfigError(f"Unknown transcript format {fmt!r}", f"use one of {', '.join(FORMATS)}")
+    if translation not in MODES:
+        raise ConfigError(f"Unknown translation choice {translation!r}", f"use one of {', '.join(MODES)}")
+    lines = list(getattr(source, "lines", []) if lines is None else lines)
+    if translation != "original" and fmt != ".jsonl" and any(ln.translation for ln in lines):
+        return _render_lines(lines, fmt, translation, labels or getattr(source, "labels", {}),
+                             masker, options, timestamps, language_tags)
     deltas, labels, end_s = _gather(source, labels, end_s, timeline=fmt != ".jsonl")
     if fmt == ".jsonl":
         return _jsonl(deltas, labels, masker), len(deltas), len(words_from_deltas(deltas))
@@ -107,7 +123,10 @@ def render(source, fmt: str, *, labels: dict[str, str] | None = None,
     if fmt in (".srt", ".vtt"):
         cues = build_cues(words, labels, show_labels=several and fmt == ".srt", end_s=end_s,
                           options=options)
-        text = _srt(cues) if fmt == ".srt" else _vtt(cues, labels if several else None)
+        langs = [[language_at(lines, c.stream_id, (c.start_ms + c.end_ms) / 2000)] * len(c.lines)
+                 for c in cues]
+        text = (_srt(cues, langs if language_tags else None) if fmt == ".srt"
+                else _vtt(cues, labels if several else None, langs))
         return text, len(cues), len(words)
     paras = build_paragraphs(words, labels)
     lines = []
@@ -119,10 +138,20 @@ def render(source, fmt: str, *, labels: dict[str, str] | None = None,
 
 def export(source, path: str | Path, *, labels: dict[str, str] | None = None,
            end_s: float | None = None, timestamps: bool = False, masker: Masker | None = None,
-           options: CueOptions | None = None) -> ExportResult:
+           options: CueOptions | None = None, lines: list | None = None,
+           translation: str = "original", language_tags: bool = False) -> ExportResult:
     p = check_export_path(path)
+    if translation == "separate":  # NAME.srt as heard, NAME.en.srt translated
+        lines = list(getattr(source, "lines", []) if lines is None else lines)
+        for target in sorted({ln.target for ln in lines if ln.target}):
+            export(source, p.with_name(f"{p.stem}.{target}{p.suffix}"), labels=labels, end_s=end_s,
+                   timestamps=timestamps, masker=masker, options=options, translation="translation",
+                   lines=[ln for ln in lines if ln.target in ("", target)],
+                   language_tags=language_tags)
+        translation = "original"
     text, items, nwords = render(source, p.suffix, labels=labels, end_s=end_s,
-                                 timestamps=timestamps, masker=masker, options=options)
+                                 timestamps=timestamps, masker=masker, options=options, lines=lines,
+                                 translation=translation, language_tags=language_tags)
     try:
         paths.write_private(p, text.encode("utf-8"))
     except OSError as exc:
@@ -156,17 +185,19 @@ def _bidi(text: str) -> str:
     return f"{RLM}{text}{RLM}" if _is_rtl(text) else text
 
 
-def _cue_lines(cue: Cue) -> list[str]:
+def _cue_lines(cue: Cue, langs: list[str] | None = None) -> list[str]:
     lines = [_bidi(t) for t in cue.text_lines]
+    if langs:
+        lines = [f"[{lang}] {t}" if lang else t for t, lang in zip(lines, langs, strict=False)]
     if cue.label:
         lines[0] = f"{cue.label}: {lines[0]}"
     return lines
 
 
-def _srt(cues: Iterable[Cue]) -> str:
+def _srt(cues: Iterable[Cue], langs: list[list[str]] | None = None) -> str:
     blocks = []
     for n, c in enumerate(cues, 1):
-        body = "\n".join(_cue_lines(c))
+        body = "\n".join(_cue_lines(c, langs[n - 1] if langs else None))
         blocks.append(f"{n}\n{_stamp(c.start_ms, ',')} --> {_stamp(c.end_ms, ',')}\n{body}\n")
     return "\n".join(blocks)
 
@@ -175,15 +206,51 @@ def _vtt_escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def _vtt(cues: Iterable[Cue], voices: dict[str, str] | None) -> str:
+def _vtt_lang(text: str, lang: str) -> str:
+    return f"<lang {lang}>{text}</lang>" if lang and lang != "other" else text
+
+
+def _vtt(cues: Iterable[Cue], voices: dict[str, str] | None,
+         langs: list[list[str]] | None = None) -> str:
     out = ["WEBVTT\n"]
-    for c in cues:
-        body = "\n".join(_vtt_escape(line) for line in _cue_lines(c))
+    for n, c in enumerate(cues):
+        tagged = [_vtt_lang(_vtt_escape(line), lang) for line, lang in
+                  zip(_cue_lines(c), langs[n] if langs else [""] * len(c.lines), strict=False)]
+        body = "\n".join(tagged)
         if voices is not None:
             voice = _vtt_escape(voices.get(c.stream_id) or c.stream_id).replace("\n", " ")
             body = f"<v {voice}>{body}</v>"
         out.append(f"\n{_stamp(c.start_ms, '.')} --> {_stamp(c.end_ms, '.')}\n{body}\n")
     return "".join(out)
+
+
+def _render_lines(lines: list, fmt: str, mode: str, labels: dict[str, str],
+                  masker: Masker | None, options: CueOptions | None, timestamps: bool,
+                  language_tags: bool) -> tuple[str, int, int]:
+    """A cue (or paragraph) per finished line: its translation, alone or under the original."""
+    if masker is not None:
+        lines = [replace(ln, text=masker.mask_text(ln.text),
+                         translation=masker.mask_text(ln.translation)) for ln in lines]
+    several = len({ln.stream_id for ln in lines}) > 1
+    pairs = translated_cues(lines, mode, options, labels if several and fmt != ".vtt" else None)
+    cues = [c for c, _ in pairs]
+    words = sum(len(ln.text.split()) for ln in lines)
+    if fmt == ".srt":
+        return _srt(cues, [lg for _, lg in pairs] if language_tags else None), len(cues), words
+    if fmt == ".vtt":
+        return _vtt(cues, labels if several else None, [lg for _, lg in pairs]), len(cues), words
+    out = []
+    for c, lg in pairs:
+        head = f"[{_clock(c.start_ms / 1000)}] " if timestamps else ""
+        parts: list[tuple[str, list[str]]] = []  # (language, its text lines): original, translation
+        for t, lang in zip(c.text_lines, lg, strict=False):
+            if parts and parts[-1][0] == lang:
+                parts[-1][1].append(t)
+            else:
+                parts.append((lang, [t]))
+        texts = [(f"[{lang}] " if language_tags and lang else "") + " ".join(ts) for lang, ts in parts]
+        out.append(head + (f"{c.label}: " if c.label else "") + "\n    ".join(texts))
+    return "".join(line + "\n" for line in out), len(cues), words
 
 
 def _mask_pieces(deltas: list, masker: Masker) -> list[str]:

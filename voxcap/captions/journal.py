@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import __version__, paths
-from ..events import SessionRolled, StreamFinished, TextDelta
+from ..events import LineTranslated, SessionRolled, StreamFinished, TextDelta
 from .records import (
     FORMAT_VERSION,
     JOURNAL_NAME,
@@ -52,6 +52,7 @@ from .records import (
     delta_line,
     end_line,
     gap_line,
+    line_line,
     pause_line,
     rollover_line,
     stream_line,
@@ -149,6 +150,8 @@ class Journal:
             self.stream_finished(event)
         elif isinstance(event, SessionRolled):
             self._write(rollover_line(self.session_id, event))
+        elif isinstance(event, LineTranslated):
+            self._write(line_line(self.session_id, event, time.time()))
 
     def stream_opened(self, stream_id: str, label: str = "", source: str = "") -> None:
         self._streams.add(stream_id)

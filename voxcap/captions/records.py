@@ -11,6 +11,9 @@ writer (``journal``) and the reader (``sessions``).
      "reason":"pause","lost":0.0,"wall":T}   # the stream continued in a fresh engine session
     {"type":"pause","session":S,"wall":T}    # captioning paused: nothing captured until
     {"type":"resume","session":S,"wall":T}   # it resumed (same session, new streams)
+    {"type":"line","session":S,"stream":ID,"line":N,"start":0.24,"end":2.1,"text":"...",
+     "lang":"fr","to":"en","translation":"...","wall":T}   # a finished line's language and
+                                                          # translation (voxcap.translate)
 
 ``start``/``end`` are seconds of the stream's audio, ``wall`` is Unix time. Readers ignore
 unknown types and unknown keys (forward compatible).
@@ -88,6 +91,22 @@ class PauseRecord:
     wall: float
 
 
+@dataclass(frozen=True)
+class LineRecord:
+    """A finished line's language and translation (``events.LineTranslated``), journalled."""
+
+    session_id: str
+    stream_id: str
+    line_id: int
+    start_s: float
+    end_s: float
+    text: str
+    language: str
+    target: str
+    translation: str
+    wall: float
+
+
 def _line(obj: dict) -> bytes:
     return (json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
 
@@ -133,8 +152,15 @@ def pause_line(session_id: str, resumed: bool, wall: float) -> bytes:
                   "wall": round(wall, 3)})
 
 
+def line_line(session_id: str, ev, wall: float) -> bytes:
+    return _line({"type": "line", "session": session_id, "stream": ev.stream_id,
+                  "line": ev.line_id, "start": round(ev.start_s, 3), "end": round(ev.end_s, 3),
+                  "text": ev.text, "lang": ev.language, "to": ev.target,
+                  "translation": ev.translation, "wall": round(wall, 3)})
+
+
 def parse_record(obj) -> (DeltaRecord | StreamRecord | EndRecord | GapRecord | RolloverRecord
-                          | PauseRecord | None):
+                          | PauseRecord | LineRecord | None):
     """A decoded JSON value -> record; None for an unknown type; ValueError if malformed."""
     if not isinstance(obj, dict):
         raise ValueError("not a JSON object")
@@ -168,6 +194,11 @@ def parse_record(obj) -> (DeltaRecord | StreamRecord | EndRecord | GapRecord | R
                                   int(obj["engine_session"]), float(obj["at"]),
                                   str(obj.get("reason") or ""), float(obj.get("lost") or 0.0),
                                   float(obj.get("wall", 0.0)))
+        if kind == "line":
+            return LineRecord(str(obj.get("session", "")), str(obj["stream"]), int(obj["line"]),
+                              float(obj["start"]), float(obj["end"]), str(obj.get("text") or ""),
+                              str(obj.get("lang") or ""), str(obj.get("to") or ""),
+                              str(obj.get("translation") or ""), float(obj.get("wall", 0.0)))
         if kind in ("pause", "resume"):
             return PauseRecord(str(obj.get("session", "")), kind == "resume", float(obj["wall"]))
     except (KeyError, TypeError) as exc:

@@ -39,6 +39,7 @@ from .records import (
     DeltaRecord,
     EndRecord,
     GapRecord,
+    LineRecord,
     PauseRecord,
     RolloverRecord,
     StreamRecord,
@@ -62,6 +63,7 @@ class JournalContents:
     dropped: int = 0  # records the writer reported lost (gap records)
     rollovers: list[RolloverRecord] = field(default_factory=list)
     pauses: list[PauseRecord] = field(default_factory=list)
+    lines: list[LineRecord] = field(default_factory=list)  # languages and translations
 
 
 def read_journal_lines(path: Path | None, extra: Iterable[bytes] = (), *,
@@ -111,6 +113,8 @@ def _parse_into(out: JournalContents, raw: bytes, where: str) -> None:
                                 "dropped by the engine at a session switch")
     elif isinstance(rec, PauseRecord):
         out.pauses.append(rec)
+    elif isinstance(rec, LineRecord):
+        out.lines.append(rec)
     elif isinstance(rec, GapRecord):
         out.dropped += rec.dropped
         out.warnings.append(f"{where}: {rec.dropped} records were lost while the disk failed")
@@ -252,6 +256,8 @@ class Session:
     stream_lengths: dict[str, float] = field(default_factory=dict)  # from end records
     stream_walls: dict[str, float] = field(default_factory=dict)  # when each stream opened
     pauses: list[PauseRecord] = field(default_factory=list)  # pause and resume, in order
+    lines: list[LineRecord] = field(default_factory=list)  # each finished line's language and
+    # translation (voxcap.translate), in the order they were worked out
 
     @classmethod
     def from_contents(cls, directory: Path, meta: dict | None, contents: JournalContents,
@@ -270,7 +276,8 @@ class Session:
         return cls(info, contents.records, labels, sources, max(ends) if ends else None,
                    list(warnings) + contents.warnings, contents.rollovers,
                    {sid: e.audio_seconds for sid, e in contents.ends.items()},
-                   {sid: s.wall for sid, s in contents.streams.items()}, contents.pauses)
+                   {sid: s.wall for sid, s in contents.streams.items()}, contents.pauses,
+                   contents.lines)
 
     @property
     def session_id(self) -> str:

@@ -36,6 +36,7 @@ COMMAND_MODULES = (
     "voxcap.commands.sessions",
     "voxcap.commands.doctor",
     "voxcap.commands.download",
+    "voxcap.commands.translate_models",
     "voxcap.commands.devices",
     "voxcap.commands.serve",
     "voxcap.commands.prepare",

@@ -33,6 +33,10 @@ def _advice() -> dict[str, str]:
         "unless_dummy": f"unless {flag('dummy_weights')} is given",
         "api_key_flags": ", or use --api-key-file PATH or --api-key-env VAR",
         "pass_source": f"pass its name as {flag('source')}",
+        # voxcap translate-models' own options
+        "models_from_file": "from a file with --from FILE",
+        "models_index": "--index URL",
+        "models_folder": "--dir DIR",
     }
 
 

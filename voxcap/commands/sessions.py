@@ -25,12 +25,21 @@ def add_export_options(p) -> None:
                         "written (never in the journal)")
     g.add_argument("--mask-words", metavar="FILE",
                    help="word list for --mask-profanity, one per line; 'word*' matches prefixes")
+    g.add_argument("--translation", choices=("original", "translation", "both", "separate"),
+                   default="original",
+                   help="translated captions (--translate-to) in the file: the original words "
+                        "(default), the translation alone, both in each cue, or a separate file "
+                        "per language (NAME.srt and NAME.en.srt)")
+    g.add_argument("--language-tags", action="store_true",
+                   help="start each line of .srt and .txt files with its language ([fr]); "
+                        ".vtt files always mark it (<lang fr>)")
 
 
 def export_kwargs(args) -> dict:
     """``export()`` keyword arguments from the options above (ConfigError if bad)."""
     masker = make_masker(args.mask_profanity or bool(args.mask_words), args.mask_words)
-    return {"timestamps": args.timestamps, "masker": masker}
+    return {"timestamps": args.timestamps, "masker": masker, "translation": args.translation,
+            "language_tags": args.language_tags}
 
 
 def add_parser(sub) -> list[str]:

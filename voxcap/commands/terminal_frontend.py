@@ -26,6 +26,7 @@ from .. import logs
 from ..app.controller import SessionController
 from ..app.glossary_file import read_terms
 from ..app.lag import RecentValues
+from ..app.line_translation import LineTranslation
 from ..app.notices import notice_for
 from ..app.settings import AppSettings
 from ..captions.export import check_export_path, export
@@ -41,11 +42,13 @@ from ..events import (
     EngineFailed,
     EngineProgress,
     EngineReady,
+    LineTranslated,
     StreamFinished,
     StreamOpened,
     TextDelta,
 )
 from ..settings_schema import add_setting_flags
+from ..translate.worker import QUEUE_LINES
 from .flag_words import in_flags
 from .options import add_engine_options, make_engine, settings_from_flags
 from .sessions import add_export_options, export_kwargs
@@ -61,7 +64,8 @@ def add_run_options(p, engine_help: dict[str, str] | None = None) -> None:
     p.add_argument("--no-journal", action="store_true",
                    help="do not keep this run as a session (see `voxcap sessions`)")
     add_export_options(p)
-    add_setting_flags(p, AppSettings, ["glossary_file", "no_captions_after_s", "fresh_session_after_s"])
+    add_setting_flags(p, AppSettings, ["glossary_file", "no_captions_after_s", "fresh_session_after_s",
+                                      "translate_to"])
     p.add_argument("--quiet", "-q", action="store_true",
                    help="print neither captions nor progress and events")
     add_engine_options(p, more_help=engine_help)
@@ -127,6 +131,7 @@ class RunResult:
     stats: StatsSnapshot | None = None  # at the end
     dropped_s: float = 0.0
     lag: RecentValues = field(default_factory=lambda: RecentValues(keep_s=1e9))
+    lines: list = field(default_factory=list)  # LineTranslated: languages and translations
 
 
 class _SignalCounted:
@@ -187,6 +192,15 @@ class CaptionRun:
             self.term.line(f"{name}: word list: {len(glossary.terms)} names and terms")
         watch = settings_from_flags(args)  # the caption watchdog's flags, checked
         self.ctl.watch_captions(watch.no_captions_after_s, watch.fresh_session_after_s)
+        # each finished line's language, and its translation with --translate-to; a file's
+        # lines all (it is read faster than speech), a live source's the latest
+        self.lines = LineTranslation(
+            self.ctl.record_line, target=settings_from_flags(args).translation.translate_to,
+            on_notice=lambda text: self.term.line(f"{name}: {text}"),
+            queue_lines=QUEUE_LINES if getattr(audio, "live", True) else 100_000)
+        self.hub.subscribe(self.lines.on_event)
+        live = getattr(audio, "live", True)
+        self.ctl.before_journal_close.append(lambda: self.lines.worker.drain(5.0 if live else 120.0))
 
     def run(self, source: str = "", duration: float | None = None) -> RunResult:
         try:
@@ -197,6 +211,7 @@ class CaptionRun:
             r.stats, r.dropped_s = self.ctl.stats(), self.ctl.dropped_audio_s()
         finally:
             self.ctl.shutdown().wait(60)
+            self.lines.close()
             self._drain()
         return self.result
 
@@ -312,6 +327,10 @@ class CaptionRun:
                 at = self.ctl.clock.wall_time(event.stream_id, event.audio_end_s)
                 if at is not None and event.text:
                     r.lag.add(time.time() - at)
+        elif isinstance(event, LineTranslated):
+            r.lines.append(event)
+            if event.translation:
+                self.term.line(f"  [{event.language}→{event.target}] {event.translation}")
         elif isinstance(event, StreamOpened):
             r.labels[event.stream_id] = event.label
             self.term.labels[event.stream_id] = event.label
@@ -342,7 +361,7 @@ class CaptionRun:
             say(f"session: {r.session_id} (voxcap export {r.session_id} -o FILE)")
         if self.out_path is not None:  # written even after a failure: text shown is kept
             export(r.deltas, self.out_path, labels=r.labels if labelled else None,
-                   **self.out_options)
+                   lines=r.lines, **self.out_options)
             say(f"transcript: {self.out_path}")
         if r.dropped_s > 0:
             say(f"{self.name}: {r.dropped_s:.1f} s of audio could not be captioned (see above)")

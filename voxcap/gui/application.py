@@ -27,6 +27,7 @@ from ..app.controller import QUIT_ENGINE_WAIT_S, SessionController
 from ..app.diagnostics import DiagnosticsReady, diagnostics_text
 from ..app.glossary_file import read_terms
 from ..app.lag import RecentValues
+from ..app.line_translation import attach as attach_line_translation
 from ..app.meter import MeterSampler
 from ..app.notices import notice_for
 from ..app.settings import AppSettings, RunOverrides, describe_change, load_settings
@@ -49,6 +50,7 @@ from ..events import (
     EngineReady,
     EngineRestarting,
     EngineStopped,
+    LineTranslated,
     StreamFinished,
     StreamOpened,
     TextDelta,
@@ -121,6 +123,10 @@ class VoxcapApp(QObject):
         self._watch_captions()
         self.settings_changes.subscribe(self._watch_captions, "no_captions_after_s",
                                         "fresh_session_after_s")
+        # each finished line's language and translation: journalled, so exports have them
+        self.line_translation = attach_line_translation(
+            self.controller, self.hub, self.settings_changes, self.settings.translation.translate_to,
+            width=LINE_COLUMNS)
         self.exports = ExportController(self.window, self.controller, sessions_root,
                                         masker=lambda: make_masker(self.settings.mask_profanity))
         self.sharing = SharingController(
@@ -294,6 +300,8 @@ class VoxcapApp(QObject):
             AppsChanged: lambda ev: w.set_apps(ev.apps),
             DevicesChanged: self._on_devices,
             DiagnosticsReady: self._on_diagnostics,
+            LineTranslated: lambda ev: w.history.add_translation(ev.translation, ev.language,
+                                                                 ev.target),
         }
 
     def on_event(self, ev) -> None:

@@ -10,10 +10,10 @@ import threading
 from collections.abc import Callable
 
 from ...captions.journal import Journal, engine_session_settings
-from ...events import AppProblem, SessionRolled, StreamFinished, TextDelta
+from ...events import AppProblem, LineTranslated, SessionRolled, StreamFinished, TextDelta
 
 log = logging.getLogger(__name__)
-JOURNALLED = (TextDelta, StreamFinished, SessionRolled)
+JOURNALLED = (TextDelta, StreamFinished, SessionRolled, LineTranslated)
 CLOSE_WAIT_S = 30.0
 
 

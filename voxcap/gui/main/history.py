@@ -61,6 +61,22 @@ class HistoryView(QPlainTextEdit):
         cur.insertText(time.strftime("[%H:%M:%S] ") + f"({label}: captions of {origin})")
         self._last_stream = None
 
+    def add_translation(self, text: str, language: str, target: str) -> None:
+        """A finished line's translation (``events.LineTranslated``), as a block of its own after
+        the text so far, marked with both languages; the next caption starts a new paragraph."""
+        if not text:
+            return
+        bar = self.verticalScrollBar()
+        follow = bar.value() >= bar.maximum() - 2
+        cur = QTextCursor(self.document())
+        cur.movePosition(QTextCursor.MoveOperation.End)
+        if self.document().characterCount() > 1:
+            cur.insertBlock()
+        cur.insertText(f"    [{language}→{target}] {text}")
+        self._last_stream = None
+        if follow:
+            bar.setValue(bar.maximum())
+
     def apply(self, updates) -> None:
         if not updates:
             return

@@ -51,6 +51,10 @@ ADVICE = {
     # the source is chosen in the main window's list, not in Settings
     "use_source": "choose one in the Source list",
     "pass_source": "choose it in the Source list",
+    # translation models (voxcap translate-models in a terminal; no Settings page yet)
+    "models_from_file": "from a model file",
+    "models_index": "another models index",
+    "models_folder": "the models' folder",
 }
 
 

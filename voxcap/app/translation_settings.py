@@ -1,0 +1,23 @@
+"""The translated-captions settings (``AppSettings.translation``), declared once here: the
+Settings dialog, ``--translate-to`` of ``voxcap live``/``transcribe`` and docs/reference derive
+from it (``settings_schema``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..settings_schema import setting
+from ..translate.languages import SPEECH_LANGUAGES
+
+TRANSLATE_OFF = ""
+
+
+@dataclass
+class TranslationSettings:
+    translate_to: str = setting(
+        TRANSLATE_OFF, label="&Translate captions into", words="language to translate into",
+        choices=((TRANSLATE_OFF, "Off"), *SPEECH_LANGUAGES.items()), flag="--translate-to",
+        metavar="LANG",
+        flag_fix=f"give --translate-to one of {', '.join(SPEECH_LANGUAGES)}, or leave it out",
+        flag_help="translate each finished caption line into LANG (an ISO 639-1 code) on the "
+                  "CPU; needs the pair's model (voxcap translate-models download)")

@@ -1,0 +1,204 @@
+"""Finished caption lines -> their language and translation, in a thread of its own.
+
+    worker = LineWorker(target="en", translators=Translators(models_dir), on_result=show,
+                        on_notice=say)
+    worker.start()
+    worker.submit(FinishedLine(line_id, stream_id, text, start_s, end_s))   # never blocks
+    worker.stop()
+
+The caption path only ever calls ``submit``: it puts the line in a bounded queue and returns.
+When the queue is full (translation slower than speech) the oldest waiting line is dropped, so
+the worker translates only the latest lines, and ``on_notice`` says so once until it has caught
+up. Every line still gets its language (detection takes ~0.1 ms). With ``target`` None lines
+only get their language.
+
+Problems (no model for the pair, a corrupt model, a line whose language cannot be told) are
+said once each through ``on_notice`` in one line with the fix; the line goes on untranslated.
+``on_result``/``on_notice`` are called from the worker's thread.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from .detect import LanguageDetector, LineLanguages, other_language_notice, shared_detector
+from .languages import OTHER, language_name
+from .package import RouteTranslator, TranslationModelError, installed_pairs, route
+
+log = logging.getLogger(__name__)
+
+QUEUE_LINES = 4  # lines waiting; ~4 lines is ~10 s of speech
+
+
+@dataclass(frozen=True)
+class FinishedLine:
+    line_id: int
+    stream_id: str
+    text: str
+    start_s: float
+    end_s: float
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class LineResult:
+    """A finished line's language and, when asked for and possible, its translation."""
+
+    line: FinishedLine
+    language: str  # a code of the 13, "other", or "" (cannot tell)
+    confidence: float
+    target: str = ""  # the language translated into ("" when not translated)
+    translation: str = ""
+    latency_s: float = 0.0  # from submit to this result
+
+
+class Translators:
+    """Route translators from the packages in ``root``, loaded on first use and kept."""
+
+    def __init__(self, root: Path, *, threads: int = 1) -> None:
+        self.root = root
+        self.threads = threads
+        self._loaded: dict[tuple[str, str], RouteTranslator] = {}
+
+    def get(self, source: str, target: str) -> RouteTranslator:
+        key = (source, target)
+        if key not in self._loaded:
+            self._loaded[key] = RouteTranslator(route(installed_pairs(self.root), source, target),
+                                                threads=self.threads)
+        return self._loaded[key]
+
+
+class LineWorker:
+    def __init__(self, *, target: str | None, translators: Translators | None,
+                 on_result: Callable[[LineResult], None],
+                 on_notice: Callable[[str], None] = lambda text: None,
+                 detector: LanguageDetector | None = None, queue_lines: int = QUEUE_LINES) -> None:
+        self.target = target or ""
+        self.translators = translators
+        self.on_result = on_result
+        self.on_notice = on_notice
+        self._detector = detector
+        self._queue: collections.deque[tuple[FinishedLine, float]] = collections.deque()
+        self._queue_lines = queue_lines
+        self._cond = threading.Condition()
+        self._stopping = False
+        self._behind = False
+        self._said: set[str] = set()
+        self.dropped = 0
+        self._thread = threading.Thread(target=self._run, name="voxcap-translate", daemon=True)
+
+    def start(self) -> LineWorker:
+        self._thread.start()
+        return self
+
+    def submit(self, line: FinishedLine) -> None:
+        """Queue a finished line; never blocks (the oldest waiting line gives way)."""
+        with self._cond:
+            if len(self._queue) >= self._queue_lines:
+                self._queue.popleft()
+                self.dropped += 1
+                if not self._behind:
+                    self._behind = True
+                    self._say("behind", "Translation cannot keep up: translating only the latest "
+                                        "lines (the captions themselves are not delayed).")
+            self._queue.append((line, time.monotonic()))
+            self._cond.notify()
+
+    def drain(self, timeout_s: float = 30.0) -> bool:
+        """Wait until every queued line is done (the end of a file); True if it was."""
+        deadline = time.monotonic() + timeout_s
+        while not self.idle():
+            if time.monotonic() >= deadline or not self._thread.is_alive():
+                return False
+            time.sleep(0.02)
+        return True
+
+    def stop(self, timeout_s: float = 5.0) -> None:
+        """Finish the line in hand, drop the rest, end the thread."""
+        with self._cond:
+            self._stopping = True
+            self._queue.clear()
+            self._cond.notify()
+        if self._thread.is_alive():
+            self._thread.join(timeout_s)
+
+    def idle(self) -> bool:
+        with self._cond:
+            return not self._queue and not self._busy
+
+    _busy = False
+
+    # ------------------------------------------------------------------------------------------
+    def _say(self, key: str, text: str) -> None:
+        if key in self._said:
+            return
+        self._said.add(key)
+        try:
+            self.on_notice(text)
+        except Exception:
+            log.exception("translation notice failed")
+
+    def _run(self) -> None:
+        languages: LineLanguages | None = None  # loaded with the first line: nothing at start
+        while True:
+            with self._cond:
+                while not self._queue and not self._stopping:
+                    self._cond.wait()
+                if self._stopping:
+                    return
+                line, queued_at = self._queue.popleft()
+                if not self._queue and self._behind:
+                    self._behind = False
+                    self._said.discard("behind")
+                self._busy = True
+            try:
+                if languages is None:
+                    languages = self._languages()
+                    if languages is None:
+                        return
+                result = self._handle(languages, line, queued_at)
+                self.on_result(result)
+            except Exception:
+                log.exception("translating line %s failed", line.line_id)
+            finally:
+                with self._cond:
+                    self._busy = False
+
+    def _languages(self) -> LineLanguages | None:
+        try:
+            return LineLanguages(self._detector or shared_detector())
+        except Exception:
+            log.exception("language detection cannot start")
+            self._say("detector", "The language of caption lines cannot be told (py3langid "
+                                  "failed to load: see the log); captions go on untranslated.")
+            return None
+
+    def _handle(self, languages: LineLanguages, line: FinishedLine, queued_at: float) -> LineResult:
+        guess, say_other = languages.of_line(line.stream_id, line.text)
+        if say_other:
+            self._say(f"other:{line.stream_id}", other_language_notice(line.label or line.stream_id,
+                                                                       guess))
+        plain = LineResult(line, guess.language, guess.confidence)
+        if not self.target or self.translators is None or guess.language == self.target:
+            return plain
+        if not guess.language or guess.language == OTHER:
+            self._say(f"unknown:{line.stream_id}",
+                      f"{line.label or line.stream_id}: a line was not translated because its "
+                      "language could not be told (too short, or none of the 13); longer lines "
+                      "in one of them are translated.")
+            return plain
+        try:
+            translator = self.translators.get(guess.language, self.target)
+            text = translator.translate([line.text])[0]
+        except TranslationModelError as exc:
+            self._say(f"model:{guess.language}", f"Not translated from {language_name(guess.language)}:"
+                                                 f" {exc.message} Fix: {exc.fix}.")
+            return plain
+        return LineResult(line, guess.language, guess.confidence, self.target, text,
+                          time.monotonic() - queued_at)
