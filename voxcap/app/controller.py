@@ -33,21 +33,18 @@ import threading
 from collections.abc import Callable
 
 from ..captions.glossary import Glossary
-from ..captions.glossary_stage import GlossaryStage
 from ..errors import VoxcapError
 from ..events import (
     AppProblem,
     Captioning,
     CaptureLoss,
     EngineRestarting,
-    SessionRolled,
     SourceEnded,
     StreamFinished,
-    StreamGap,
-    TextDelta,
 )
 from ..framing import DEFAULT_DELAY_MS
 from .lag import CaptureClock
+from .session.caption_path import CaptionPath
 from .session.caption_streams import CaptionStreams
 from .session.caption_watchdog import CaptionWatchdog
 from .session.capture_routing import HOLD_S, CaptureRouting
@@ -55,6 +52,7 @@ from .session.command_thread import EXIT, CommandThread
 from .session.device_watch import DeviceWatch
 from .session.engine_lifecycle import EngineLifecycle, default_engine_factory
 from .session.journal_feed import JournalFeed
+from .session.readings import SessionReadings
 from .session.session_sources import SessionSources
 from .session.state_machine import ACTIVE, CAPTURING, CaptioningStateMachine
 from .session.stream_flush import FLUSH_TIMEOUT_S, StreamFlush
@@ -66,7 +64,7 @@ log = logging.getLogger(__name__)
 QUIT_ENGINE_WAIT_S = 3.0  # an app quitting at once waits this long for the engine's shutdown
 
 
-class SessionController:
+class SessionController(SessionReadings):
     def __init__(self, publish: Callable[[object], None], *, engine_factory: Callable | None = None,
                  audio: AudioSources | None = None, journal: bool = True,
                  journal_root=None, hold_s: float = HOLD_S,
@@ -75,7 +73,6 @@ class SessionController:
         self.audio = audio or AudioSources()
         self.clock = CaptureClock()
         self.session_id = ""
-        self.rollovers = 0  # engine-session switches in this captioning session (the meter's count)
         self._sources = SessionSources(self._emit)
         self._closing = threading.Event()
         self.closed = threading.Event()
@@ -97,7 +94,9 @@ class SessionController:
                                        pushed=self.watchdog.audio)
         self._streams = CaptionStreams(self._emit, self.clock, self._journal, self._routing,
                                        self._flush, watch=self.watchdog.watch)
-        self._glossary = GlossaryStage()  # the word list, applied before anyone sees the text
+        self._path = CaptionPath(self._emit, self._journal, self._flush, self.watchdog,
+                                 self._routing,
+                                 lambda ev: self._submit(self._on_stream_finished, ev))
 
     # ================================================================ public (any thread) ==
     def start_engine(self, settings) -> None:
@@ -142,7 +141,7 @@ class SessionController:
     def set_glossary(self, glossary: Glossary) -> None:
         """The word list whose names and terms are corrected in finished words, from the next
         word on (an empty one: none)."""
-        self._glossary.glossary = glossary
+        self._path.set_glossary(glossary)
 
     def watch_devices(self) -> None:
         self._submit(self._do_watch_devices)
@@ -162,56 +161,6 @@ class SessionController:
         self.watchdog.no_captions_after_s = no_captions_after_s
         self.watchdog.fresh_session_after_s = fresh_session_after_s
 
-    @property
-    def state(self) -> Captioning:
-        return self._states.state
-
-    @property
-    def engine(self):
-        return self._engine.engine
-
-    @property
-    def engine_settings(self):
-        return self._engine.settings
-
-    @property
-    def hold_s(self) -> float:
-        return self._routing.hold_s
-
-    @hold_s.setter
-    def hold_s(self, seconds: float) -> None:
-        self._routing.hold_s = seconds
-
-    @property
-    def flush_timeout_s(self) -> float:
-        return self._flush.timeout_s
-
-    @flush_timeout_s.setter
-    def flush_timeout_s(self, seconds: float) -> None:
-        self._flush.timeout_s = seconds
-
-    @property
-    def ready_info(self):
-        eng = self.engine  # read once: the controller's thread may replace it meanwhile
-        return eng.ready_info if eng is not None and eng.is_ready else None
-
-    def stats(self):
-        """The engine's measured stats now (``StatsSnapshot``), or None without an engine."""
-        eng = self.engine
-        return eng.stats.snapshot() if eng is not None else None
-
-    def dropped_audio_s(self) -> float:
-        """Audio that will never be captioned, all causes: capture losses (queue full, overflow,
-        gaps), remote-engine gaps, held audio beyond ``hold_s``."""
-        return self._routing.dropped_s()
-
-    def held_audio_s(self) -> float:
-        return self._routing.held_s()
-
-    def journal_session(self):
-        """The current session as journalled so far (``sessions.Session``), or None."""
-        return self._journal.session()
-
     # ========================================================================= internals ==
     def _emit(self, event) -> None:
         try:
@@ -225,32 +174,12 @@ class SessionController:
     def record_line(self, event) -> None:
         """A finished line's language and translation (``LineTranslated``, from the translation
         worker's thread): journalled with the session's captions, then out."""
-        self._journal.take(event)
-        self._emit(event)
+        self._path.record_line(event)
 
     # ------------------------------------------------------------------ engine's news ----
     def _on_engine_event(self, event) -> None:
-        """Every event of the current engine, on its thread (quick): through the word list
-        (which may hold a stream's text a few words), then each on."""
-        for out in self._glossary.feed(event):
-            self._on_corrected_event(out)
-
-    def _on_corrected_event(self, event) -> None:
-        """To the journal, the flush's progress, the drop ledger, then out."""
-        self._journal.take(event)
-        if isinstance(event, SessionRolled):
-            self.rollovers += 1
-        if isinstance(event, (TextDelta, StreamFinished)):
-            self._flush.progress()
-        if isinstance(event, TextDelta):
-            self.watchdog.delta(event)
-        elif isinstance(event, StreamFinished):
-            self.watchdog.unwatch(event.stream_id)
-        if isinstance(event, StreamGap):
-            self._routing.record_loss(("gap", event.stream_id), event.total_lost_s)
-        self._emit(event)
-        if isinstance(event, StreamFinished):
-            self._submit(self._on_stream_finished, event)
+        """Every event of the current engine, on its thread (``session.caption_path``)."""
+        self._path.feed(event)
 
     def _fresh_session(self, stream_id: str) -> bool:
         """The watchdog asks for a fresh engine session of a stream (a rollover on demand)."""
@@ -377,7 +306,7 @@ class SessionController:
             return
         self._sources.begin(source)
         self._flush.rearm()
-        self.rollovers = 0
+        self._path.rollovers = 0
         self._set_state(Captioning.STARTING)
         try:
             self._sources.resolved = self.audio.resolve(source)

@@ -10,8 +10,10 @@ composes them (and is what front ends use):
 - ``stream_flush``     closing the streams and waiting for their last words (the flush policy)
 - ``journal_feed``     the journal, fed on its own thread
 - ``device_watch``     the sound server's devices, watched once asked for
+- ``caption_path``     each engine event on its way out: word list, journal, flush, watchdog
 - ``caption_watchdog`` speech with no caption text said, a fresh engine session tried
   (``speech_detector``: the voice-activity detector it judges the audio with)
+- ``readings``         what the rooms say now, read from any thread (the controller's properties)
 
 What the controller promises (each room's docstring says how):
 
