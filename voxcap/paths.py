@@ -8,12 +8,17 @@ Linux too.
 from __future__ import annotations
 
 import contextlib
+import json
+import logging
 import os
 import stat
 import tempfile
+import time
 from pathlib import Path
 
 APP = "voxcap"
+
+log = logging.getLogger(__name__)
 
 
 def _user_dir(kind: str, xdg_var: str, xdg_fallback: str) -> str:
@@ -140,6 +145,26 @@ def write_private(path: Path, data: bytes) -> Path:
             os.unlink(tmp)
         raise
     return path
+
+
+def json_object(p: Path, raw: bytes) -> tuple[dict | None, str, str]:
+    """(``raw``, the file ``p``'s bytes, as a JSON object, "", ""), or (None, what was wrong,
+    where the damaged file went): it is moved aside as ``<name>.corrupt-<time>``, so that
+    nothing the person had is overwritten by the defaults."""
+    try:
+        data = json.loads(raw.decode("utf-8"))
+        if not isinstance(data, dict):
+            raise ValueError("not a JSON object")
+    except (UnicodeDecodeError, ValueError) as exc:
+        backup = p.with_name(f"{p.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
+        try:
+            os.replace(p, backup)
+            where = f"it was kept as {backup}"
+        except OSError:
+            log.warning("cannot move the damaged %s aside", p, exc_info=True)
+            where = "it could not be moved aside"
+        return None, str(exc)[:80], where
+    return data, "", ""
 
 
 def shipped_command(name: str) -> str:

@@ -22,7 +22,6 @@ import json
 import logging
 import os
 import stat
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -298,18 +297,9 @@ def load_settings(path: str | Path | None = None) -> tuple[AppSettings, str | No
         log.warning("cannot read the settings %s", p, exc_info=True)
         return AppSettings(), (f"Could not read the settings ({exc.strerror}: {p}); using the "
                                "defaults for now.")
-    try:
-        data = json.loads(raw.decode("utf-8"))
-        if not isinstance(data, dict):
-            raise ValueError("not a JSON object")
-    except (UnicodeDecodeError, ValueError) as exc:
-        backup = p.with_name(f"{p.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
-        try:
-            os.replace(p, backup)
-            where = f"it was kept as {backup}"
-        except OSError:
-            where = "it could not be moved aside"
-        return AppSettings(), (f"The settings file was damaged ({str(exc)[:80]}); the defaults "
+    data, reason, where = paths.json_object(p, raw)
+    if data is None:
+        return AppSettings(), (f"The settings file was damaged ({reason}); the defaults "
                                f"are used and {where}.")
     settings, notes, nearest = read_dict(data)
     said = list(nearest)

@@ -21,8 +21,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import os
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -136,19 +134,9 @@ def load_window_state(path: str | Path | None = None,
         log.warning("cannot read the window state %s", p, exc_info=True)
         return WindowState(), (f"Could not read where the windows were ({exc.strerror}: {p}); "
                                "they start at their defaults.")
-    try:
-        data = json.loads(raw.decode("utf-8"))
-        if not isinstance(data, dict):
-            raise ValueError("not a JSON object")
-    except (UnicodeDecodeError, ValueError) as exc:
-        backup = p.with_name(f"{p.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
-        try:
-            os.replace(p, backup)
-            where = f"it was kept as {backup}"
-        except OSError:
-            log.warning("cannot move the damaged %s aside", p, exc_info=True)
-            where = "it could not be moved aside"
-        return WindowState(), (f"The window state file was damaged ({str(exc)[:80]}); the windows "
+    data, reason, where = paths.json_object(p, raw)
+    if data is None:
+        return WindowState(), (f"The window state file was damaged ({reason}); the windows "
                                f"start at their defaults and {where}.")
     state, notes = from_dict(data)
     return state, _problem(notes)
