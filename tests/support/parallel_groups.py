@@ -36,6 +36,7 @@ SESSION_ENGINE_MODULES = {
     "tests/app/test_controller_no_cuda.py",
     "tests/app/test_controller_pause.py",
     "tests/app/test_controller_rollover.py",
+    "tests/app/test_controller_watchdog.py",
     "tests/captions/test_captions_end_to_end.py",
     "tests/captions/test_captions_live_journal.py",
     "tests/engine/vllm_adapter/test_audio_frontend.py",
