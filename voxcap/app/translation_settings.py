@@ -25,7 +25,7 @@ class TranslationSettings:
     # in the overlay and to screen readers; a line shows its original until its translation
     # comes (a moment after the line ends), and when it is not translated
     show: str = setting(
-        BOTH, label="S&how", words="translation shown",
+        BOTH, label="S&how in the overlay and to screen readers", words="translation shown",
         choices=((ORIGINAL, "Original only"), (BOTH, "Original, its translation under it"),
                  (TRANSLATION, "Translation only")))
 
