@@ -143,3 +143,24 @@ def test_settings_translation_tab_named_and_reached_by_its_mnemonics(qtbot):
     page.show_choice.setCurrentIndex(page.show_choice.findData(TRANSLATION))
     out = dlg.result_settings().translation
     assert (out.translate_to, out.show, out.shown()) == ("en", TRANSLATION, TRANSLATION)
+
+
+def test_screen_readers_hear_the_translation_as_the_overlay_shows_it(qtbot, monkeypatch):
+    """What the overlay hands to screen readers (``a11y.announce``, recorded here: the AT-SPI
+    delivery itself is tested in test_gui_atspi)."""
+    import voxcap.gui.overlay.window as window
+
+    told: list[str] = []
+    monkeypatch.setattr(window, "announce", lambda _w, text, assertive=False: told.append(text))
+    ov = _overlay(qtbot, BOTH)
+    asm = CaptionAssembler(width=160, labels={"a": "Them"})
+    _speak(ov, asm, "a", ["bonjour", "à", "tous"], 0.0)
+    assert told == ["Them: bonjour à tous"]  # at once, as without translation
+    ov.add_translation(_translated(asm.history[0], "hello everyone"))
+    assert told[1:] == ["Them, in English: hello everyone"]
+    told.clear()
+    ov.set_translation_shown(TRANSLATION)
+    _speak(ov, asm, "a", ["merci", "beaucoup"], 5.0)
+    assert told == []  # held for its translation
+    ov.add_translation(_translated(asm.history[1], "thank you very much"))
+    assert told == ["Them: thank you very much"]
