@@ -1,11 +1,13 @@
 """Caption lines for screen readers: once per line, when finished, speaker first; a pause
-mid-line tells what was said so far and the rest comes once, later."""
+mid-line tells what was said so far and the rest comes once, later; a line's translation as the
+user shows it (after the line, or instead of it)."""
 
 from __future__ import annotations
 
 from voxcap.app.caption_announcer import CaptionAnnouncer
+from voxcap.app.translation_settings import BOTH, TRANSLATION
 from voxcap.captions.assembly import CaptionAssembler
-from voxcap.events import StreamFinished, TextDelta
+from voxcap.events import LineTranslated, StreamFinished, TextDelta
 
 
 def _delta(sid, text, t):
@@ -47,3 +49,58 @@ def test_a_pause_mid_line_tells_it_then_only_the_rest():
     assert ann.idle(20.0) == []  # told once
     _words(asm, ann, "a", [" now"], 1.0, 21.0)
     assert ann.feed(asm.on_event(StreamFinished("a", "end", 0, 1.0)), 22.0) == ["Them: it now"]
+
+
+def _french_lines(ann):
+    """Two finished lines of "Them" (a pause between them), told to ``ann``; the lines."""
+    asm = CaptionAssembler(width=80)
+    asm.set_label("a", "Them")
+    said = _words(asm, ann, "a", [" bonjour", " à", " tous"], 0.0, 1.0)
+    said += _words(asm, ann, "a", [" merci", " beaucoup"], 3.0, 4.0)
+    said += ann.feed(asm.on_event(StreamFinished("a", "end", 0, 4.0)), 4.5)
+    return said, [line for line in asm.history]
+
+
+def _translated(line, text, line_id=99):
+    """The translator's event for ``line``: its own line number, the same stream and times."""
+    return LineTranslated(line.stream_id, line_id, line.text, line.start_s, line.end_s, "fr", "en",
+                          text)
+
+
+def test_both_tells_each_line_then_its_translation_when_it_comes():
+    ann = CaptionAnnouncer()
+    ann.shown = BOTH
+    said, lines = _french_lines(ann)
+    assert said == ["Them: bonjour à tous", "Them: merci beaucoup"]  # as fast as without
+    assert ann.translated(_translated(lines[0], "hello everyone")) == \
+        ["Them, in English: hello everyone"]
+    assert ann.translated(_translated(lines[1], "")) == []  # not translated: nothing more
+
+
+def test_translation_only_tells_the_translation_instead_matched_by_stream_and_start():
+    ann = CaptionAnnouncer(translation_wait_s=3.0)
+    ann.shown = TRANSLATION
+    said, lines = _french_lines(ann)
+    assert said == []  # held for their translations
+    assert ann.idle(5.0) == []
+    # the second line's translation first, numbered as the translator numbers it
+    assert ann.translated(_translated(lines[1], "thanks a lot", line_id=1)) == ["Them: thanks a lot"]
+    assert ann.translated(_translated(lines[0], "hello everyone", line_id=7)) == \
+        ["Them: hello everyone"]
+    assert ann.idle(30.0) == []  # each told once
+
+
+def test_translation_only_tells_the_original_when_no_translation_comes():
+    ann = CaptionAnnouncer(translation_wait_s=3.0)
+    ann.shown = TRANSLATION
+    _said, lines = _french_lines(ann)
+    assert ann.translated(_translated(lines[0], "")) == ["Them: bonjour à tous"]  # not translated
+    assert ann.idle(6.0) == []
+    assert ann.idle(7.6) == ["Them: merci beaucoup"]  # dropped by a translator behind: still told
+
+
+def test_original_only_ignores_translations():
+    ann = CaptionAnnouncer()
+    said, lines = _french_lines(ann)
+    assert said == ["Them: bonjour à tous", "Them: merci beaucoup"]
+    assert ann.translated(_translated(lines[0], "hello everyone")) == []

@@ -26,6 +26,12 @@ from ..translate.worker import QUEUE_LINES, FinishedLine, LineResult, LineWorker
 log = logging.getLogger(__name__)
 
 
+def line_key(stream_id: str, start_s: float) -> tuple[str, float]:
+    """A line as every assembler of the session knows it: its stream and when its first word
+    started (the line numbers of two assemblers differ; their words and times do not)."""
+    return stream_id, round(start_s, 3)
+
+
 class LineTranslation:
     def __init__(self, record: Callable[[LineTranslated], None], *, target: str = "",
                  models_dir: Path | None = None, width: int = 42,

@@ -10,6 +10,7 @@ from ..settings_schema import setting
 from ..translate.languages import SPEECH_LANGUAGES
 
 TRANSLATE_OFF = ""
+ORIGINAL, BOTH, TRANSLATION = "original", "both", "translation"  # what the overlay shows
 
 
 @dataclass
@@ -21,3 +22,13 @@ class TranslationSettings:
         flag_fix=f"give --translate-to one of {', '.join(SPEECH_LANGUAGES)}, or leave it out",
         flag_help="translate each finished caption line into LANG (an ISO 639-1 code) on the "
                   "CPU; needs the pair's model (voxcap translate-models download)")
+    # in the overlay and to screen readers; a line shows its original until its translation
+    # comes (a moment after the line ends), and when it is not translated
+    show: str = setting(
+        BOTH, label="S&how in the overlay and to screen readers", words="translation shown",
+        choices=((ORIGINAL, "Original only"), (BOTH, "Original, its translation under it"),
+                 (TRANSLATION, "Translation only")))
+
+    def shown(self) -> str:
+        """What the overlay shows: ``show``, or the original alone while nothing is translated."""
+        return self.show if self.translate_to else ORIGINAL

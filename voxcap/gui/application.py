@@ -72,7 +72,8 @@ from .tray import Tray, tray_available
 log = logging.getLogger(__name__)
 LINE_COLUMNS = 160  # assembler lines; the overlay wraps them to its width, the history joins them
 # the overlay's settings that change the height it needs
-OVERLAY_HEIGHT = ("overlay.lines", "overlay.font_size", "overlay.font_family", "overlay.bold")
+OVERLAY_HEIGHT = ("overlay.lines", "overlay.font_size", "overlay.font_family", "overlay.bold",
+                  "translation")  # "both": two rows a line
 
 
 def engine_settings(settings: AppSettings):
@@ -152,6 +153,7 @@ class VoxcapApp(QObject):
         self.window.day_search.current_session = lambda: self.controller.session_id
         self.window.day_search.masker = self.window.sessions.masker = self.exports.masker
         self.overlay = CaptionOverlay(self.settings.overlay)
+        self.overlay.set_translation_shown(self.settings.translation.shown())
         self.overlay.setWindowIcon(app_icon())
         self.overlay.on_painted = self._painted
         self.overlay.set_click_through(self.window_state.overlay.click_through)
@@ -300,8 +302,7 @@ class VoxcapApp(QObject):
             AppsChanged: lambda ev: w.set_apps(ev.apps),
             DevicesChanged: self._on_devices,
             DiagnosticsReady: self._on_diagnostics,
-            LineTranslated: lambda ev: w.history.add_translation(ev.translation, ev.language,
-                                                                 ev.target),
+            LineTranslated: self._on_line_translated,
         }
 
     def on_event(self, ev) -> None:
@@ -316,6 +317,10 @@ class VoxcapApp(QObject):
     def _on_text(self, ev: TextDelta) -> None:
         self.deltas_seen += 1
         self._show(self.assembler.feed(ev), ev)
+
+    def _on_line_translated(self, ev: LineTranslated) -> None:
+        self.window.history.add_translation(ev.translation, ev.language, ev.target)
+        self.overlay.add_translation(ev)
 
     def _on_stream_opened(self, ev: StreamOpened) -> None:
         self.window.clear_notice("held")  # the held audio went to the engine
@@ -545,6 +550,8 @@ class VoxcapApp(QObject):
         order: the overlay's look, then its height, the masker, the engine."""
         changes = self.settings_changes
         changes.subscribe(lambda c: self.overlay.apply_settings(c.new.overlay), "overlay")
+        changes.subscribe(lambda c: self.overlay.set_translation_shown(c.new.translation.shown()),
+                          "translation")
         changes.subscribe(lambda _c: self.overlay.fit_height(), *OVERLAY_HEIGHT)
         changes.subscribe(lambda c: setattr(self.assembler, "masker",
                                             make_masker(c.new.mask_profanity)), "mask_profanity")

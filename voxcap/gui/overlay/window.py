@@ -9,6 +9,13 @@ afterwards, so a repaint costs about a millisecond. No flicker and no jumps: tex
 up by exactly one line), painted in one pass into Qt's double-buffered backing store, and only
 when something changed.
 
+Translations (``add_translation``, ``set_translation_shown``): a finished line's translation is
+matched to the line by stream and start time (``app.line_translation.line_key``: the translator's
+line numbers are not the overlay's) and shown under it in italics, at the user's size and colour
+("both": each caption line then takes two rows, so the overlay is twice as tall), or instead of
+it ("translation"). The original is shown as it is spoken, exactly as without translation, and
+stays until its translation comes (a moment after the line ends), or when it is not translated.
+
 Two streams: the speaker's label ("Them:", "You:") starts each of its paragraphs, in the
 speaker's colour, and a bar of that colour marks every row, so a wrapped row whose label has
 scrolled away still says who is talking.
@@ -53,9 +60,12 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QMenu, QWidget
 
 from ...app.caption_announcer import CaptionAnnouncer
+from ...app.line_translation import line_key
 from ...app.overlay_status import OverlayStatus
 from ...app.settings import OverlaySettings
+from ...app.translation_settings import BOTH, ORIGINAL, TRANSLATION
 from ...captions.assembly import CaptionLine
+from ...events import LineTranslated
 from ..a11y import announce
 
 MAX_KEPT = 40  # caption lines kept for display (the history keeps everything)
@@ -71,6 +81,7 @@ KEYBOARD_HINT = ("Moving the overlay: arrows move it, Shift+arrows resize it (Ct
 HINT = ("Click-through is on: clicks go to the windows below. Turn it off in the voxcap "
         "window (Ctrl+T) or its tray menu.")
 Rect = tuple[int, int, int, int]
+Row = tuple[str, int, str, bool]  # text, label characters in it, label, a translation under its line
 
 
 def place_overlay(saved: Rect | None, saved_screen: str, screens: list[tuple[str, Rect]],
@@ -127,8 +138,10 @@ class CaptionOverlay(QWidget):
         self._a11y_timer.timeout.connect(self._sync_accessible_text)
         self.setMouseTracking(True)
         self._lines: OrderedDict[int, CaptionLine] = OrderedDict()
-        self._cache: dict[int, tuple[tuple, list]] = {}  # line id -> rows (layout)
-        self._images: OrderedDict[tuple, QImage] = OrderedDict()
+        self._cache: dict[int, tuple[tuple, list[Row]]] = {}  # line id -> rows (layout)
+        self._images: OrderedDict[Row, QImage] = OrderedDict()
+        self._translations: OrderedDict[tuple, str] = OrderedDict()  # line_key -> translation
+        self.translation_shown = ORIGINAL  # the app's translation.shown()
         self._label_colors: dict[str, QColor] = {}
         self.show_labels = False
         self._pending: list = []
@@ -164,6 +177,8 @@ class CaptionOverlay(QWidget):
         font.setBold(s.bold)
         self._font = font
         self._fm = QFontMetricsF(font)
+        self._translation_font = QFont(font)  # the same size: a deaf reader may read only it
+        self._translation_font.setItalic(True)
         self._text_color = QColor(s.text_color)
         bg = QColor(s.background_color)
         bg.setAlphaF(max(0.0, min(1.0, s.background_opacity)))
@@ -177,7 +192,12 @@ class CaptionOverlay(QWidget):
         return int(self._fm.lineSpacing() + 0.999)
 
     def fitted_height(self, lines: int | None = None) -> int:
-        return (lines or self.settings.lines) * self.line_height() + 2 * MARGIN_Y
+        return (lines or self.settings.lines) * self._rows_per_line() * self.line_height() \
+            + 2 * MARGIN_Y
+
+    def _rows_per_line(self) -> int:
+        """Rows a caption line takes (its translation under it: two)."""
+        return 2 if self.translation_shown == BOTH else 1
 
     def fit_height(self) -> None:
         """Height for exactly the configured number of lines (after a font/lines change)."""
@@ -207,6 +227,27 @@ class CaptionOverlay(QWidget):
             if not self._a11y_timer.isActive():
                 self._a11y_timer.start()
 
+    def add_translation(self, event: LineTranslated) -> None:
+        """A finished line's translation (or its language alone): shown with its line, told
+        to screen readers as the user shows it."""
+        if event.translation:
+            self._translations[line_key(event.stream_id, event.start_s)] = event.translation
+            while len(self._translations) > MAX_KEPT:
+                self._translations.popitem(last=False)
+            self.update()
+            if not self._a11y_timer.isActive():
+                self._a11y_timer.start()
+        if self.announce_lines():
+            for text in self.announcer.translated(event):
+                announce(self, text)
+
+    def set_translation_shown(self, shown: str) -> None:
+        """``translation.shown()``: the original only, both, or the translation alone."""
+        self.translation_shown = self.announcer.shown = shown
+        self._cache.clear()
+        self.update()
+        self._sync_accessible_text()
+
     def _announce_idle(self) -> None:
         if self.announce_lines():
             for text in self.announcer.idle(time.monotonic()):
@@ -226,6 +267,7 @@ class CaptionOverlay(QWidget):
     def clear(self) -> None:
         self.announcer.reset()
         self._lines.clear()
+        self._translations.clear()
         self._cache.clear()
         self.update()
         self._sync_accessible_text()
@@ -249,53 +291,69 @@ class CaptionOverlay(QWidget):
         return self._label_colors[label]
 
     # --------------------------------------------------------------------- layout ----
-    def _rows_for(self, line: CaptionLine, prev_stream: str | None) -> list[tuple[str, int, str]]:
-        """The line wrapped to the overlay's width: (row text, label characters in it, label)."""
+    def _rows_for(self, line: CaptionLine, prev_stream: str | None) -> list[Row]:
+        """The line wrapped to the overlay's width (its translation's rows under it, or in its
+        place, as the user shows it)."""
         show = self.show_labels and (line.paragraph_start or prev_stream != line.stream_id)
         prefix = f"{line.label}: " if show else ""
-        text = prefix + line.text
+        translation = ("" if self.translation_shown == ORIGINAL else
+                       self._translations.get(line_key(line.stream_id, line.start_s), ""))
         width = max(50, self.width() - 2 * MARGIN_X)
-        key = (text, width)
+        key = (prefix, line.text, translation, width)
         hit = self._cache.get(line.line_id)
         if hit is not None and hit[0] == key:
             return hit[1]
-        layout = QTextLayout(text, self._font)
+        if translation and self.translation_shown == TRANSLATION:
+            rows = self._wrap(prefix, translation, line.label, width, under=False)
+        else:
+            rows = self._wrap(prefix, line.text, line.label, width, under=False)
+            if translation:
+                rows += self._wrap("", translation, line.label, width, under=True)
+        self._cache[line.line_id] = (key, rows)
+        return rows
+
+    def _wrap(self, prefix: str, text: str, label: str, width: int, *, under: bool) -> list[Row]:
+        """``prefix + text`` in rows of ``width`` pixels (``under``: a translation's font)."""
+        whole = prefix + text
+        layout = QTextLayout(whole, self._translation_font if under else self._font)
         layout.beginLayout()
-        rows = []
+        rows: list[Row] = []
         while True:
             tl = layout.createLine()
             if not tl.isValid():
                 break
             tl.setLineWidth(width)
             start, length = tl.textStart(), tl.textLength()
-            rows.append((text[start:start + length], max(0, len(prefix) - start), line.label))
+            rows.append((whole[start:start + length], max(0, len(prefix) - start), label, under))
         layout.endLayout()
-        self._cache[line.line_id] = (key, rows)
         return rows
 
-    def _row_image(self, row: tuple[str, int, str]) -> QImage:
+    def _row_image(self, row: Row) -> QImage:
         """A row rendered once (outline stroke + fill), then only copied: repaints stay cheap."""
         hit = self._images.get(row)
         if hit is not None:
             self._images.move_to_end(row)
             return hit
-        seg, lab_len, label = row
+        seg, lab_len, label, under = row
+        font = self._translation_font if under else self._font
+        fm = QFontMetricsF(font) if under else self._fm
         lab, rest = seg[:lab_len].rstrip(), seg[lab_len:]
         lab_sep = seg[len(lab):lab_len]
         pad = self._pad()
-        base = QPointF(pad, pad + self._fm.ascent())
+        base = QPointF(pad, pad + fm.ascent())
         pieces = [(base, lab, self.label_color(label))] if lab else []
-        pieces.append((base + QPointF(self._fm.horizontalAdvance(lab + lab_sep), 0), rest,
+        pieces.append((base + QPointF(fm.horizontalAdvance(lab + lab_sep), 0), rest,
                        self._text_color))
         dpr = self.devicePixelRatioF()
-        w = int(pad * 2 + self._fm.horizontalAdvance(seg) + 1)
-        h = int(pad * 2 + self._fm.height() + 1)
+        # an italic glyph leans past its advance: room for the last one
+        w = int(pad * 2 + fm.horizontalAdvance(seg) + (fm.height() / 4 if under else 0) + 1)
+        h = int(pad * 2 + fm.height() + 1)
         img = QImage(int(w * dpr), int(h * dpr), QImage.Format.Format_ARGB32_Premultiplied)
         img.setDevicePixelRatio(dpr)
         img.fill(0)
         p = QPainter(img)
         p.setRenderHint(QPainter.RenderHint.TextAntialiasing)
-        p.setFont(self._font)
+        p.setFont(font)
         if self._outline:  # the glyphs drawn dark all around, then on top: a cheap, even outline
             p.setPen(QColor(0, 0, 0, 235))
             steps = 8 if pad <= 3 else 16
@@ -318,7 +376,8 @@ class CaptionOverlay(QWidget):
 
     def _rows_that_fit(self) -> int:
         avail = self.height() - 2 * MARGIN_Y
-        return max(1, min(self.settings.lines, int(avail // self.line_height())))
+        return max(1, min(self.settings.lines * self._rows_per_line(),
+                           int(avail // self.line_height())))
 
     def _caption_rows(self) -> int:
         """Rows left for captions: the state band takes the top one (with a single row, the
@@ -330,7 +389,7 @@ class CaptionOverlay(QWidget):
             return n - 1
         return 1 if self.status.rows_current else 0
 
-    def _visible_rows(self, n: int) -> list[tuple[str, int, str]]:
+    def _visible_rows(self, n: int) -> list[Row]:
         lines = list(self._lines.values())
         if not lines:
             return []

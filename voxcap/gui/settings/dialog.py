@@ -3,7 +3,8 @@ the app (which restarts the engine if an engine setting changed, and saves them)
 
 One file per part: ``settings_engine`` (Engine), ``settings_captions`` (Captions and start-up),
 ``settings_overlay`` (Caption overlay), ``share_panel`` (the Share captions tab), ``word_list_page``
-(the Word list tab: a file of its own, saved on Apply); their widgets
+(the Word list tab: a file of its own, saved on Apply), ``translation_page`` (the Translation
+tab); their widgets
 are made from the settings' declarations (``settings_fields``)."""
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from .captions_page import CaptionsPanel
 from .engine_page import EnginePanel
 from .fields import point_buddies_at_fields
 from .overlay_page import OverlayPanel
+from .translation_page import TranslationPanel
 from .word_list_page import WordListPanel
 
 
@@ -42,6 +44,7 @@ class SettingsDialog(QDialog):
         self.overlay_panel = OverlayPanel(self.base.overlay, self)
         self.share = SharePanel(self.base.share, self)
         self.word_list = WordListPanel(self.base, self)
+        self.translation = TranslationPanel(self.base.translation, self)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
                                         | QDialogButtonBox.StandardButton.Cancel
                                         | QDialogButtonBox.StandardButton.Apply, self)
@@ -60,6 +63,7 @@ class SettingsDialog(QDialog):
         self.tabs.addTab(general, "Engine, captions, overlay")
         self.tabs.addTab(share_page, "Share captions")
         self.tabs.addTab(self.word_list, "Word list")
+        self.tabs.addTab(self.translation, "Translation")
         lay = QVBoxLayout(self)
         lay.addWidget(self.tabs)
         lay.addWidget(self.buttons)
@@ -78,6 +82,7 @@ class SettingsDialog(QDialog):
         self.captions_panel.result_into(s)
         self.overlay_panel.result_into(s.overlay)
         s.share = self.share.result()
+        self.translation.result_into(s.translation)
         return s
 
     def apply(self) -> bool:
