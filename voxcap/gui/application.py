@@ -300,8 +300,7 @@ class VoxcapApp(QObject):
             AppsChanged: lambda ev: w.set_apps(ev.apps),
             DevicesChanged: self._on_devices,
             DiagnosticsReady: self._on_diagnostics,
-            LineTranslated: lambda ev: w.history.add_translation(ev.translation, ev.language,
-                                                                 ev.target),
+            LineTranslated: self._on_line_done,
         }
 
     def on_event(self, ev) -> None:
@@ -312,6 +311,11 @@ class VoxcapApp(QObject):
         if notice is not None:
             self.window.show_notice(notice.message, notice.fix, cause=notice.cause,
                                     assertive=notice.urgent)
+
+    def _on_line_done(self, ev: LineTranslated) -> None:
+        """A finished line's language (tagged in the history) and translation."""
+        self.window.history.add_language(ev.stream_id, ev.start_s, ev.end_s, ev.language)
+        self.window.history.add_translation(ev.translation, ev.language, ev.target)
 
     def _on_text(self, ev: TextDelta) -> None:
         self.deltas_seen += 1
