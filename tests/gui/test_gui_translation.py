@@ -40,7 +40,7 @@ def test_the_history_shows_each_finished_line_and_its_translation(qtbot, make_ap
     qtbot.waitUntil(lambda: "[fr→en]" in app.window.history.toPlainText(), timeout=30000)
     blocks = app.window.history.toPlainText().splitlines()
     at = next(i for i, b in enumerate(blocks) if "[fr→en]" in b)
-    assert "Je pense" in blocks[at - 1]  # under the line it translates
+    assert "[fr] Je pense" in blocks[at - 1]  # under the line it translates, tagged
     app.window.grab().save(str(tmp_path / "history-translated.png"))
     qtbot.waitUntil(lambda: app.state == "off", timeout=10000)
     session = app.exports.current_session()

@@ -7,7 +7,7 @@ import json
 
 from voxcap.captions.journal import Journal
 from voxcap.captions.masking import make_masker
-from voxcap.events import CaptioningState
+from voxcap.events import CaptioningState, LineTranslated
 from voxcap.share.feed import CaptionFeed
 
 
@@ -88,3 +88,24 @@ def test_a_viewer_that_falls_behind_gets_a_snapshot_not_a_backlog(script):
     assert snap["type"] == "snapshot" and _text(feed) == s.words
     assert " ".join(ln["text"] for ln in snap["lines"]).split() == s.words
     assert wakes
+
+
+def test_a_lines_language_from_the_journal_and_live(script, tmp_path):
+    """The feed's lines are wider than the app's: a language goes to the feed line its audio
+    overlaps, live and when the feed is rebuilt from the journal."""
+    journal = Journal.create({"model": "test"}, kind="test", root=tmp_path)
+    live = CaptionFeed()
+    s = script(lambda ev: (journal.on_event(ev), live.on_event(ev)), session_id=journal.session_id)
+    journal.stream_opened(s.stream_id, label=s.label, source="test")
+    s.say(4, pause_every=2)
+    s.say(1)
+    for ev in (LineTranslated(s.stream_id, 0, "w0 w1", 0.0, 0.3, "es"),
+               LineTranslated(s.stream_id, 1, "w2 w3", 2.2, 2.8, "")):  # too short to tell
+        journal.on_event(ev)
+        live.on_event(ev)
+    rebuilt = CaptionFeed()
+    rebuilt.load(journal.session())
+    for feed in (live, rebuilt):
+        assert [(ln["text"], ln["lang"]) for ln in feed.snapshot()["lines"]] == [
+            ("w0 w1", "es"), ("w2 w3", ""), ("w4", "")]
+    journal.close()

@@ -12,6 +12,8 @@ import pytest
 from support.browser import REBIND_NAME, caption_text, wait_for
 from support.other_user import needs_root, other_user
 
+from voxcap.events import LineTranslated
+
 pytestmark = pytest.mark.timeout(180)
 
 
@@ -41,6 +43,28 @@ def test_page_shows_the_words_in_order_for_people_and_screen_readers(browser, ma
     assert n_lines >= 3  # the pauses started new lines
     assert browser.find_element("id", "status").get_attribute("data-state") == "connected"
     assert browser.find_element("id", "captions").get_attribute("aria-hidden") == "true"
+
+
+def test_each_line_speaks_its_own_language(browser, make_server, script):
+    """A line's language (``LineTranslated``, a moment after its words) becomes the HTML lang of
+    its caption and of its paragraph in the screen reader's log; one without stays the page's."""
+    server = make_server()
+    browser.get(server.url)
+    s = script(server.post)
+    s.say(4, pause_every=2)  # "w0 w1", then "w2 w3" after a pause
+    s.say(2)
+    server.post(LineTranslated(s.stream_id, 0, "w0 w1", 0.0, 0.3, "fr"))
+    server.post(LineTranslated(s.stream_id, 1, "w2 w3", 2.2, 2.8, "de"))
+    s.finish()
+    script_langs = ("return [...document.querySelectorAll('%s')]"
+                    ".map(e => [e.textContent, e.getAttribute('lang')])")
+    wait_for(lambda: browser.execute_script(script_langs % "#log p")
+             == [["w0 w1", "fr"], ["w2 w3", "de"], ["w4 w5", None]], what="the log's languages")
+    assert browser.execute_script(script_langs % "#captions .line") == [
+        ["w0 w1", "fr"], ["w2 w3", "de"], ["w4 w5", None]]
+    browser.get(server.url)  # a new page: the snapshot carries the languages
+    wait_for(lambda: browser.execute_script(script_langs % "#log p")
+             == [["w0 w1", "fr"], ["w2 w3", "de"], ["w4 w5", None]], what="the snapshot's")
 
 
 def test_style_from_the_app_and_from_the_url(browser, make_server, script):

@@ -20,6 +20,9 @@ Commands (one a line; each answered "done CMD" on stdout once handled):
     prep-done      that preparation ends
     share PORT     switch sharing on (this computer only, on PORT), as Settings → Apply does
     cancel-first-run  cancel it (Escape)
+    watch STATE    the caption watchdog's news of the "Them" stream (missing, fresh_session,
+                   still_missing, back), published as the controller publishes it
+    hide           hide the main window (to the tray: the overlay alone on screen)
     quit           quit the app (as Ctrl+Q does)
 """
 
@@ -43,6 +46,22 @@ from voxcap.app.settings import AppSettings
 from voxcap.engine.choice import EngineChoice
 
 FAIL = {"message": ""}
+WATCH = {  # what the watchdog says (app/session/caption_watchdog.py), its default N and M
+    "missing": (8.0, "Them: speech, but no captions for 8 s"),
+    "fresh_session": (15.0, "Them: speech, but no captions for 15 s — starting a fresh caption "
+                      "session"),
+    "still_missing": (30.0, "Them: still no captions after a fresh session (30 s of speech "
+                      "without captions)"),
+    "back": (0.0, "Them: captions are back"),
+}
+
+
+def _watch(app, state: str) -> None:
+    from voxcap.events import CaptionWatch
+
+    sid = next((s for s, label in app.labels.items() if label == "Them"), "s-them")
+    speech_s, message = WATCH[state]
+    app.hub.publish(CaptionWatch(sid, "Them", state, speech_s, message))
 
 
 def _close_dialogs(app, _arg) -> None:
@@ -67,6 +86,9 @@ OVERLAY_WALK = {  # the overlay's walk (tests/gui/test_gui_overlay_walk.py)
     "overlay-geometry": lambda app, _arg: print("overlay", *app.overlay.geometry().getRect(),
                                                 flush=True),
 }
+
+
+SIMPLE = {**OVERLAY_WALK, "watch": _watch, "hide": lambda app, _arg: app.window.hide()}
 
 
 class HeldPreparation:
@@ -107,8 +129,8 @@ def main() -> int:
                          wait_s=10)
         elif cmd == "stop":
             app.toggle_captioning()
-        elif cmd in OVERLAY_WALK:
-            OVERLAY_WALK[cmd](app, arg)
+        elif cmd in SIMPLE:
+            SIMPLE[cmd](app, arg)
         elif cmd == "fail":
             FAIL["message"] = "the GPU fell off the bus"
             app.controller.restart_engine(app.settings.engine_settings(), "test")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 
 from voxcap.events import TextDelta
@@ -61,3 +62,9 @@ def broadcast_cue_problems(text: str, *, min_s: float = 1.0, max_cps: float = 20
             problems.append(f"cue {n} overlaps {speaker or 'the speaker'}'s one before")
         prev_end[speaker] = s.end
     return problems
+
+
+def without_language_tags(history: str) -> str:
+    """The history's text without the "[fr] " tags it puts before lines a moment after they end
+    (their language): to check that what it showed before is still there."""
+    return re.sub(r"\[(?:[a-z]{2}|other language)\] ", "", history)

@@ -75,13 +75,16 @@ def _devices(event: events.DevicesChanged, _labels: Labels) -> Notice | None:
 
 def _caption_watch(event: events.CaptionWatch, _labels: Labels) -> Notice:
     """The caption watchdog: speech with no captions, the fresh session tried, their return."""
+    # each step a cause of its own: a front end may speak one cause only now and then, and the
+    # fresh session and the captions' return follow the alarm within seconds
+    cause = f"CaptionWatch {event.state}"
     if not event.missing:
-        return Notice("note", event.message, cause="CaptionWatch")
+        return Notice("note", event.message, cause=cause)
     fix = {"missing": "voxcap starts a fresh caption session if it goes on",
            "still_missing": "stop captioning and start again; if it repeats, restart the engine"
            }.get(event.state, "")
     # the alarm interrupts once; what follows (the fresh session, its outcome) does not
-    return Notice("captions", event.message, fix, cause="CaptionWatch", urgent=event.state == "missing")
+    return Notice("captions", event.message, fix, cause=cause, urgent=event.state == "missing")
 
 
 NOTICES: dict[type, Callable[..., Notice | None]] = {

@@ -35,6 +35,9 @@ class OverlayStatus:
     rows_current: bool = True  # False: the rows shown are from before (a pause, a stop, a restart)
     error: bool = False  # an engine error: screen readers are told at once
     topic: str = ""  # what it is about: screen readers hear a new topic, not every new figure
+    # the app's notice (app.notices) says it aloud, with its fix: the band only shows it, so a
+    # screen reader hears it once
+    said_by_notice: bool = False
 
 
 class OverlayStatusTracker:
@@ -121,7 +124,7 @@ class OverlayStatusTracker:
             if self.no_captions:  # before lateness: absence is the worse news
                 alarm = next(reversed(self.no_captions.values()))
                 return OverlayStatus(alarm.message[:1].upper() + alarm.message[1:],
-                                     topic="no captions")
+                                     topic="no captions", said_by_notice=True)
             if self.late_s is not None:
                 return OverlayStatus(f"Catching up — {self.late_s:.0f} s behind", topic="late")
             return OverlayStatus()

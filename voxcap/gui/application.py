@@ -319,6 +319,8 @@ class VoxcapApp(QObject):
         self._show(self.assembler.feed(ev), ev)
 
     def _on_line_translated(self, ev: LineTranslated) -> None:
+        """A finished line's language (tagged in the history) and translation (history, overlay)."""
+        self.window.history.add_language(ev.stream_id, ev.start_s, ev.end_s, ev.language)
         self.window.history.add_translation(ev.translation, ev.language, ev.target)
         self.overlay.add_translation(ev)
 

@@ -5,7 +5,8 @@ event over from the thread that published it).
 
     feed = CaptionFeed(masker=None, style={...})
     feed.load(session)                # the session so far (journal), or None; then live:
-    feed.on_event(event)              # TextDelta, StreamFinished, StreamOpened, CaptioningState
+    feed.on_event(event)              # TextDelta, StreamFinished, StreamOpened, CaptioningState,
+                                      # LineTranslated (a finished line's language)
     viewer = feed.add_viewer(wake)    # wake(): called when the viewer has something to send
     viewer.take()                     # the messages to send now (a snapshot first)
     feed.remove_viewer(viewer)
@@ -40,7 +41,14 @@ from dataclasses import replace
 
 from ..captions.assembly import CaptionAssembler, CaptionLine
 from ..captions.masking import Masker
-from ..events import Captioning, CaptioningState, StreamFinished, StreamOpened, TextDelta
+from ..events import (
+    Captioning,
+    CaptioningState,
+    LineTranslated,
+    StreamFinished,
+    StreamOpened,
+    TextDelta,
+)
 
 log = logging.getLogger(__name__)
 FEED_COLUMNS = 160  # assembler lines; the page wraps them to its width (as the overlay does)
@@ -48,10 +56,11 @@ SNAPSHOT_LINES = 300
 VIEWER_QUEUE = 256
 
 
-def line_json(line: CaptionLine, wall: float, base: int = 0) -> dict:
+def line_json(line: CaptionLine, wall: float, base: int = 0, lang: str = "") -> dict:
     return {"id": base + line.line_id, "stream": line.stream_id, "label": line.label, "text": line.text,
             "final": line.final, "paragraph": line.paragraph_start,
-            "start": round(line.start_s, 3), "end": round(line.end_s, 3), "wall": round(wall, 3)}
+            "start": round(line.start_s, 3), "end": round(line.end_s, 3), "wall": round(wall, 3),
+            "lang": lang}
 
 
 def encode(message: dict) -> str:
@@ -114,6 +123,7 @@ class CaptionFeed:
         self.asm = CaptionAssembler(width=FEED_COLUMNS, max_lines=5, masker=self._masker)
         self.lines: dict[int, CaptionLine] = {}  # line id -> the line now, in order
         self.walls: dict[int, float] = {}  # line id -> wall time of its last change
+        self.langs: dict[int, str] = {}  # line id -> its speech's language, once known
         self.open_line: dict[str, int] = {}  # stream id -> its line still growing
         self.labels: dict[str, str] = {}  # stream id -> label
         self.deltas: list = []  # the session's deltas with text, for TXT/VTT without a journal
@@ -131,6 +141,8 @@ class CaptionFeed:
                 self._delta(rec)
             for sid in session.stream_lengths:  # the streams that ended
                 self._updates(self.asm.finish(sid), None)
+            for rec in session.lines:
+                self._language(rec)
         self._resync_all()
 
     def set_masker(self, masker: Masker | None) -> None:
@@ -157,6 +169,8 @@ class CaptionFeed:
             self._label(event.stream_id, event.label)
         elif isinstance(event, CaptioningState):
             self._state(event)
+        elif isinstance(event, LineTranslated):
+            self._language(event)
 
     def _label(self, stream_id: str, label: str) -> None:
         self.labels[stream_id] = label
@@ -167,6 +181,21 @@ class CaptionFeed:
         if delta.text:
             self.deltas.append(delta)
         self._updates(self.asm.feed(delta), delta.produced_at)
+
+    def _language(self, done) -> None:
+        """A finished line's language (``LineTranslated`` or its journal record): the app's
+        lines are narrower than the feed's, so it goes to the feed lines its audio overlaps that
+        have none yet (a feed line speaks the language it starts in)."""
+        if not done.language:
+            return
+        for line in reversed(self.lines.values()):
+            if line.stream_id != done.stream_id:
+                continue
+            if line.end_s <= done.start_s:
+                break  # the stream's lines before are earlier still
+            if line.start_s < done.end_s and line.line_id not in self.langs:
+                self.langs[line.line_id] = done.language
+                self._line(line, "", False, None)
 
     def _state(self, event: CaptioningState) -> None:
         if event.state == Captioning.STARTING and not self.state.active:  # a new session
@@ -200,15 +229,15 @@ class CaptionFeed:
         self.walls[line.line_id] = when
         self._max_id = max(self._max_id, self.id_base + line.line_id)
         self._broadcast({"type": "line", "new": new, "added": added,
-                         **line_json(line, when, self.id_base)})
+                         **line_json(line, when, self.id_base, self.langs.get(line.line_id, ""))})
 
     # -------------------------------------------------------------------- output ----
     def snapshot(self) -> dict:
         lines = list(itertools.islice(reversed(self.lines.values()), self.snapshot_lines))[::-1]
         return {"type": "snapshot", "seq": self.seq, "session": self.session_id,
                 "state": self.state, "style": self.style,
-                "lines": [line_json(ln, self.walls.get(ln.line_id, 0.0), self.id_base)
-                          for ln in lines]}
+                "lines": [line_json(ln, self.walls.get(ln.line_id, 0.0), self.id_base,
+                                    self.langs.get(ln.line_id, "")) for ln in lines]}
 
     def _broadcast(self, message: dict) -> None:
         self.seq += 1

@@ -4,7 +4,10 @@ A ``QPlainTextEdit`` (read-only, selectable and navigable by keyboard), so assis
 sees one text document: it can be read line by line with the arrow keys, searched, selected and
 copied, and Qt announces inserted text. One paragraph per block: a paragraph starts after a pause
 or when the speaker (stream) changes, with its wall-clock time and, with several streams, the
-speaker's label ("[14:03:27] Them: ..."). New text goes in through a cursor of its own, so the
+speaker's label ("[14:03:27] Them: ..."). A line's language, once known (``events.LineTranslated``,
+a moment after the line ends), goes before its text as "[fr] " when it is not the language that
+speaker spoke last: a reader sees where the language changes (and the first), without a tag on
+every line of a one-language session. New text goes in through a cursor of its own, so the
 user's selection and reading position are never disturbed; the view follows new text only
 while it is scrolled to the end.
 """
@@ -19,6 +22,8 @@ from PySide6.QtGui import QFont, QTextCursor
 from PySide6.QtWidgets import QPlainTextEdit
 
 from ...captions.assembly import CaptionLine
+
+UNTAGGED_LINES = 200  # lines kept waiting for their language (it comes within seconds)
 
 
 class HistoryView(QPlainTextEdit):
@@ -41,11 +46,17 @@ class HistoryView(QPlainTextEdit):
         self.time_of: Callable[[CaptionLine], float | None] | None = None
         self._blocks: dict[int, int] = {}  # line id -> block number
         self._last_stream: str | None = None
+        # lines waiting for their language: line id -> (the line, a cursor before its text,
+        # which moves along as text goes in before it)
+        self._untagged: dict[int, tuple[CaptionLine, QTextCursor]] = {}
+        self._spoken: dict[str, str] = {}  # stream id -> the language tagged last
 
     def clear_history(self) -> None:
         self.clear()
         self._blocks.clear()
         self._last_stream = None
+        self._untagged.clear()
+        self._spoken.clear()
 
     def _prefix(self, line) -> str:
         at = self.time_of(line) if self.time_of else None
@@ -60,6 +71,37 @@ class HistoryView(QPlainTextEdit):
             cur.insertBlock()
         cur.insertText(time.strftime("[%H:%M:%S] ") + f"({label}: captions of {origin})")
         self._last_stream = None
+
+    def add_language(self, stream_id: str, start_s: float, end_s: float, language: str) -> None:
+        """A finished line's language (``events.LineTranslated``): tagged on the stream's first
+        line its audio overlaps when it differs from the language tagged last for that stream ("",
+        too short to tell, tags nothing)."""
+        if not language:
+            return
+        hit = next((line_id for line_id, (line, _) in self._untagged.items()
+                    if line.stream_id == stream_id and line.start_s < end_s
+                    and start_s < line.end_s), None)
+        if hit is None:
+            return
+        mark = self._untagged[hit][1]
+        for line_id in [n for n, (ln, _) in self._untagged.items()
+                        if ln.stream_id == stream_id and n <= hit]:
+            del self._untagged[line_id]  # this one, and the stream's lines before it
+        if self._spoken.get(stream_id) == language:
+            return
+        self._spoken[stream_id] = language
+        bar = self.verticalScrollBar()
+        follow = bar.value() >= bar.maximum() - 2
+        mark.insertText(f"[{'other language' if language == 'other' else language}] ")
+        if follow:
+            bar.setValue(bar.maximum())
+
+    def _await_language(self, line: CaptionLine, position: int) -> None:
+        cur = QTextCursor(self.document())
+        cur.setPosition(position)
+        self._untagged[line.line_id] = (line, cur)
+        while len(self._untagged) > UNTAGGED_LINES:  # lines whose language never came
+            del self._untagged[next(iter(self._untagged))]
 
     def add_translation(self, text: str, language: str, target: str) -> None:
         """A finished line's translation (``events.LineTranslated``), as a block of its own after
@@ -90,12 +132,15 @@ class HistoryView(QPlainTextEdit):
                 empty = doc.characterCount() <= 1
                 cur.movePosition(QTextCursor.MoveOperation.End)
                 if not line.paragraph_start and self._last_stream == line.stream_id and not empty:
-                    cur.insertText(" " + line.text)  # the paragraph goes on
+                    cur.insertText(" ")  # the paragraph goes on
                 else:
                     if not empty:
                         cur.insertBlock()
-                    cur.insertText(self._prefix(line) + line.text)
+                    cur.insertText(self._prefix(line))
                     self._last_stream = line.stream_id
+                start = cur.position()
+                cur.insertText(line.text)
+                self._await_language(line, start)
                 self._blocks[line.line_id] = doc.blockCount() - 1
             elif u.added:
                 n = self._blocks.get(line.line_id)
@@ -104,5 +149,7 @@ class HistoryView(QPlainTextEdit):
                 block = doc.findBlockByNumber(n)
                 cur.setPosition(block.position() + block.length() - 1)
                 cur.insertText(u.added)
+            if line.line_id in self._untagged:  # its span as it grows
+                self._untagged[line.line_id] = (line, self._untagged[line.line_id][1])
         if follow:
             bar.setValue(bar.maximum())

@@ -255,13 +255,14 @@ class CaptionOverlay(QWidget):
 
     def set_status(self, status: OverlayStatus) -> None:
         """The state band's text and whether the rows shown are current; screen readers hear a
-        new topic once (an engine error at once), the figures in it only in the description."""
+        new topic once (an engine error at once; one the app's notice says, from the notice),
+        the figures in it only in the description."""
         old, self.status = self.status, status
         if status == old:
             return
         self.update()
         self._sync_accessible_text()
-        if status.text and status.topic != old.topic:
+        if status.text and status.topic != old.topic and not status.said_by_notice:
             announce(self, status.text, assertive=status.error)
 
     def clear(self) -> None:
