@@ -3,12 +3,16 @@ Closing the window while captioning asks first (no tray here); Ctrl+Q quits with
 
 from __future__ import annotations
 
+import time
+
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from voxcap.events import Captioning
 from voxcap.gui.main.shortcut_list import shortcut_rows
+
+from support.gui_fakes import scripted_factory
 
 
 def _captioning_with_text(qtbot, app, fake_audio):
@@ -52,6 +56,30 @@ def test_f6_pauses_and_resumes_the_same_session_with_its_history(qtbot, make_app
     _key(w, Qt.Key.Key_F5)  # Stop ends the session
     qtbot.waitUntil(lambda: app.state == Captioning.OFF, timeout=5000)
     assert not w.act_pause.isEnabled() and w.pause_button.text() == "Pause (F6)"
+
+
+def test_f6_says_pausing_at_once_while_the_last_words_are_flushed(qtbot, make_app, fake_audio):
+    """A real model's last words take seconds to flush (3.7 s measured): the key is answered
+    at once, in the window and on the overlay, and "Paused" follows when it is."""
+    app = make_app(engine_factory=scripted_factory(flush_s=1.5))
+    w = app.window
+    _captioning_with_text(qtbot, app, fake_audio)
+    t0 = time.perf_counter()
+    _key(w, Qt.Key.Key_F6)
+    qtbot.waitUntil(lambda: w.state_label.text().startswith("Paus"), timeout=5000)
+    first = time.perf_counter() - t0
+    said_first = (w.state_label.text(), app.overlay.status.text)
+    qtbot.waitUntil(lambda: w.state_label.text() == "Paused", timeout=10000)
+    paused = time.perf_counter() - t0
+    print(f"F6 -> {said_first[0]!r} {first * 1000:.0f} ms, -> Paused {paused * 1000:.0f} ms")
+    assert said_first[0].startswith("Pausing") and said_first[1].startswith("Pausing"), said_first
+    assert first < 0.3, f"F6 answered after {first:.2f} s"
+    assert app.overlay.status.text.startswith("Paused")
+
+    _key(w, Qt.Key.Key_F6)  # resuming is said at once too
+    assert w.state_label.text().startswith("Resuming"), w.state_label.text()
+    qtbot.waitUntil(lambda: app.state == Captioning.ON, timeout=5000)
+    assert w.state_label.text() == "Captioning"
 
 
 def _question(qtbot) -> QMessageBox:

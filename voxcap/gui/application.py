@@ -40,6 +40,7 @@ from ..captions.masking import make_masker
 from ..errors import ConfigError, VoxcapError
 from ..eventhub import EventHub
 from ..events import (
+    AppProblem,
     AppsChanged,
     Captioning,
     CaptioningState,
@@ -299,6 +300,7 @@ class VoxcapApp(QObject):
             EngineStopped: lambda _ev: w.engine_status.stopped(),
             AppsChanged: lambda ev: w.set_apps(ev.apps),
             DevicesChanged: self._on_devices,
+            AppProblem: lambda _ev: w.set_asked(""),  # a pause or resume refused: the state again
             DiagnosticsReady: self._on_diagnostics,
             LineTranslated: lambda ev: w.history.add_translation(ev.translation, ev.language,
                                                                  ev.target),
@@ -426,6 +428,10 @@ class VoxcapApp(QObject):
     def toggle_pause(self) -> None:
         """F6: pause while captioning, resume while paused (the session and history stay)."""
         if self.state.active:
+            # said at once: the pause waits for the last words' flush (seconds on a real model)
+            what = "resuming" if self.state == Captioning.PAUSED else "pausing"
+            self.window.set_asked(what)
+            self.overlay_state.asked(what)
             self.controller.toggle_pause()
 
     def close_requested(self) -> None:

@@ -46,6 +46,16 @@ STATE_TEXT = {Captioning.OFF: "Not captioning", Captioning.STARTING: "Starting c
               Captioning.RESTARTING: "Engine restarting (audio is kept)…",
               Captioning.PAUSED: "Paused", Captioning.STOPPING: "Stopping…",
               Captioning.CLOSED: "Closed"}
+ASKED_TEXT = {"pausing": "Pausing…", "resuming": "Resuming…"}  # F6, before the controller acts
+
+
+def spoken_state(state: str, message: str) -> str:
+    """The state and its message as one announcement, without the state's word said twice
+    ("Paused: paused: nothing is captured…" -> "Paused: nothing is captured…")."""
+    head, sep, rest = message.partition(": ")
+    if sep and head.casefold() == state.rstrip("…").casefold():
+        message = rest
+    return f"{state}: {message}" if message else state
 
 
 class MainWindow(QMainWindow):
@@ -105,7 +115,7 @@ class MainWindow(QMainWindow):
 
         # -- top row ---------------------------------------------------------------------
         self.start_button = QPushButton("Start captioning (F5)", self)
-        self.start_button.setAccessibleName("Start or stop captioning")
+        self.start_button.setAccessibleName("Start captioning")  # what pressing it does now
         self.start_button.setMinimumWidth(200)
         self.pause_button = QPushButton("Pause (F6)", self)
         self.pause_button.setAccessibleName("Pause or resume captioning")
@@ -133,6 +143,7 @@ class MainWindow(QMainWindow):
         top.addWidget(self.click_button)
         top.addWidget(self.settings_button)
 
+        self._state = Captioning.OFF
         self.state_label = status_label(QLabel(STATE_TEXT[Captioning.OFF], self), "Captioning state")
         self.engine_status = EngineStatus(self)
         self.sharing = status_label(QLabel("", self), "Caption sharing")
@@ -242,11 +253,13 @@ class MainWindow(QMainWindow):
         """``detail``: stays next to the state while it lasts (e.g. "Them only" when a half of
         "Both" could not start), unlike notices, which the next one replaces."""
         active = state.active
+        self._state = state
         text = STATE_TEXT[state] + (f" ({detail})" if detail else "")
         changed = text != self.state_label.text()
         self.state_label.setText(text)
-        label = "Stop captioning (F5)" if active else "Start captioning (F5)"
-        self.start_button.setText(label)
+        label = "Stop captioning" if active else "Start captioning"
+        self.start_button.setText(f"{label} (F5)")
+        self.start_button.setAccessibleName(label)
         self.act_start.setText("&Stop captioning" if active else "&Start captioning")
         self.start_button.setEnabled(state != Captioning.STOPPING)
         paused = state == Captioning.PAUSED
@@ -254,12 +267,24 @@ class MainWindow(QMainWindow):
         self.act_pause.setText("&Resume captioning" if paused else "&Pause captioning")
         self.pause_button.setEnabled(active)
         self.pause_button.setText("Resume (F6)" if paused else "Pause (F6)")
-        if message:
-            self.show_notice(message, cause="captioning")
+        if message:  # spoken with the state below: once
+            self.show_notice(message, cause="captioning", spoken=False)
         elif changed:  # "waiting for the engine…" is over once captioning is on
             self.clear_notice("captioning")
-        if changed:
-            announce(self.state_label, text + (f": {message}" if message else ""))
+        if changed and self.isVisible():  # hidden: the overlay says it
+            announce(self.state_label, spoken_state(text, message))
+
+    def set_asked(self, what: str) -> None:
+        """``what``: "pausing" or "resuming", said at once; "": the request was refused (a
+        file cannot be paused), the state as it is again."""
+        text = ASKED_TEXT.get(what) or self.state_label.text()
+        if not what:
+            if self.state_label.text() in ASKED_TEXT.values():
+                self.set_state(self._state)
+            return
+        self.state_label.setText(text)
+        if self.isVisible():
+            announce(self.state_label, text)
 
     def set_sharing(self, running: bool, viewers: int, lan: bool) -> None:
         """"Sharing: 2 viewers" while the caption page and feed are served; said when sharing
@@ -275,15 +300,17 @@ class MainWindow(QMainWindow):
             announce(self.sharing, text or "Sharing stopped")
 
     def show_notice(self, text: str, fix: str = "", cause: str = "",
-                    assertive: bool = False) -> None:
+                    assertive: bool = False, spoken: bool = True) -> None:
         """Show (and announce) a notice; ``cause`` lets ``clear_notice`` remove it once the
-        cause is gone."""
+        cause is gone; ``spoken`` False: said elsewhere already."""
         full = for_the_app(text + (f" — {fix}" if fix else ""))  # the core writes for the terminal
         self.notice.setText(full)
         self.notice_cause = cause
         now = time.monotonic()
         # a repeating notice (audio lost again, a growing total) is spoken once in a while, not
         # each time; errors (assertive) always
+        if not spoken:
+            return
         if assertive or not cause or now - self._announced.get(cause, -1e9) >= REPEAT_ANNOUNCE_S:
             self._announced[cause] = now
             announce(self.notice, full, assertive)
