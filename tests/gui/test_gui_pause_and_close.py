@@ -8,11 +8,10 @@ import time
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMessageBox
+from support.gui_fakes import scripted_factory
 
 from voxcap.events import Captioning
 from voxcap.gui.main.shortcut_list import shortcut_rows
-
-from support.gui_fakes import scripted_factory
 
 
 def _captioning_with_text(qtbot, app, fake_audio):
