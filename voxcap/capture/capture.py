@@ -48,6 +48,7 @@ REMIND_EVERY_S = 30.0  # while no audio arrives, say so again this often
 
 
 @dataclass(frozen=True)
+
 class CaptureStats:
     source: str
     device: str  # description of the device being read ("" while none)
@@ -172,10 +173,7 @@ class Capture:
         stats = self.stats()
         self._emit(CaptureStopped(
             self.label, stats.seconds_delivered, stats.dropped_blocks, stats.overflows,
-            stats.gap_seconds, stats.interruptions,
-            f"{self.label}: stopped after {stats.seconds_delivered:.1f} s of audio "
-            f"({stats.dropped_blocks} blocks dropped, {stats.overflows} overflows, "
-            f"{stats.gap_seconds:.2f} s of gaps, {stats.interruptions} interruptions)"))
+            stats.gap_seconds, stats.interruptions, stopped_words(self.label, stats)))
         return stats
 
     def stats(self) -> CaptureStats:
@@ -509,3 +507,19 @@ def capture_sources(text: str) -> list[SourceSpec]:
 
 
 __all__ = ["DEVICE", "MIC", "SYSTEM", "Capture", "CaptureStats", "capture_sources"]
+
+
+def stopped_words(label: str, stats) -> str:
+    """The end of a capture in plain words: what was lost, if anything (the counters stay on
+    the event for the meter and the tests)."""
+    def times(n: int) -> str:
+        return "once" if n == 1 else f"{n} times"
+    lost = []
+    if stats.dropped_blocks or stats.gap_seconds >= 0.005:
+        lost.append(f"{stats.gap_seconds:.2f} s of sound lost")
+    if stats.overflows:
+        lost.append(f"the sound system fell behind {times(stats.overflows)}")
+    if stats.interruptions:
+        lost.append(f"the sound was cut off {times(stats.interruptions)}")
+    return (f"{label}: stopped after {stats.seconds_delivered:.1f} s of audio"
+            + (f" ({', '.join(lost)})" if lost else ", none lost"))

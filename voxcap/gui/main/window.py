@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence, QStandardItemModel
 from PySide6.QtWidgets import (
     QComboBox,
@@ -154,6 +154,9 @@ class MainWindow(QMainWindow):
         self.notice_cause = ""  # what the notice is about; cleared when that is resolved
         self._announced: dict[str, float] = {}  # cause -> when a notice about it was announced
         self.notice.setWordWrap(True)
+        self._notice_expiry = QTimer(self, singleShot=True)  # the shown notice's, if it has one
+        self._notice_expiry.timeout.connect(lambda: self.clear_notice(self.notice_cause)
+                                            if self.notice_cause else self.notice.setText(""))
         self.notice.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
         # -- tabs ------------------------------------------------------------------------
@@ -300,12 +303,15 @@ class MainWindow(QMainWindow):
             announce(self.sharing, text or "Sharing stopped")
 
     def show_notice(self, text: str, fix: str = "", cause: str = "",
-                    assertive: bool = False, spoken: bool = True) -> None:
+                    assertive: bool = False, spoken: bool = True, lifetime_s: float = 0.0) -> None:
         """Show (and announce) a notice; ``cause`` lets ``clear_notice`` remove it once the
         cause is gone; ``spoken`` False: said elsewhere already."""
         full = for_the_app(text + (f" — {fix}" if fix else ""))  # the core writes for the terminal
         self.notice.setText(full)
         self.notice_cause = cause
+        self._notice_expiry.stop()
+        if lifetime_s > 0:
+            self._notice_expiry.start(int(lifetime_s * 1000))
         now = time.monotonic()
         # a repeating notice (audio lost again, a growing total) is spoken once in a while, not
         # each time; errors (assertive) always
