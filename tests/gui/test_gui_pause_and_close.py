@@ -40,6 +40,9 @@ def test_f6_pauses_and_resumes_the_same_session_with_its_history(qtbot, make_app
     assert w.state_label.text() == "Paused"
     assert w.pause_button.text() == "Resume (F6)" and w.act_pause.text() == "&Resume captioning"
     assert w.start_button.text() == "Stop captioning (F5)"  # the session is still open
+    # a screen reader hears what pressing each button does now
+    assert w.start_button.accessibleName() == "Stop captioning"
+    assert w.pause_button.accessibleName() == "Resume captioning"
     status = w.engine_status.label.text()  # its next step is Resume, not "Captioning."
     assert "Paused: press Resume (F6)." in status and "Captioning." not in status, status
     assert not fake_audio.captures or all(c.stopped for c in fake_audio.captures.values())

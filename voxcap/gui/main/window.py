@@ -118,7 +118,7 @@ class MainWindow(QMainWindow):
         self.start_button.setAccessibleName("Start captioning")  # what pressing it does now
         self.start_button.setMinimumWidth(200)
         self.pause_button = QPushButton("Pause (F6)", self)
-        self.pause_button.setAccessibleName("Pause or resume captioning")
+        self.pause_button.setAccessibleName("Pause captioning")
         self.pause_button.setEnabled(False)
         self.source = QComboBox(self)
         self.source.setAccessibleName("Audio source")
@@ -270,6 +270,7 @@ class MainWindow(QMainWindow):
         self.act_pause.setText("&Resume captioning" if paused else "&Pause captioning")
         self.pause_button.setEnabled(active)
         self.pause_button.setText("Resume (F6)" if paused else "Pause (F6)")
+        self.pause_button.setAccessibleName("Resume captioning" if paused else "Pause captioning")
         if message:  # spoken with the state below: once
             self.show_notice(message, cause="captioning", spoken=False)
         elif changed:  # "waiting for the engine…" is over once captioning is on
