@@ -46,3 +46,4 @@ def test_f6_is_said_at_once_and_the_paused_state_once(tmp_path):
         paused = [s for s in said if "paused" in s.casefold()]
         assert len(paused) == 1, said  # the state once...
         assert "paused: paused" not in paused[0].casefold(), paused  # ...without the word twice
+        assert not [s for s in said if "stopped after" in s], said  # asked for, nothing lost

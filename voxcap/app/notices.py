@@ -28,6 +28,7 @@ class Notice:
     cause: str = ""
     urgent: bool = False
     lifetime_s: float = 0.0  # news that goes stale (capturing again...): gone after this; 0: stays
+    spoken: bool = True  # False: shown, not announced (a stop the person asked for, nothing lost)
 
 
     def line(self) -> str:
@@ -46,7 +47,11 @@ def _capture(event, _labels: Labels) -> Notice | None:
     if not event.message:
         return None
     lifetime = {events.CaptureInterrupted: 0.0, events.CaptureLoss: LOSS_S}.get(type(event), NEWS_S)
-    return Notice("capture", event.message, cause=type(event).__name__, lifetime_s=lifetime)
+    # a stop is asked for (Pause, Stop): the state says it; only a loss in it is news to hear
+    quiet = isinstance(event, events.CaptureStopped) and not (
+        event.dropped_blocks or event.overflows or event.interruptions or event.gap_seconds >= 0.005)
+    return Notice("capture", event.message, cause=type(event).__name__, lifetime_s=lifetime,
+                  spoken=not quiet)
 
 
 def _stream(event, labels: Labels) -> Notice | None:

@@ -313,7 +313,8 @@ class VoxcapApp(QObject):
         notice = notice_for(ev, self.labels)
         if notice is not None:
             self.window.show_notice(notice.message, notice.fix, cause=notice.cause,
-                                    assertive=notice.urgent, lifetime_s=notice.lifetime_s)
+                                    assertive=notice.urgent, lifetime_s=notice.lifetime_s,
+                                    spoken=notice.spoken)
 
     def _on_text(self, ev: TextDelta) -> None:
         self.deltas_seen += 1
