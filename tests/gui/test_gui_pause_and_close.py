@@ -130,3 +130,16 @@ def test_closing_the_window_when_not_captioning_quits_and_ctrl_q_never_asks(qtbo
     assert busy.controller.closed.wait(10.0)
     assert not [b for b in QApplication.topLevelWidgets()
                 if isinstance(b, QMessageBox) and b.isVisible()]
+
+
+def test_a_pause_refused_gives_the_state_back(qtbot, make_app, fake_audio):
+    """A file cannot be paused: "Pausing…" does not stay; the state is said as it is."""
+    app = make_app()
+    w = app.window
+    _captioning_with_text(qtbot, app, fake_audio)
+    fake_audio.live = False  # as a file's audio is
+    _key(w, Qt.Key.Key_F6)
+    assert w.state_label.text() == "Pausing…"
+    qtbot.waitUntil(lambda: "cannot be paused" in w.notice.text(), timeout=5000)
+    assert w.state_label.text() == "Captioning" and app.state == Captioning.ON
+    assert not app.overlay.status.text  # live captions again: nothing over them

@@ -30,7 +30,6 @@ class Notice:
     lifetime_s: float = 0.0  # news that goes stale (capturing again...): gone after this; 0: stays
     spoken: bool = True  # False: shown, not announced (a stop the person asked for, nothing lost)
 
-
     def line(self) -> str:
         """As the terminal prints it."""
         return f"{self.topic}: {self.message}" + (f"\n  fix: {self.fix}" if self.fix else "")

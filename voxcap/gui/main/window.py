@@ -143,7 +143,7 @@ class MainWindow(QMainWindow):
         top.addWidget(self.click_button)
         top.addWidget(self.settings_button)
 
-        self._state = Captioning.OFF
+        self._state: tuple[Captioning, str, str] = (Captioning.OFF, "", "")  # set_state's
         self.state_label = status_label(QLabel(STATE_TEXT[Captioning.OFF], self), "Captioning state")
         self.engine_status = EngineStatus(self)
         self.sharing = status_label(QLabel("", self), "Caption sharing")
@@ -256,7 +256,7 @@ class MainWindow(QMainWindow):
         """``detail``: stays next to the state while it lasts (e.g. "Them only" when a half of
         "Both" could not start), unlike notices, which the next one replaces."""
         active = state.active
-        self._state = state
+        self._state = (state, "", detail)  # shown again after a refused pause
         text = STATE_TEXT[state] + (f" ({detail})" if detail else "")
         changed = text != self.state_label.text()
         self.state_label.setText(text)
@@ -281,14 +281,13 @@ class MainWindow(QMainWindow):
     def set_asked(self, what: str) -> None:
         """``what``: "pausing" or "resuming", said at once; "": the request was refused (a
         file cannot be paused), the state as it is again."""
-        text = ASKED_TEXT.get(what) or self.state_label.text()
         if not what:
             if self.state_label.text() in ASKED_TEXT.values():
-                self.set_state(self._state)
+                self.set_state(*self._state)
             return
-        self.state_label.setText(text)
+        self.state_label.setText(ASKED_TEXT[what])
         if self.isVisible():
-            announce(self.state_label, text)
+            announce(self.state_label, ASKED_TEXT[what])
 
     def set_sharing(self, running: bool, viewers: int, lan: bool) -> None:
         """"Sharing: 2 viewers" while the caption page and feed are served; said when sharing
@@ -306,7 +305,8 @@ class MainWindow(QMainWindow):
     def show_notice(self, text: str, fix: str = "", cause: str = "",
                     assertive: bool = False, spoken: bool = True, lifetime_s: float = 0.0) -> None:
         """Show (and announce) a notice; ``cause`` lets ``clear_notice`` remove it once the
-        cause is gone; ``spoken`` False: said elsewhere already."""
+        cause is gone; ``spoken`` False: said elsewhere already; ``lifetime_s``: stale news,
+        gone after it (0: stays until replaced or its cause is gone)."""
         full = for_the_app(text + (f" — {fix}" if fix else ""))  # the core writes for the terminal
         self.notice.setText(full)
         self.notice_cause = cause
