@@ -47,3 +47,19 @@ def test_f6_is_said_at_once_and_the_paused_state_once(tmp_path):
         assert len(paused) == 1, said  # the state once...
         assert "paused: paused" not in paused[0].casefold(), paused  # ...without the word twice
         assert not [s for s in said if "stopped after" in s], said  # asked for, nothing lost
+
+
+def test_an_engine_restart_and_its_error_are_each_said_once(tmp_path):
+    with atspi_app_ready(tmp_path) as (_x, _bus, listener, app):
+        app.send("caption")
+        assert listener.wait_for(lambda ev: ev["type"] == "object:announcement"
+                                 and ev["data"].startswith("Captioning"), 30), listener.events
+        since = len(listener.events)
+        app.send("fail")  # the engine restarts; the new one fails to start
+        assert listener.wait_for(lambda ev: ev["type"] == "object:announcement"
+                                 and "Engine error" in ev["data"], 30), _said(listener, since)
+        time.sleep(1.5)
+        said = _said(listener, since)
+        print("said after the restart:", said)
+        assert len([s for s in said if "restarting" in s.casefold()]) == 1, said
+        assert len([s for s in said if "Engine error" in s]) == 1, said

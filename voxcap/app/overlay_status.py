@@ -36,7 +36,7 @@ class OverlayStatus:
     rows_current: bool = True  # False: the rows shown are from before (a pause, a stop, a restart)
     error: bool = False  # an engine error: screen readers are told at once
     topic: str = ""  # what it is about: screen readers hear a new topic, not every new figure
-    window_says: bool = False  # a captioning state the main window's state label announces
+    window_says: bool = False  # a state the main window announces (its state or engine status)
 
 
 class OverlayStatusTracker:
@@ -129,7 +129,8 @@ class OverlayStatusTracker:
                                  topic="paused", window_says=True)
         if self.restarting or c == Captioning.RESTARTING:
             return OverlayStatus(f"Engine restarting{self._stage()} — audio is kept, captions "
-                                 "follow", rows_current=False, topic="restarting")
+                                 "follow", rows_current=False, topic="restarting",
+                                 window_says=True)  # the engine status, with the reason
         if c == Captioning.STARTING:
             return OverlayStatus(f"Starting captioning{self._stage()}", topic="starting",
                                  window_says=True)

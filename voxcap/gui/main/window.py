@@ -275,7 +275,8 @@ class MainWindow(QMainWindow):
             self.show_notice(message, cause="captioning", spoken=False)
         elif changed:  # "waiting for the engine…" is over once captioning is on
             self.clear_notice("captioning")
-        if changed and self.isVisible():  # hidden: the overlay says it
+        # hidden: the overlay says it; a restart: the engine status has said it, with its reason
+        if changed and self.isVisible() and state != Captioning.RESTARTING:
             announce(self.state_label, spoken_state(text, message))
 
     def set_asked(self, what: str) -> None:
