@@ -487,18 +487,13 @@ class Capture:
             new_s = seconds - self._reported_s[kind]
             self._reported[kind] = count
             self._reported_s[kind] = seconds
-            if kind == "queue full":
-                msg = (f"{self.label}: {new} audio blocks ({new_s:.2f} s) dropped: the consumer is too "
-                       f"slow ({seconds:.2f} s dropped so far)")
-            else:
-                msg = f"{self.label}: {new} input overflows reported by the sound system ({count} so far)"
-            self._emit(CaptureLoss(self.label, kind, new, new_s, seconds, msg))
+            self._emit(CaptureLoss(self.label, kind, new, new_s, seconds,
+                                   loss_words(self.label, kind, new_s, seconds, count)))
         new_gap = st.gap_seconds - self._gap_reported_s
         if new_gap > 0:
             self._gap_reported_s = st.gap_seconds
             self._emit(CaptureLoss(self.label, "gap", 0, new_gap, st.gap_seconds,
-                                   f"{self.label}: {new_gap:.2f} s of audio never arrived "
-                                   f"({st.gap_seconds:.2f} s so far)"))
+                                   loss_words(self.label, "gap", new_gap, st.gap_seconds, 0)))
 
 
 def capture_sources(text: str) -> list[SourceSpec]:
@@ -523,3 +518,14 @@ def stopped_words(label: str, stats) -> str:
         lost.append(f"the sound was cut off {times(stats.interruptions)}")
     return (f"{label}: stopped after {stats.seconds_delivered:.1f} s of audio"
             + (f" ({', '.join(lost)})" if lost else ", none lost"))
+
+
+def loss_words(label: str, kind: str, new_s: float, total_s: float, count: int) -> str:
+    """Audio lost while capturing, in plain words (``kind``: "queue full", "overflow", "gap")."""
+    if kind == "queue full":
+        return (f"{label}: {new_s:.2f} s of sound lost: voxcap fell behind reading it "
+                f"({total_s:.2f} s so far)")
+    if kind == "overflow":
+        times = "once" if count == 1 else f"{count} times"
+        return f"{label}: the sound system lost some sound ({times} so far)"
+    return f"{label}: {new_s:.2f} s of sound never arrived ({total_s:.2f} s so far)"
