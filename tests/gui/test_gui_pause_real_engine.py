@@ -1,7 +1,7 @@
 """F6 on the real tiny vLLM engine (CPU build) behind the real GUI: the pause waits for the last
 words' flush, which takes seconds on a real model (3.7 s in the walk), so the key is answered at
-once ("Pausing…") and "Paused" follows. Prints both times (the figures of issue 52's closing
-note)."""
+once ("Pausing…") and "Paused" follows. Prints both times (F6 to the first word on screen, F6
+to "Paused")."""
 
 from __future__ import annotations
 
