@@ -79,3 +79,19 @@ def test_speech_without_captions_is_said_over_lateness_until_they_are_back():
     _feed(t, missing, CaptioningState(Captioning.STOPPING), CaptioningState(Captioning.OFF),
           CaptioningState(Captioning.ON))
     assert t.status.text == ""  # a new session starts without the old alarm
+
+
+def test_pause_and_resume_are_said_as_asked_until_the_controller_answers():
+    from voxcap.events import AppProblem
+
+    t = OverlayStatusTracker()
+    _feed(t, READY, CaptioningState(Captioning.ON))
+    s = t.on_asked("pausing")  # F6: before the last words' flush is done
+    assert s is not None and s.text.startswith("Pausing") and s.window_says
+    s = _feed(t, CaptioningState(Captioning.PAUSED))
+    assert s.text.startswith("Paused") and s.window_says
+    t.on_asked("resuming")
+    assert t.status.text.startswith("Resuming")
+    s = _feed(t, AppProblem("The engine is not running.", "start it", "engine"))  # refused
+    assert s.text.startswith("Paused")  # still paused, said as it is
+    assert _feed(t, AppProblem("Something else.", "", "capture")) == s  # no ask: no change

@@ -113,7 +113,7 @@ def test_live_both_sources_for_a_duration(pulse, tiny_weights_dir, tmp_path, spe
     seconds = {}
     for label in ("Them", "You"):  # nothing lost on the way
         stopped = next(ln for ln in run.lines if ln.startswith(f"capture: {label}: stopped after"))
-        assert "0 blocks dropped, 0 overflows, 0.00 s of gaps, 0 interruptions" in stopped
+        assert stopped.endswith("s of audio, none lost"), stopped
         seconds[label] = float(re.search(r"stopped after ([0-9.]+) s of audio", stopped).group(1))
         # --duration 8, all of it captured. It counts from "captioning", so the capture can be
         # a little longer, not shorter (seen under a parallel run's load: 9.1 s)

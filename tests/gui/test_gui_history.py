@@ -62,6 +62,8 @@ def test_previous_sessions(qtbot, make_app, fake_audio, tmp_path):
     assert w.sessions.list.count() == 1
     w.sessions.list.setCurrentRow(0)
     assert "hello there" in w.sessions.text.toPlainText()
+    assert "<1 min of audio, Them" in w.sessions.info.text()  # its length, not "130 steps"
+    assert "steps" not in w.sessions.info.text()
     assert w.sessions.export_button.isEnabled()
     out = app.exports.export_session(w.sessions.session, str(tmp_path / "old.srt"))
     assert "hello" in open(out, encoding="utf-8").read()

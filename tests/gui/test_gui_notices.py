@@ -34,8 +34,8 @@ EVENTS = [  # in the order a run could bring them
     JournalStatus("sess", False, "The journal cannot be written: the disk is full.",
                   "free some space; captioning goes on"),
     ev.DevicesChanged((), server_up=False),
-    ev.CaptureStopped("Them", 10.0, 3, 0, 0.0, 1, "Them: stopped after 10.0 s of audio (3 "
-                      "blocks dropped, 0 overflows, 0.00 s of gaps, 1 interruptions)"),
+    ev.CaptureStopped("Them", 10.0, 3, 0, 0.0, 1, "Them: stopped after 10.0 s of audio (the "
+                      "sound was cut off once)"),
 ]
 
 
@@ -87,3 +87,15 @@ def test_the_gui_and_the_terminal_show_the_same_notices(qtbot, make_app, capsys)
 
 def test_every_kind_of_notice_is_in_this_comparison():
     assert set(NOTICES) <= {type(event) for event in EVENTS}
+
+
+def test_stale_news_expires_and_a_problem_stays(qtbot, make_app):
+    from voxcap.app.notices import notice_for
+
+    recovered = notice_for(EVENTS[6])  # "capturing again": good news, gone after a while
+    assert recovered is not None and 0 < recovered.lifetime_s <= 15
+    assert notice_for(EVENTS[13]).lifetime_s == 0  # a problem stays until it is solved
+    app = make_app()
+    app.window.show_notice("Them: capturing again", cause="CaptureRecovered", lifetime_s=0.3)
+    assert app.window.notice.text()
+    qtbot.waitUntil(lambda: app.window.notice.text() == "", timeout=3000)

@@ -3,10 +3,13 @@ Closing the window while captioning asks first (no tray here); Ctrl+Q quits with
 
 from __future__ import annotations
 
+import time
+
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMessageBox
 from support.caption_helpers import without_language_tags
+from support.gui_fakes import scripted_factory
 
 from voxcap.events import Captioning
 from voxcap.gui.main.shortcut_list import shortcut_rows
@@ -38,6 +41,9 @@ def test_f6_pauses_and_resumes_the_same_session_with_its_history(qtbot, make_app
     assert w.state_label.text() == "Paused"
     assert w.pause_button.text() == "Resume (F6)" and w.act_pause.text() == "&Resume captioning"
     assert w.start_button.text() == "Stop captioning (F5)"  # the session is still open
+    # a screen reader hears what pressing each button does now
+    assert w.start_button.accessibleName() == "Stop captioning"
+    assert w.pause_button.accessibleName() == "Resume captioning"
     status = w.engine_status.label.text()  # its next step is Resume, not "Captioning."
     assert "Paused: press Resume (F6)." in status and "Captioning." not in status, status
     assert not fake_audio.captures or all(c.stopped for c in fake_audio.captures.values())
@@ -53,6 +59,30 @@ def test_f6_pauses_and_resumes_the_same_session_with_its_history(qtbot, make_app
     _key(w, Qt.Key.Key_F5)  # Stop ends the session
     qtbot.waitUntil(lambda: app.state == Captioning.OFF, timeout=5000)
     assert not w.act_pause.isEnabled() and w.pause_button.text() == "Pause (F6)"
+
+
+def test_f6_says_pausing_at_once_while_the_last_words_are_flushed(qtbot, make_app, fake_audio):
+    """A real model's last words take seconds to flush (3.7 s measured): the key is answered
+    at once, in the window and on the overlay, and "Paused" follows when it is."""
+    app = make_app(engine_factory=scripted_factory(flush_s=1.5))
+    w = app.window
+    _captioning_with_text(qtbot, app, fake_audio)
+    t0 = time.perf_counter()
+    _key(w, Qt.Key.Key_F6)
+    qtbot.waitUntil(lambda: w.state_label.text().startswith("Paus"), timeout=5000)
+    first = time.perf_counter() - t0
+    said_first = (w.state_label.text(), app.overlay.status.text)
+    qtbot.waitUntil(lambda: w.state_label.text() == "Paused", timeout=10000)
+    paused = time.perf_counter() - t0
+    print(f"F6 -> {said_first[0]!r} {first * 1000:.0f} ms, -> Paused {paused * 1000:.0f} ms")
+    assert said_first[0].startswith("Pausing") and said_first[1].startswith("Pausing"), said_first
+    assert first < 0.3, f"F6 answered after {first:.2f} s"
+    assert app.overlay.status.text.startswith("Paused")
+
+    _key(w, Qt.Key.Key_F6)  # resuming is said at once too
+    assert w.state_label.text().startswith("Resuming"), w.state_label.text()
+    qtbot.waitUntil(lambda: app.state == Captioning.ON, timeout=5000)
+    assert w.state_label.text() == "Captioning"
 
 
 def _question(qtbot) -> QMessageBox:
@@ -101,3 +131,16 @@ def test_closing_the_window_when_not_captioning_quits_and_ctrl_q_never_asks(qtbo
     assert busy.controller.closed.wait(10.0)
     assert not [b for b in QApplication.topLevelWidgets()
                 if isinstance(b, QMessageBox) and b.isVisible()]
+
+
+def test_a_pause_refused_gives_the_state_back(qtbot, make_app, fake_audio):
+    """A file cannot be paused: "Pausing…" does not stay; the state is said as it is."""
+    app = make_app()
+    w = app.window
+    _captioning_with_text(qtbot, app, fake_audio)
+    fake_audio.live = False  # as a file's audio is
+    _key(w, Qt.Key.Key_F6)
+    assert w.state_label.text() == "Pausing…"
+    qtbot.waitUntil(lambda: "cannot be paused" in w.notice.text(), timeout=5000)
+    assert w.state_label.text() == "Captioning" and app.state == Captioning.ON
+    assert not app.overlay.status.text  # live captions again: nothing over them

@@ -233,7 +233,7 @@ def _walk(w: Walk, server: HomeServe, pulse: PulseServer, share_port: int,
     w.shot("connected")
 
     # F5: captions of the speech played into the sound server
-    w.press("push button", "Start or stop captioning")
+    w.press("push button", "Start captioning")
     until(w.tree, lambda t: labels(t).get("Captioning state") == "Captioning", 60,
           "captioning on")
     wav = speech_wav(tmp_path_factory.mktemp("speech") / "them.wav", SPEECH_THEM)
@@ -289,7 +289,7 @@ def _walk(w: Walk, server: HomeServe, pulse: PulseServer, share_port: int,
     finally:
         browser.quit_chromium(driver)
 
-    w.press("push button", "Start or stop captioning")  # F5 again: stop
+    w.press("push button", "Stop captioning")  # F5 again: stop
     until(w.tree, lambda t: labels(t).get("Captioning state") == "Not captioning", 60,
           "captioning off")
     w.press("menu item", "Quit")

@@ -157,7 +157,7 @@ def _walk_the_app(w: Walk, model: Path, pulse: PulseServer, tmp_path_factory) ->
     w.shot("engine-ready")
 
     # 5. Start captioning: the computer's sound, captioned in the overlay and the history
-    w.press("push button", "Start or stop captioning")
+    w.press("push button", "Start captioning")
     _until(w.tree, lambda t: _labels(t).get("Captioning state") == "Captioning", 60,
            "captioning on")
     wav = speech_wav(tmp_path_factory.mktemp("speech") / "them.wav", SPEECH_THEM)
@@ -169,7 +169,7 @@ def _walk_the_app(w: Walk, model: Path, pulse: PulseServer, tmp_path_factory) ->
     notice = _labels(tree).get("Latest notice", "")
     _reads_well(notice, "notice while captioning")
     w.shot("captioning")
-    w.press("push button", "Start or stop captioning")  # Stop
+    w.press("push button", "Stop captioning")
     _until(w.tree, lambda t: _labels(t).get("Captioning state") == "Not captioning", 60,
            "captioning off")
     w.shot("stopped")

@@ -3,7 +3,7 @@
 
     w = Walk(bus, xvfb, app_pid, shots_folder)
     tree = until(w.tree, lambda t: labels(t).get("Engine status", "").startswith("…"), 60, "…")
-    w.press("push button", "Start or stop captioning"); w.shot("captioning")
+    w.press("push button", "Start captioning"); w.shot("captioning")
 """
 
 from __future__ import annotations

@@ -27,6 +27,8 @@ class Notice:
     fix: str = ""
     cause: str = ""
     urgent: bool = False
+    lifetime_s: float = 0.0  # news that goes stale (capturing again...): gone after this; 0: stays
+    spoken: bool = True  # False: shown, not announced (a stop the person asked for, nothing lost)
 
     def line(self) -> str:
         """As the terminal prints it."""
@@ -36,8 +38,19 @@ class Notice:
 Labels = Mapping[str, str]  # stream id -> its source's label ("Them", "You")
 
 
+NEWS_S = 10.0  # "capturing again", "the server is back": good news, read and gone
+LOSS_S = 30.0  # audio lost so far: long enough to be read after a glance away
+
+
 def _capture(event, _labels: Labels) -> Notice | None:
-    return Notice("capture", event.message, cause=type(event).__name__) if event.message else None
+    if not event.message:
+        return None
+    lifetime = {events.CaptureInterrupted: 0.0, events.CaptureLoss: LOSS_S}.get(type(event), NEWS_S)
+    # a stop is asked for (Pause, Stop): the state says it; only a loss in it is news to hear
+    quiet = isinstance(event, events.CaptureStopped) and not (
+        event.dropped_blocks or event.overflows or event.interruptions or event.gap_seconds >= 0.005)
+    return Notice("capture", event.message, cause=type(event).__name__, lifetime_s=lifetime,
+                  spoken=not quiet)
 
 
 def _stream(event, labels: Labels) -> Notice | None:
@@ -46,7 +59,8 @@ def _stream(event, labels: Labels) -> Notice | None:
         return None
     label = labels.get(event.stream_id)
     return Notice("engine", f"{label}: {event.message}" if label else event.message,
-                  cause=type(event).__name__)
+                  cause=type(event).__name__,
+                  lifetime_s=NEWS_S if isinstance(event, events.StreamResumed) else 0.0)
 
 
 def _finished(event: events.StreamFinished, labels: Labels) -> Notice | None:
@@ -79,7 +93,7 @@ def _caption_watch(event: events.CaptionWatch, _labels: Labels) -> Notice:
     # fresh session and the captions' return follow the alarm within seconds
     cause = f"CaptionWatch {event.state}"
     if not event.missing:
-        return Notice("note", event.message, cause=cause)
+        return Notice("note", event.message, cause=cause, lifetime_s=NEWS_S)
     fix = {"missing": "voxcap starts a fresh caption session if it goes on",
            "still_missing": "stop captioning and start again; if it repeats, restart the engine"
            }.get(event.state, "")

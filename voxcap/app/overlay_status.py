@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..events import (
+    AppProblem,
     Captioning,
     CaptioningState,
     CaptionWatch,
@@ -38,6 +39,7 @@ class OverlayStatus:
     # the app's notice (app.notices) says it aloud, with its fix: the band only shows it, so a
     # screen reader hears it once
     said_by_notice: bool = False
+    window_says: bool = False  # a state the main window announces (its state or engine status)
 
 
 class OverlayStatusTracker:
@@ -50,11 +52,23 @@ class OverlayStatusTracker:
         self.late_s: float | None = None  # set while captions are late
         self.had_session = False  # after a session, "off" is said as "stopped"
         self.no_captions: dict[str, CaptionWatch] = {}  # stream -> the watchdog's alarm, while on
+        self.asked = ""  # "pausing" / "resuming": F6 pressed, the controller not there yet
         self.status = self._decide()
+
+    def on_asked(self, what: str) -> OverlayStatus | None:
+        """The person asked to pause or resume: said at once (flushing the last words takes
+        seconds), until the controller's next state or its refusal."""
+        self.asked = what
+        return self._changed()
 
     def on_event(self, ev) -> OverlayStatus | None:
         """The new status if ``ev`` changed it, else None."""
-        if isinstance(ev, CaptioningState):
+        if isinstance(ev, AppProblem):  # a pause refused (a file), a resume that could not open
+            if not self.asked:
+                return None
+            self.asked = ""
+        elif isinstance(ev, CaptioningState):
+            self.asked = ""
             if ev.state.active:
                 self.had_session = True
             if ev.state != Captioning.ON:
@@ -107,19 +121,29 @@ class OverlayStatusTracker:
             fix = f" — {self.failure.fix}" if self.failure.fix else ""
             return OverlayStatus(f"Engine error: {self.failure.message}{fix}", rows_current=False,
                                  error=True, topic="error")
+        if self.asked == "pausing":
+            return OverlayStatus("Pausing — the last words follow", topic="pausing",
+                                 window_says=True)
+        if self.asked == "resuming":
+            return OverlayStatus("Resuming…", rows_current=False, topic="resuming",
+                                 window_says=True)
         if c == Captioning.PAUSED:
             return OverlayStatus("Paused — nothing is being captioned", rows_current=False,
-                                 topic="paused")
+                                 topic="paused", window_says=True)
         if self.restarting or c == Captioning.RESTARTING:
             return OverlayStatus(f"Engine restarting{self._stage()} — audio is kept, captions "
-                                 "follow", rows_current=False, topic="restarting")
+                                 "follow", rows_current=False, topic="restarting",
+                                 window_says=True)  # the engine status, with the reason
         if c == Captioning.STARTING:
-            return OverlayStatus(f"Starting captioning{self._stage()}", topic="starting")
+            return OverlayStatus(f"Starting captioning{self._stage()}", topic="starting",
+                                 window_says=True)
         if c == Captioning.WAITING:
             return OverlayStatus(f"Waiting for the engine{self._stage()} — audio is kept",
-                                 topic="waiting")
+                                 topic="waiting",
+                                 window_says=True)
         if c == Captioning.STOPPING:
-            return OverlayStatus("Stopping — the last words follow", topic="stopping")
+            return OverlayStatus("Stopping — the last words follow", topic="stopping",
+                                 window_says=True)
         if c == Captioning.ON:
             if self.no_captions:  # before lateness: absence is the worse news
                 alarm = next(reversed(self.no_captions.values()))
@@ -134,5 +158,6 @@ class OverlayStatusTracker:
             return OverlayStatus(("Stopped. " if self.had_session else "") + engine,
                                  rows_current=not self.had_session, topic="engine starting")
         if self.had_session:
-            return OverlayStatus("Stopped — not captioning", rows_current=False, topic="stopped")
-        return OverlayStatus("Not captioning", topic="off")
+            return OverlayStatus("Stopped — not captioning", rows_current=False, topic="stopped",
+                                 window_says=True)
+        return OverlayStatus("Not captioning", topic="off", window_says=True)

@@ -48,6 +48,7 @@ REMIND_EVERY_S = 30.0  # while no audio arrives, say so again this often
 
 
 @dataclass(frozen=True)
+
 class CaptureStats:
     source: str
     device: str  # description of the device being read ("" while none)
@@ -172,10 +173,7 @@ class Capture:
         stats = self.stats()
         self._emit(CaptureStopped(
             self.label, stats.seconds_delivered, stats.dropped_blocks, stats.overflows,
-            stats.gap_seconds, stats.interruptions,
-            f"{self.label}: stopped after {stats.seconds_delivered:.1f} s of audio "
-            f"({stats.dropped_blocks} blocks dropped, {stats.overflows} overflows, "
-            f"{stats.gap_seconds:.2f} s of gaps, {stats.interruptions} interruptions)"))
+            stats.gap_seconds, stats.interruptions, stopped_words(self.label, stats)))
         return stats
 
     def stats(self) -> CaptureStats:
@@ -489,18 +487,13 @@ class Capture:
             new_s = seconds - self._reported_s[kind]
             self._reported[kind] = count
             self._reported_s[kind] = seconds
-            if kind == "queue full":
-                msg = (f"{self.label}: {new} audio blocks ({new_s:.2f} s) dropped: the consumer is too "
-                       f"slow ({seconds:.2f} s dropped so far)")
-            else:
-                msg = f"{self.label}: {new} input overflows reported by the sound system ({count} so far)"
-            self._emit(CaptureLoss(self.label, kind, new, new_s, seconds, msg))
+            self._emit(CaptureLoss(self.label, kind, new, new_s, seconds,
+                                   loss_words(self.label, kind, new_s, seconds, count)))
         new_gap = st.gap_seconds - self._gap_reported_s
         if new_gap > 0:
             self._gap_reported_s = st.gap_seconds
             self._emit(CaptureLoss(self.label, "gap", 0, new_gap, st.gap_seconds,
-                                   f"{self.label}: {new_gap:.2f} s of audio never arrived "
-                                   f"({st.gap_seconds:.2f} s so far)"))
+                                   loss_words(self.label, "gap", new_gap, st.gap_seconds, 0)))
 
 
 def capture_sources(text: str) -> list[SourceSpec]:
@@ -509,3 +502,30 @@ def capture_sources(text: str) -> list[SourceSpec]:
 
 
 __all__ = ["DEVICE", "MIC", "SYSTEM", "Capture", "CaptureStats", "capture_sources"]
+
+
+def stopped_words(label: str, stats) -> str:
+    """The end of a capture in plain words: what was lost, if anything (the counters stay on
+    the event for the meter and the tests)."""
+    def times(n: int) -> str:
+        return "once" if n == 1 else f"{n} times"
+    lost = []
+    if stats.dropped_blocks or stats.gap_seconds >= 0.005:
+        lost.append(f"{stats.gap_seconds:.2f} s of sound lost")
+    if stats.overflows:
+        lost.append(f"the sound system fell behind {times(stats.overflows)}")
+    if stats.interruptions:
+        lost.append(f"the sound was cut off {times(stats.interruptions)}")
+    return (f"{label}: stopped after {stats.seconds_delivered:.1f} s of audio"
+            + (f" ({', '.join(lost)})" if lost else ", none lost"))
+
+
+def loss_words(label: str, kind: str, new_s: float, total_s: float, count: int) -> str:
+    """Audio lost while capturing, in plain words (``kind``: "queue full", "overflow", "gap")."""
+    if kind == "queue full":
+        return (f"{label}: {new_s:.2f} s of sound lost: voxcap fell behind reading it "
+                f"({total_s:.2f} s so far)")
+    if kind == "overflow":
+        times = "once" if count == 1 else f"{count} times"
+        return f"{label}: the sound system lost some sound ({times} so far)"
+    return f"{label}: {new_s:.2f} s of sound never arrived ({total_s:.2f} s so far)"

@@ -40,6 +40,7 @@ from ..captions.masking import make_masker
 from ..errors import ConfigError, VoxcapError
 from ..eventhub import EventHub
 from ..events import (
+    AppProblem,
     AppsChanged,
     Captioning,
     CaptioningState,
@@ -301,6 +302,7 @@ class VoxcapApp(QObject):
             EngineStopped: lambda _ev: w.engine_status.stopped(),
             AppsChanged: lambda ev: w.set_apps(ev.apps),
             DevicesChanged: self._on_devices,
+            AppProblem: lambda _ev: w.set_asked(""),  # a pause or resume refused: the state again
             DiagnosticsReady: self._on_diagnostics,
             LineTranslated: self._on_line_translated,
         }
@@ -312,7 +314,8 @@ class VoxcapApp(QObject):
         notice = notice_for(ev, self.labels)
         if notice is not None:
             self.window.show_notice(notice.message, notice.fix, cause=notice.cause,
-                                    assertive=notice.urgent)
+                                    assertive=notice.urgent, lifetime_s=notice.lifetime_s,
+                                    spoken=notice.spoken)
 
     def _on_text(self, ev: TextDelta) -> None:
         self.deltas_seen += 1
@@ -433,6 +436,10 @@ class VoxcapApp(QObject):
     def toggle_pause(self) -> None:
         """F6: pause while captioning, resume while paused (the session and history stay)."""
         if self.state.active:
+            # said at once: the pause waits for the last words' flush (seconds on a real model)
+            what = "resuming" if self.state == Captioning.PAUSED else "pausing"
+            self.window.set_asked(what)
+            self.overlay_state.asked(what)
             self.controller.toggle_pause()
 
     def close_requested(self) -> None:

@@ -4,21 +4,24 @@ A ``QPlainTextEdit`` (read-only, selectable and navigable by keyboard), so assis
 sees one text document: it can be read line by line with the arrow keys, searched, selected and
 copied, and Qt announces inserted text. One paragraph per block: a paragraph starts after a pause
 or when the speaker (stream) changes, with its wall-clock time and, with several streams, the
-speaker's label ("[14:03:27] Them: ..."). A line's language, once known (``events.LineTranslated``,
-a moment after the line ends), goes before its text as "[fr] " when it is not the language that
-speaker spoke last: a reader sees where the language changes (and the first), without a tag on
-every line of a one-language session. New text goes in through a cursor of its own, so the
-user's selection and reading position are never disturbed; the view follows new text only
-while it is scrolled to the end.
+speaker's label ("[14:03:27] Them: ..."). Paragraphs stand in the order they were heard, not
+the order their captions arrived: a lagging stream's paragraph goes in before the later ones of
+the other speaker. A line's language, once known (``events.LineTranslated``, a moment after the
+line ends), goes before its text as "[fr] " when it is not the language that speaker spoke last:
+a reader sees where the language changes (and the first), without a tag on every line of a
+one-language session. New text goes in through a cursor of its own, so the user's selection and
+reading position are never disturbed; the view follows new text only while it is scrolled to
+the end.
 """
 
 from __future__ import annotations
 
 import time
+from bisect import bisect_right
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QFont, QTextCursor
+from PySide6.QtGui import QFont, QTextBlock, QTextCursor
 from PySide6.QtWidgets import QPlainTextEdit
 
 from ...captions.assembly import CaptionLine
@@ -44,8 +47,11 @@ class HistoryView(QPlainTextEdit):
         self.show_labels = False
         # the wall time of a line's start, or None (the app's capture clock)
         self.time_of: Callable[[CaptionLine], float | None] | None = None
-        self._blocks: dict[int, int] = {}  # line id -> block number
-        self._last_stream: str | None = None
+        self._blocks: dict[int, QTextBlock] = {}  # line id -> its paragraph
+        # the paragraphs in document order: when heard (their sort key), their stream ("": a
+        # note or a translation, which keep their place after the paragraph before them)
+        self._heard: list[float] = []
+        self._paragraphs: list[tuple[str, QTextBlock]] = []
         # lines waiting for their language: line id -> (the line, a cursor before its text,
         # which moves along as text goes in before it)
         self._untagged: dict[int, tuple[CaptionLine, QTextCursor]] = {}
@@ -54,23 +60,67 @@ class HistoryView(QPlainTextEdit):
     def clear_history(self) -> None:
         self.clear()
         self._blocks.clear()
-        self._last_stream = None
+        self._heard.clear()
+        self._paragraphs.clear()
         self._untagged.clear()
         self._spoken.clear()
 
-    def _prefix(self, line) -> str:
+    def _heard_at(self, line) -> float:
         at = self.time_of(line) if self.time_of else None
-        stamp = time.strftime("[%H:%M:%S] ", time.localtime(at if at else time.time()))
+        return at if at else time.time()
+
+    def _prefix(self, line, at: float) -> str:
+        stamp = time.strftime("[%H:%M:%S] ", time.localtime(at))
         return stamp + (f"{line.label}: " if self.show_labels else "")
+
+    def _add_paragraph(self, at: int, heard: float, stream: str, text: str) -> QTextBlock:
+        """A new paragraph as the ``at``-th of ``_paragraphs`` (at the end when it is their
+        count)."""
+        doc = self.document()
+        cur = QTextCursor(doc)
+        if at == len(self._paragraphs):
+            cur.movePosition(QTextCursor.MoveOperation.End)
+            if doc.characterCount() > 1:
+                cur.insertBlock()
+            cur.insertText(text)
+            block = cur.block()
+        else:
+            before = self._paragraphs[at][1]
+            if before.previous().isValid():  # after the block before it
+                cur.setPosition(before.position() - 1)
+                cur.insertBlock()
+                cur.insertText(text)
+                block = cur.block()
+            else:  # the first block: Qt keeps its handle on the text put in front of it
+                cur.setPosition(0)
+                cur.insertText(text)
+                cur.insertBlock()
+                block, moved = before, before.next()
+                self._paragraphs = [(s, moved if b == before else b) for s, b in self._paragraphs]
+                self._blocks = {k: moved if b == before else b for k, b in self._blocks.items()}
+        self._heard.insert(at, heard)
+        self._paragraphs.insert(at, (stream, block))
+        return block
+
+    def _add_note(self, text: str) -> None:
+        """A line that is not a caption, after the paragraphs so far."""
+        self._add_paragraph(len(self._paragraphs), self._heard[-1] if self._heard else -1.0,
+                            "", text)
 
     def note_source(self, label: str, origin: str) -> None:
         """A line saying where a stream's captions come from (when it opens)."""
-        cur = QTextCursor(self.document())
-        cur.movePosition(QTextCursor.MoveOperation.End)
-        if self.document().characterCount() > 1:
-            cur.insertBlock()
-        cur.insertText(time.strftime("[%H:%M:%S] ") + f"({label}: captions of {origin})")
-        self._last_stream = None
+        self._add_note(time.strftime("[%H:%M:%S] ") + f"({label}: captions of {origin})")
+
+    def add_translation(self, text: str, language: str, target: str) -> None:
+        """A finished line's translation (``events.LineTranslated``), as a block of its own after
+        the text so far, marked with both languages; the next caption starts a new paragraph."""
+        if not text:
+            return
+        bar = self.verticalScrollBar()
+        follow = bar.value() >= bar.maximum() - 2
+        self._add_note(f"    [{language}→{target}] {text}")
+        if follow:
+            bar.setValue(bar.maximum())
 
     def add_language(self, stream_id: str, start_s: float, end_s: float, language: str) -> None:
         """A finished line's language (``events.LineTranslated``): tagged on the stream's first
@@ -103,51 +153,35 @@ class HistoryView(QPlainTextEdit):
         while len(self._untagged) > UNTAGGED_LINES:  # lines whose language never came
             del self._untagged[next(iter(self._untagged))]
 
-    def add_translation(self, text: str, language: str, target: str) -> None:
-        """A finished line's translation (``events.LineTranslated``), as a block of its own after
-        the text so far, marked with both languages; the next caption starts a new paragraph."""
-        if not text:
-            return
-        bar = self.verticalScrollBar()
-        follow = bar.value() >= bar.maximum() - 2
-        cur = QTextCursor(self.document())
-        cur.movePosition(QTextCursor.MoveOperation.End)
-        if self.document().characterCount() > 1:
-            cur.insertBlock()
-        cur.insertText(f"    [{language}→{target}] {text}")
-        self._last_stream = None
-        if follow:
-            bar.setValue(bar.maximum())
-
     def apply(self, updates) -> None:
         if not updates:
             return
         bar = self.verticalScrollBar()
         follow = bar.value() >= bar.maximum() - 2
-        doc = self.document()
-        cur = QTextCursor(doc)
+        cur = QTextCursor(self.document())
         for u in updates:
             line = u.line
             if u.new_line:
-                empty = doc.characterCount() <= 1
-                cur.movePosition(QTextCursor.MoveOperation.End)
-                if not line.paragraph_start and self._last_stream == line.stream_id and not empty:
-                    cur.insertText(" ")  # the paragraph goes on
+                heard = self._heard_at(line)
+                at = bisect_right(self._heard, heard)  # after what was heard before it
+                before = self._paragraphs[at - 1] if at else None
+                if not line.paragraph_start and before is not None and before[0] == line.stream_id:
+                    block = before[1]  # the paragraph goes on
+                    cur.setPosition(block.position() + block.length() - 1)
+                    cur.insertText(" ")
+                    start = cur.position()
+                    cur.insertText(line.text)
                 else:
-                    if not empty:
-                        cur.insertBlock()
-                    cur.insertText(self._prefix(line))
-                    self._last_stream = line.stream_id
-                start = cur.position()
-                cur.insertText(line.text)
+                    prefix = self._prefix(line, heard)
+                    block = self._add_paragraph(at, heard, line.stream_id, prefix + line.text)
+                    start = block.position() + len(prefix)
+                self._blocks[line.line_id] = block
                 self._await_language(line, start)
-                self._blocks[line.line_id] = doc.blockCount() - 1
             elif u.added:
-                n = self._blocks.get(line.line_id)
-                if n is None:
+                grown = self._blocks.get(line.line_id)
+                if grown is None:
                     continue
-                block = doc.findBlockByNumber(n)
-                cur.setPosition(block.position() + block.length() - 1)
+                cur.setPosition(grown.position() + grown.length() - 1)
                 cur.insertText(u.added)
             if line.line_id in self._untagged:  # its span as it grows
                 self._untagged[line.line_id] = (line, self._untagged[line.line_id][1])

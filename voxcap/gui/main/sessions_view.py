@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
 
 from ...captions.export import render
 from ...captions.masking import Masker
-from ...captions.sessions import Session, SessionInfo, SessionStore
+from ...captions.sessions import Session, SessionInfo, SessionStore, length_words
 from ...errors import VoxcapError
 
 
@@ -113,7 +113,7 @@ class SessionsView(QWidget):
             self.export_button.setEnabled(False)
             return
         warn = f" — {len(s.warnings)} damaged lines skipped" if s.warnings else ""
-        self.info.setText(f"{s.session_id}: {len(s.records)} steps, "
+        self.info.setText(f"{s.session_id}: {length_words(s.end_s or 0.0)} of audio, "
                           f"{', '.join(dict.fromkeys(s.labels.values()))}{warn}")
         self.show_text()
         self.export_button.setEnabled(True)

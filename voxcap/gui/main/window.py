@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence, QStandardItemModel
 from PySide6.QtWidgets import (
     QComboBox,
@@ -46,6 +46,16 @@ STATE_TEXT = {Captioning.OFF: "Not captioning", Captioning.STARTING: "Starting c
               Captioning.RESTARTING: "Engine restarting (audio is kept)…",
               Captioning.PAUSED: "Paused", Captioning.STOPPING: "Stopping…",
               Captioning.CLOSED: "Closed"}
+ASKED_TEXT = {"pausing": "Pausing…", "resuming": "Resuming…"}  # F6, before the controller acts
+
+
+def spoken_state(state: str, message: str) -> str:
+    """The state and its message as one announcement, without the state's word said twice
+    ("Paused: paused: nothing is captured…" -> "Paused: nothing is captured…")."""
+    head, sep, rest = message.partition(": ")
+    if sep and head.casefold() == state.rstrip("…").casefold():
+        message = rest
+    return f"{state}: {message}" if message else state
 
 
 class MainWindow(QMainWindow):
@@ -105,10 +115,10 @@ class MainWindow(QMainWindow):
 
         # -- top row ---------------------------------------------------------------------
         self.start_button = QPushButton("Start captioning (F5)", self)
-        self.start_button.setAccessibleName("Start or stop captioning")
+        self.start_button.setAccessibleName("Start captioning")  # what pressing it does now
         self.start_button.setMinimumWidth(200)
         self.pause_button = QPushButton("Pause (F6)", self)
-        self.pause_button.setAccessibleName("Pause or resume captioning")
+        self.pause_button.setAccessibleName("Pause captioning")
         self.pause_button.setEnabled(False)
         self.source = QComboBox(self)
         self.source.setAccessibleName("Audio source")
@@ -133,6 +143,7 @@ class MainWindow(QMainWindow):
         top.addWidget(self.click_button)
         top.addWidget(self.settings_button)
 
+        self._state: tuple[Captioning, str, str] = (Captioning.OFF, "", "")  # set_state's
         self.state_label = status_label(QLabel(STATE_TEXT[Captioning.OFF], self), "Captioning state")
         self.engine_status = EngineStatus(self)
         self.sharing = status_label(QLabel("", self), "Caption sharing")
@@ -143,6 +154,9 @@ class MainWindow(QMainWindow):
         self.notice_cause = ""  # what the notice is about; cleared when that is resolved
         self._announced: dict[str, float] = {}  # cause -> when a notice about it was announced
         self.notice.setWordWrap(True)
+        self._notice_expiry = QTimer(self, singleShot=True)  # the shown notice's, if it has one
+        self._notice_expiry.timeout.connect(lambda: self.clear_notice(self.notice_cause)
+                                            if self.notice_cause else self.notice.setText(""))
         self.notice.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
         # -- tabs ------------------------------------------------------------------------
@@ -242,11 +256,13 @@ class MainWindow(QMainWindow):
         """``detail``: stays next to the state while it lasts (e.g. "Them only" when a half of
         "Both" could not start), unlike notices, which the next one replaces."""
         active = state.active
+        self._state = (state, "", detail)  # shown again after a refused pause
         text = STATE_TEXT[state] + (f" ({detail})" if detail else "")
         changed = text != self.state_label.text()
         self.state_label.setText(text)
-        label = "Stop captioning (F5)" if active else "Start captioning (F5)"
-        self.start_button.setText(label)
+        label = "Stop captioning" if active else "Start captioning"
+        self.start_button.setText(f"{label} (F5)")
+        self.start_button.setAccessibleName(label)
         self.act_start.setText("&Stop captioning" if active else "&Start captioning")
         self.start_button.setEnabled(state != Captioning.STOPPING)
         paused = state == Captioning.PAUSED
@@ -254,12 +270,25 @@ class MainWindow(QMainWindow):
         self.act_pause.setText("&Resume captioning" if paused else "&Pause captioning")
         self.pause_button.setEnabled(active)
         self.pause_button.setText("Resume (F6)" if paused else "Pause (F6)")
-        if message:
-            self.show_notice(message, cause="captioning")
+        self.pause_button.setAccessibleName("Resume captioning" if paused else "Pause captioning")
+        if message:  # spoken with the state below: once
+            self.show_notice(message, cause="captioning", spoken=False)
         elif changed:  # "waiting for the engine…" is over once captioning is on
             self.clear_notice("captioning")
-        if changed:
-            announce(self.state_label, text + (f": {message}" if message else ""))
+        # hidden: the overlay says it; a restart: the engine status has said it, with its reason
+        if changed and self.isVisible() and state != Captioning.RESTARTING:
+            announce(self.state_label, spoken_state(text, message))
+
+    def set_asked(self, what: str) -> None:
+        """``what``: "pausing" or "resuming", said at once; "": the request was refused (a
+        file cannot be paused), the state as it is again."""
+        if not what:
+            if self.state_label.text() in ASKED_TEXT.values():
+                self.set_state(*self._state)
+            return
+        self.state_label.setText(ASKED_TEXT[what])
+        if self.isVisible():
+            announce(self.state_label, ASKED_TEXT[what])
 
     def set_sharing(self, running: bool, viewers: int, lan: bool) -> None:
         """"Sharing: 2 viewers" while the caption page and feed are served; said when sharing
@@ -275,15 +304,21 @@ class MainWindow(QMainWindow):
             announce(self.sharing, text or "Sharing stopped")
 
     def show_notice(self, text: str, fix: str = "", cause: str = "",
-                    assertive: bool = False) -> None:
+                    assertive: bool = False, spoken: bool = True, lifetime_s: float = 0.0) -> None:
         """Show (and announce) a notice; ``cause`` lets ``clear_notice`` remove it once the
-        cause is gone."""
+        cause is gone; ``spoken`` False: said elsewhere already; ``lifetime_s``: stale news,
+        gone after it (0: stays until replaced or its cause is gone)."""
         full = for_the_app(text + (f" — {fix}" if fix else ""))  # the core writes for the terminal
         self.notice.setText(full)
         self.notice_cause = cause
+        self._notice_expiry.stop()
+        if lifetime_s > 0:
+            self._notice_expiry.start(int(lifetime_s * 1000))
         now = time.monotonic()
         # a repeating notice (audio lost again, a growing total) is spoken once in a while, not
         # each time; errors (assertive) always
+        if not spoken:
+            return
         if assertive or not cause or now - self._announced.get(cause, -1e9) >= REPEAT_ANNOUNCE_S:
             self._announced[cause] = now
             announce(self.notice, full, assertive)

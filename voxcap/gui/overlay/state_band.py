@@ -58,9 +58,18 @@ class OverlayState:
         if status is not None:
             self._show(status)
 
+    def asked(self, what: str) -> None:
+        """F6: "pausing" / "resuming", shown before the controller gets to it."""
+        status = self.tracker.on_asked(what)
+        if status is not None:
+            self._show(status)
+
     def _show(self, status: OverlayStatus) -> None:
-        """An engine error's fix in the app's words (the core names settings by markers)."""
-        self.app.overlay.set_status(replace(status, text=for_the_app(status.text)))
+        """An engine error's fix in the app's words (the core names settings by markers). A
+        captioning state is spoken by the main window's state label while that is shown: a
+        screen reader hears it once, not from both windows in the same millisecond."""
+        spoken = not (status.window_says and self.app.window.isVisible())
+        self.app.overlay.set_status(replace(status, text=for_the_app(status.text)), spoken)
 
     def lateness_s(self) -> float | None:
         recent = self.app.caption_lag.values(last_s=RECENT_LAG_S)

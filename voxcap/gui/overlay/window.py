@@ -253,16 +253,17 @@ class CaptionOverlay(QWidget):
             for text in self.announcer.idle(time.monotonic()):
                 announce(self, text)
 
-    def set_status(self, status: OverlayStatus) -> None:
+    def set_status(self, status: OverlayStatus, spoken: bool = True) -> None:
         """The state band's text and whether the rows shown are current; screen readers hear a
         new topic once (an engine error at once; one the app's notice says, from the notice),
-        the figures in it only in the description."""
+        the figures in it only in the description. ``spoken`` False: another part says it (the
+        main window's state), so it is heard once."""
         old, self.status = self.status, status
         if status == old:
             return
         self.update()
         self._sync_accessible_text()
-        if status.text and status.topic != old.topic and not status.said_by_notice:
+        if spoken and status.text and status.topic != old.topic and not status.said_by_notice:
             announce(self, status.text, assertive=status.error)
 
     def clear(self) -> None:
