@@ -19,4 +19,4 @@ def loop_seconds(n: int = 5_000_000) -> float:
 if __name__ == "__main__":
     best = min(loop_seconds() for _ in range(7))
     print(f"machine speed: a fixed Python loop took {best:.3f} s of CPU (the runs in "
-          "docs/guide/developers.md: 0.13-0.17 s)")
+          "docs/guide/developers.md: 0.085-0.17 s)")
