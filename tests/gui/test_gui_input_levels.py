@@ -1,0 +1,85 @@
+"""Sound that is not arriving, as the window and the overlay show it (offscreen Qt, the scripted
+engine, real captures from a real PulseAudio server): a level bar per source, named with its
+level; a muted microphone said in the overlay's band and the window's notice, with its fix, and
+gone when sound returns; a sound-server outage in the overlay too, not only in the window."""
+
+from __future__ import annotations
+
+import pytest
+
+from voxcap.app.settings import AppSettings
+from voxcap.app.sources import AudioSources
+from voxcap.engine.choice import EngineChoice
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def fake_audio(pulse):
+    """Here the real sound server's sources (the name is the one make_app takes)."""
+    return AudioSources()
+
+
+def _settings(source: str) -> AppSettings:
+    return AppSettings(engine=EngineChoice(model_dir="/tmp/fake-model"), source=source,
+                       echo_cancel="off", no_sound_after_s=3.0)
+
+
+def _bar_name(app, label: str) -> str:
+    bar = app.window.levels._rows[label][1] if label in app.window.levels._rows else None
+    return bar.accessibleName() if bar is not None else ""
+
+
+def test_levels_reach_the_bars_and_a_muted_microphone_is_said_until_it_sounds(
+        qtbot, make_app, pulse, speech_them, speech_you):
+    pulse.pactl("set-source-mute", "virtmic", "1")
+    app = make_app(_settings("both"))
+    players = []
+    try:
+        assert not app.window.levels.isVisible()  # nothing captured: no bars
+        qtbot.waitUntil(lambda: app.window.engine_status.state == "ready", timeout=10000)
+        app.toggle_captioning()
+        qtbot.waitUntil(lambda: app.state == "on", timeout=15000)
+        players.append(pulse.play(speech_them[0], wait=False))
+        qtbot.waitUntil(lambda: (app.window.levels.level_of("Them") or (-60, ""))[0] > -40,
+                        timeout=5000)
+        value, text = app.window.levels.level_of("Them")
+        assert text == f"{value} dB" and _bar_name(app, "Them") == f"Them input level, {value} dB"
+        assert app.window.levels.isVisible()
+        assert app.window.levels.level_of("You") == (-60, "silent")
+        assert _bar_name(app, "You") == "You input level, silent"
+
+        qtbot.waitUntil(lambda: "You: no sound" in app.overlay.status.text, timeout=8000)
+        band = app.overlay.status.text
+        assert band == ("You: no sound from the microphone for 3 s — is it muted? Unmute it in the "
+                        "sound settings, or choose one in the Source list"), band
+        assert app.window.notice.text() == band  # the window says the same, once
+
+        players[0].wait(30)
+        pulse.pactl("set-source-mute", "virtmic", "0")
+        players.append(pulse.play(speech_you[0], sink="micfeed", wait=False))
+        qtbot.waitUntil(lambda: "no sound" not in app.overlay.status.text, timeout=5000)
+        assert "no sound" not in app.window.notice.text()
+        qtbot.waitUntil(lambda: (app.window.levels.level_of("You") or (-60, ""))[0] > -40,
+                        timeout=5000)
+        app.toggle_captioning()
+        qtbot.waitUntil(lambda: app.state == "off", timeout=15000)
+        assert not app.window.levels.isVisible() and app.window.levels.level_of("You") is None
+    finally:
+        for p in players:
+            p.kill()
+        pulse.pactl("set-source-mute", "virtmic", "0", check=False)
+
+
+def test_a_sound_server_outage_shows_in_the_overlay_until_audio_is_back(qtbot, make_app, pulse):
+    app = make_app(_settings("system"))
+    qtbot.waitUntil(lambda: app.window.engine_status.state == "ready", timeout=10000)
+    app.toggle_captioning()
+    qtbot.waitUntil(lambda: app.state == "on", timeout=15000)
+    pulse.kill()
+    qtbot.waitUntil(lambda: "audio" in app.overlay.status.text, timeout=10000)
+    print("the overlay during the outage:", app.overlay.status.text)
+    assert app.overlay.status.said_by_notice  # the window's notice speaks it: heard once
+    pulse.restart()
+    qtbot.waitUntil(lambda: app.overlay.status.text == "", timeout=20000)
+    assert app.state == "on"
