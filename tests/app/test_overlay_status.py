@@ -107,24 +107,24 @@ def test_a_sound_server_outage_and_a_capture_without_audio_are_said_until_back()
     _feed(t, READY, CaptioningState(Captioning.ON))
     s = _feed(t, CaptureInterrupted("Them", "server gone",
                                     "Them: audio stopped (the sound server went away): reconnecting"))
-    assert s.text == "Them: audio stopped (the sound server went away): reconnecting"
+    assert s.text == "Them: no audio — reconnecting"  # one line: the notice has the why
     assert s.said_by_notice and s.rows_current  # the notice speaks it; the rows are still the newest
     s = _feed(t, DevicesChanged((), server_up=False))
-    assert s.text == "No audio: the sound server is not running (captions resume when it is back)"
+    assert s.text == "No audio — sound server not running"
     s = _feed(t, DevicesChanged((), server_up=True))
-    assert s.text.startswith("Them: audio stopped")  # the capture is not back yet
+    assert s.text == "Them: no audio — reconnecting"  # the capture is not back yet
     s = _feed(t, CaptureRecovered("Them", "vspeaker.monitor", "Monitor", 4.9, "Them: capturing again"))
     assert s.text == ""
     _feed(t, CaptioningState(Captioning.WAITING), DevicesChanged((), server_up=False))
-    assert t.status.text.startswith("Waiting for the engine — no audio: the sound server")
+    assert t.status.text == "Waiting for the engine; no audio — sound server not running"
 
 
 def test_a_silent_source_is_shown_with_its_fix_until_its_sound_returns():
     t = OverlayStatusTracker()
     _feed(t, READY, CaptioningState(Captioning.ON))
     s = _feed(t, SourceSilence("You", "silent", 10.0, "You: no sound from the microphone for 10 s",
-                               "is it muted?"))
-    assert s.text == "You: no sound from the microphone for 10 s — is it muted?"
+                               "is it muted? Unmute it…", "microphone muted?"))
+    assert s.text == "You: no sound for 10 s — microphone muted?"  # one line: the band's
     assert s.topic == "no sound" and s.said_by_notice
     assert _feed(t, SourceSilence("You", "back", 0.0, "You: sound again")).text == ""
     _feed(t, SourceSilence("You", "silent", 10.0, "You: no sound from the microphone for 10 s"))

@@ -150,7 +150,7 @@ class OverlayStatusTracker:
             return OverlayStatus(f"Starting captioning{self._stage()}", topic="starting",
                                  window_says=True)
         if c == Captioning.WAITING and (no_audio := self.sound.no_audio()):
-            return OverlayStatus(f"Waiting for the engine — {no_audio}", topic="no audio",
+            return OverlayStatus(f"Waiting for the engine; {no_audio}", topic="no audio",
                                  said_by_notice=True)
         if c == Captioning.WAITING:
             return OverlayStatus(f"Waiting for the engine{self._stage()} — audio is kept",
@@ -201,7 +201,7 @@ class SoundNews:
         if isinstance(ev, DevicesChanged):
             self.server_down = not ev.server_up
         elif isinstance(ev, CaptureInterrupted):
-            self.interrupted[ev.source] = ev.message or f"{ev.source}: no audio ({ev.reason})"
+            self.interrupted[ev.source] = f"{ev.source}: no audio — reconnecting"  # the notice says why
         elif isinstance(ev, CaptureRecovered | CaptureStarted | CaptureStopped):
             self.interrupted.pop(ev.source, None)
         elif isinstance(ev, SourceSilence):
@@ -218,12 +218,16 @@ class SoundNews:
         self.silent.clear()
 
     def no_audio(self) -> str:
-        """Why no audio arrives now, in words ("" while it does)."""
+        """Why no audio arrives now, short enough for the band's one line ("" while it does)."""
         if self.server_down:
-            return "no audio: the sound server is not running (captions resume when it is back)"
+            return "no audio — sound server not running"
         return next(reversed(self.interrupted.values()), "")
 
     def silence(self) -> str:
-        """The newest source with no sound for long, and what to check ("" while none)."""
+        """The newest source with no sound for long, and what to check, short enough for the
+        band's one line ("" while none); the window's notice has the whole fix."""
         ev = next(reversed(self.silent.values()), None)
-        return f"{ev.message} — {ev.fix}" if ev is not None else ""
+        if ev is None:
+            return ""
+        hint = f" — {ev.hint}" if ev.hint else ""
+        return f"{ev.source}: no sound for {ev.silent_s:.0f} s{hint}"

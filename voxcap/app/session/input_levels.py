@@ -66,12 +66,15 @@ def _silence_words(src: _Source, silent_s: float) -> SourceSilence:
     message = f"{src.label}: no sound from {src.what()} for {silent_s:.0f} s"
     other = ref("use_source", "NAME")
     if src.kind == MIC:
+        hint = "microphone muted?"
         fix = f"is it muted? Unmute it in the sound settings, or {other}"
     elif src.kind in (SYSTEM, APP):
+        hint = "playing elsewhere?"
         fix = f"is the sound playing on another output? Play it on the default output, or {other}"
     else:
+        hint = "muted, or playing elsewhere?"
         fix = f"is it muted, or the sound going elsewhere? Check the sound settings, or {other}"
-    return SourceSilence(src.label, "silent", round(silent_s, 1), message, fix)
+    return SourceSilence(src.label, "silent", round(silent_s, 1), message, fix, hint)
 
 
 class InputLevels:
