@@ -165,7 +165,7 @@ class AppSettings:
     no_sound_after_s: float = setting(
         10.0, label="Say \"no sound\" after a source is silent this long (s)",
         words="no-sound warning", low=3.0, high=600.0, flag="--no-sound-after",
-        metavar="SECONDS", flag_help="say so when a source has no sound for this long while the "
+        metavar="SECONDS", flag_help="say so when a live source has no sound for this long while the "
         "other side of Both has sound; alone, after three times as long (default 10 s)")
     start_minimized: bool = setting(False, label="Start mi&nimized", flag="--minimized",
                                     flag_help="start minimized")
