@@ -6,6 +6,7 @@ gone when sound returns; a sound-server outage in the overlay too, not only in t
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -30,8 +31,7 @@ def _settings(source: str) -> AppSettings:
 
 
 def _bar_name(app, label: str) -> str:
-    bar = app.window.levels._rows[label][1] if label in app.window.levels._rows else None
-    return bar.accessibleName() if bar is not None else ""
+    return _bar_name_of(app.window.levels, label)
 
 
 def test_levels_reach_the_bars_and_a_muted_microphone_is_said_until_it_sounds(
@@ -48,7 +48,8 @@ def test_levels_reach_the_bars_and_a_muted_microphone_is_said_until_it_sounds(
         qtbot.waitUntil(lambda: (app.window.levels.level_of("Them") or (-60, ""))[0] > -40,
                         timeout=5000)
         value, text = app.window.levels.level_of("Them")
-        assert text == f"{value} dB" and _bar_name(app, "Them") == f"Them input level, {value} dB"
+        assert text == f"{value} dB"
+        assert re.fullmatch(r"Them input level, -\d+ dB", _bar_name(app, "Them")), _bar_name(app, "Them")
         assert app.window.levels.isVisible()
         assert app.window.levels.level_of("You") == (-60, "silent")
         assert _bar_name(app, "You") == "You input level, silent"
@@ -90,3 +91,23 @@ def test_a_sound_server_outage_shows_in_the_overlay_until_audio_is_back(qtbot, m
     pulse.restart()
     qtbot.waitUntil(lambda: app.overlay.status.text == "", timeout=20000)
     assert app.state == "on"
+
+
+def test_a_bar_is_renamed_with_a_new_figure_at_most_once_a_second_and_at_once_when_silent(qtbot):
+    from voxcap.gui.main.input_levels import InputLevelBars
+
+    bars = InputLevelBars()
+    qtbot.addWidget(bars)
+    bars.show_levels({"You": -23.2})
+    assert _bar_name_of(bars, "You") == "You input level, -23 dB" and bars.level_of("You") == (-23, "-23 dB")
+    bars.show_levels({"You": -31.0})
+    assert bars.level_of("You") == (-31, "-31 dB")  # the bar follows at once...
+    assert _bar_name_of(bars, "You") == "You input level, -23 dB"  # ...its name within a second
+    bars.show_levels({"You": -75.0})
+    assert _bar_name_of(bars, "You") == "You input level, silent" and bars.level_of("You") == (-60, "silent")
+    bars.show_levels({})
+    assert bars.level_of("You") is None and bars.isHidden()
+
+
+def _bar_name_of(bars, label: str) -> str:
+    return bars._rows[label][1].accessibleName()

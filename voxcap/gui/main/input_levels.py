@@ -4,6 +4,7 @@ read a few times a second while audio is captured; the GUI thread only sets the 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from PySide6.QtCore import QTimer
@@ -13,6 +14,7 @@ from ...app.session.input_levels import SILENT_DBFS
 
 READ_EVERY_MS = 250  # as often as the core's level changes (its window is 0.25 s)
 LOWEST_DB = -60  # the bar's empty end: below it is "silent"
+NAME_EVERY_S = 1.0  # a bar's accessible name follows its figure this often (silent: at once)
 
 
 def level_words(level: float | None) -> str:
@@ -31,6 +33,7 @@ class InputLevelBars(QWidget):
         self.setAccessibleName("Input levels")
         self.read = read  # set by the app: the controller's reading
         self._rows: dict[str, tuple[QLabel, QProgressBar]] = {}
+        self._named_at: dict[str, float] = {}  # when each bar's accessible name last changed
         self._lay = QHBoxLayout(self)
         self._lay.setContentsMargins(0, 0, 0, 0)
         self._lay.addWidget(QLabel("Input:", self))
@@ -50,21 +53,33 @@ class InputLevelBars(QWidget):
         self.show_levels({})
 
     def refresh(self) -> None:
-        self.show_levels(self.read())
+        if self.window().isVisible():  # hidden to the tray: read again once shown
+            self.show_levels(self.read())
 
     def show_levels(self, levels: dict[str, float | None]) -> None:
         for label in [k for k in self._rows if k not in levels]:
             name, bar = self._rows.pop(label)
+            self._named_at.pop(label, None)
             name.deleteLater()
             bar.deleteLater()
         for label, level in levels.items():
             bar = self._rows[label][1] if label in self._rows else self._add(label)
             words = level_words(level)
             bar.setValue(LOWEST_DB if level is None else max(LOWEST_DB, min(0, round(level))))
-            if bar.format() != words:
-                bar.setFormat(words)
-                bar.setAccessibleName(f"{label} input level, {words}")
+            bar.setFormat(words)
+            self._name(label, bar, words)
         self.setVisible(bool(levels))
+
+    def _name(self, label: str, bar: QProgressBar, words: str) -> None:
+        """The bar's accessible name: its level, a new figure at most once a second (a screen
+        reader is not sent one four times a second), at once when it turns silent or back."""
+        name = f"{label} input level, {words}"
+        old = bar.accessibleName()
+        now = time.monotonic()
+        figures = old.endswith(" dB") and words.endswith(" dB")
+        if name != old and (not figures or now - self._named_at.get(label, 0.0) >= NAME_EVERY_S):
+            bar.setAccessibleName(name)
+            self._named_at[label] = now
 
     def _add(self, label: str) -> QProgressBar:
         name = QLabel(label, self)
