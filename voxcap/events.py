@@ -357,6 +357,25 @@ class CaptionWatch:
 
 
 @dataclass(frozen=True)
+class SourceSilence:
+    """A live source with no sound (below -60 dBFS) for ``silent_s`` ("silent": a muted
+    microphone, sound played on another output), or sound from it again ("back"); the rule is
+    ``app.session.input_levels``'. ``message`` and ``fix`` say it in words; ``hint``: what to
+    check in a few words, for the overlay's one-line band ("microphone muted?")."""
+
+    source: str
+    state: str
+    silent_s: float
+    message: str
+    fix: str = ""
+    hint: str = ""
+
+    @property
+    def silent(self) -> bool:
+        return self.state == "silent"
+
+
+@dataclass(frozen=True)
 class EngineRestarting:
     """The engine is being replaced (new settings, e.g. the graph mode); stages follow."""
 

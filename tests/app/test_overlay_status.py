@@ -7,10 +7,14 @@ from voxcap.app.overlay_status import LATE_S, OverlayStatusTracker
 from voxcap.events import (
     Captioning,
     CaptioningState,
+    CaptureInterrupted,
+    CaptureRecovered,
+    DevicesChanged,
     EngineFailed,
     EngineProgress,
     EngineReady,
     EngineRestarting,
+    SourceSilence,
 )
 
 READY = EngineReady("FULL_DECODE_ONLY", "FULL_DECODE_ONLY", (1,), 1.0, "cpu", 480, 4096, 2)
@@ -95,3 +99,35 @@ def test_pause_and_resume_are_said_as_asked_until_the_controller_answers():
     s = _feed(t, AppProblem("The engine is not running.", "start it", "engine"))  # refused
     assert s.text.startswith("Paused")  # still paused, said as it is
     assert _feed(t, AppProblem("Something else.", "", "capture")) == s  # no ask: no change
+
+
+def test_a_sound_server_outage_and_a_capture_without_audio_are_said_until_back():
+    """The issue's 4.9 s PulseAudio outage showed only in the main window's notice line."""
+    t = OverlayStatusTracker()
+    _feed(t, READY, CaptioningState(Captioning.ON))
+    s = _feed(t, CaptureInterrupted("Them", "server gone",
+                                    "Them: audio stopped (the sound server went away): reconnecting"))
+    assert s.text == "Them: no audio — reconnecting"  # one line: the notice has the why
+    assert s.said_by_notice and s.rows_current  # the notice speaks it; the rows are still the newest
+    s = _feed(t, DevicesChanged((), server_up=False))
+    assert s.text == "No audio — sound server not running"
+    s = _feed(t, DevicesChanged((), server_up=True))
+    assert s.text == "Them: no audio — reconnecting"  # the capture is not back yet
+    s = _feed(t, CaptureRecovered("Them", "vspeaker.monitor", "Monitor", 4.9, "Them: capturing again"))
+    assert s.text == ""
+    _feed(t, CaptioningState(Captioning.WAITING), DevicesChanged((), server_up=False))
+    assert t.status.text == "Waiting for the engine; no audio — sound server not running"
+
+
+def test_a_silent_source_is_shown_with_its_fix_until_its_sound_returns():
+    t = OverlayStatusTracker()
+    _feed(t, READY, CaptioningState(Captioning.ON))
+    s = _feed(t, SourceSilence("You", "silent", 10.0, "You: no sound from the microphone for 10 s",
+                               "is it muted? Unmute it…", "microphone muted?"))
+    assert s.text == "You: no sound for 10 s — microphone muted?"  # one line: the band's
+    assert s.topic == "no sound" and s.said_by_notice
+    assert _feed(t, SourceSilence("You", "back", 0.0, "You: sound again")).text == ""
+    _feed(t, SourceSilence("You", "silent", 10.0, "You: no sound from the microphone for 10 s"))
+    s = _feed(t, CaptioningState(Captioning.STOPPING), CaptioningState(Captioning.OFF),
+              CaptioningState(Captioning.STARTING), CaptioningState(Captioning.ON))
+    assert s.text == ""  # a new session: the old captures' silence is gone

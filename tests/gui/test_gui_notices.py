@@ -10,7 +10,7 @@ from voxcap import events as ev
 from voxcap.app.notices import NOTICES
 from voxcap.captions.journal import JournalStatus
 from voxcap.commands import build_parser
-from voxcap.commands.flag_words import flag
+from voxcap.commands.flag_words import flag, say_as_flag
 from voxcap.commands.terminal_frontend import CaptionRun
 from voxcap.gui.settings.setting_words import SPECS, for_the_app
 from voxcap.setting_refs import ref
@@ -34,6 +34,9 @@ EVENTS = [  # in the order a run could bring them
     JournalStatus("sess", False, "The journal cannot be written: the disk is full.",
                   "free some space; captioning goes on"),
     ev.DevicesChanged((), server_up=False),
+    ev.SourceSilence("You", "silent", 10.0, "You: no sound from the microphone for 10 s",
+                     f"is it muted? Unmute it in the sound settings, or {ref('use_source', 'NAME')}",
+                     "microphone muted?"),
     ev.CaptureStopped("Them", 10.0, 3, 0, 0.0, 1, "Them: stopped after 10.0 s of audio (the "
                       "sound was cut off once)"),
 ]
@@ -46,6 +49,7 @@ def in_the_app(line: str) -> str:
     text = message + (f" — {fix}" if fix else "")
     for name in sorted(SPECS, key=lambda n: -len(flag(n))):  # --server-model before --server
         text = text.replace(flag(name), for_the_app(ref(name)))  # each front end names it its way
+    text = text.replace(say_as_flag("use_source", "NAME"), for_the_app(ref("use_source", "NAME")))
     return text
 
 
@@ -83,6 +87,8 @@ def test_the_gui_and_the_terminal_show_the_same_notices(qtbot, make_app, capsys)
     assert "CaptureStopped" in in_gui and "DevicesChanged" in in_gui  # each had dropped one
     assert "EngineProgress" not in in_gui and "StreamOpened" not in in_gui
     assert in_gui["StreamGap"] == "Them: 0.5 s of audio lost: the server is behind"
+    assert in_gui["SourceSilence"] == ("You: no sound from the microphone for 10 s — is it muted? "
+                                       "Unmute it in the sound settings, or choose one in the Source list")
 
 
 def test_every_kind_of_notice_is_in_this_comparison():

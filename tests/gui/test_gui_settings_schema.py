@@ -35,6 +35,7 @@ RANGED = {
     "share.port": (ShareSettings, "port", 1),
     "captions_panel.no_captions_after": (AppSettings, "no_captions_after_s", 1),
     "captions_panel.fresh_session_after": (AppSettings, "fresh_session_after_s", 1),
+    "captions_panel.no_sound_after": (AppSettings, "no_sound_after_s", 1),
 }
 CHOICES = {"engine_panel.engine": (EngineChoice, "kind"),
            "engine_panel.graph_mode": (EngineChoice, "graph_mode"),

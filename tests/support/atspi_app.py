@@ -23,6 +23,8 @@ Commands (one a line; each answered "done CMD" on stdout once handled):
     watch STATE    the caption watchdog's news of the "Them" stream (missing, fresh_session,
                    still_missing, back), published as the controller publishes it
     hide           hide the main window (to the tray: the overlay alone on screen)
+    silent         "Them" talks and "You" is silent for 4 s (the no-sound bound set to 3 s)
+    sound          "You" has sound again (0.5 s)
     quit           quit the app (as Ctrl+Q does)
 """
 
@@ -91,6 +93,15 @@ OVERLAY_WALK = {  # the overlay's walk (tests/gui/test_gui_overlay_walk.py)
 SIMPLE = {**OVERLAY_WALK, "watch": _watch, "hide": lambda app, _arg: app.window.hide()}
 
 
+def _silent(app, audio) -> None:
+    app.controller.silence_after_s = 3.0
+    audio.captures["Them"].feed(4.0)
+    audio.captures["You"].feed(4.0, level=0.0)
+
+
+WITH_AUDIO = {"silent": _silent, "sound": lambda _app, audio: audio.feed("You", 0.5)}
+
+
 class HeldPreparation:
     """The engine's preparation, ended by the "prep-done" command (the real one: its own tests)."""
 
@@ -131,6 +142,8 @@ def main() -> int:
             app.toggle_captioning()
         elif cmd in SIMPLE:
             SIMPLE[cmd](app, arg)
+        elif cmd in WITH_AUDIO:
+            WITH_AUDIO[cmd](app, audio)
         elif cmd == "fail":
             FAIL["message"] = "the GPU fell off the bus"
             app.controller.restart_engine(app.settings.engine_settings(), "test")

@@ -101,6 +101,14 @@ def _caption_watch(event: events.CaptionWatch, _labels: Labels) -> Notice:
     return Notice("captions", event.message, fix, cause=cause, urgent=event.state == "missing")
 
 
+def _silence(event: events.SourceSilence, _labels: Labels) -> Notice:
+    """A source with no sound for long: said once, with what to check; its return, quietly."""
+    cause = f"silence {event.source}"  # its return replaces (clears) the alarm, not other news
+    if not event.silent:
+        return Notice("capture", event.message, cause=cause, lifetime_s=NEWS_S, spoken=False)
+    return Notice("capture", event.message, event.fix, cause=cause)
+
+
 NOTICES: dict[type, Callable[..., Notice | None]] = {
     events.CaptureStarted: _capture, events.CaptureInterrupted: _capture,
     events.CaptureRecovered: _capture, events.CaptureDeviceChanged: _capture,
@@ -108,6 +116,7 @@ NOTICES: dict[type, Callable[..., Notice | None]] = {
     events.StreamGap: _stream, events.StreamInterrupted: _stream, events.StreamResumed: _stream,
     events.StreamFinished: _finished, events.AppProblem: _problem, JournalStatus: _journal,
     events.DevicesChanged: _devices, events.CaptionWatch: _caption_watch,
+    events.SourceSilence: _silence,
 }
 
 

@@ -3,8 +3,9 @@
 The overlay is the one screen a deaf or hard-of-hearing reader watches: it must tell silence from
 a stalled engine and old speech from new. So besides the caption rows it has a status band that
 says, in plain words, anything that is not "live captions": starting (and the engine's stage),
-waiting for the engine, restarting, paused, stopped, an engine error with its fix, and captions
-arriving late ("Catching up — 25 s behind") until they are live again. ``rows_current`` False
+waiting for the engine, restarting, paused, stopped, an engine error with its fix, no audio (the
+sound server gone, a capture reconnecting), a source with no sound for long with what to check,
+and captions arriving late ("Catching up — 25 s behind") until they are live again. ``rows_current`` False
 means the rows on screen are not being added to (the GUI dims them).
 
 No Qt here: the GUI hands over the events and, once a second, how late the captions are.
@@ -19,11 +20,17 @@ from ..events import (
     Captioning,
     CaptioningState,
     CaptionWatch,
+    CaptureInterrupted,
+    CaptureRecovered,
+    CaptureStarted,
+    CaptureStopped,
+    DevicesChanged,
     EngineFailed,
     EngineProgress,
     EngineReady,
     EngineRestarting,
     EngineStopped,
+    SourceSilence,
 )
 
 LATE_S = 5.0  # captions later than this are marked late...
@@ -53,6 +60,7 @@ class OverlayStatusTracker:
         self.had_session = False  # after a session, "off" is said as "stopped"
         self.no_captions: dict[str, CaptionWatch] = {}  # stream -> the watchdog's alarm, while on
         self.asked = ""  # "pausing" / "resuming": F6 pressed, the controller not there yet
+        self.sound = SoundNews()
         self.status = self._decide()
 
     def on_asked(self, what: str) -> OverlayStatus | None:
@@ -63,6 +71,8 @@ class OverlayStatusTracker:
 
     def on_event(self, ev) -> OverlayStatus | None:
         """The new status if ``ev`` changed it, else None."""
+        if self.sound.on_event(ev):
+            return self._changed()
         if isinstance(ev, AppProblem):  # a pause refused (a file), a resume that could not open
             if not self.asked:
                 return None
@@ -74,6 +84,8 @@ class OverlayStatusTracker:
             if ev.state != Captioning.ON:
                 self.late_s = None
                 self.no_captions.clear()
+            if not ev.state.capturing:
+                self.sound.captures_gone()
             self.captioning = ev.state
         elif isinstance(ev, CaptionWatch):
             if ev.missing:
@@ -137,6 +149,9 @@ class OverlayStatusTracker:
         if c == Captioning.STARTING:
             return OverlayStatus(f"Starting captioning{self._stage()}", topic="starting",
                                  window_says=True)
+        if c == Captioning.WAITING and (no_audio := self.sound.no_audio()):
+            return OverlayStatus(f"Waiting for the engine; {no_audio}", topic="no audio",
+                                 said_by_notice=True)
         if c == Captioning.WAITING:
             return OverlayStatus(f"Waiting for the engine{self._stage()} — audio is kept",
                                  topic="waiting",
@@ -145,13 +160,7 @@ class OverlayStatusTracker:
             return OverlayStatus("Stopping — the last words follow", topic="stopping",
                                  window_says=True)
         if c == Captioning.ON:
-            if self.no_captions:  # before lateness: absence is the worse news
-                alarm = next(reversed(self.no_captions.values()))
-                return OverlayStatus(alarm.message[:1].upper() + alarm.message[1:],
-                                     topic="no captions", said_by_notice=True)
-            if self.late_s is not None:
-                return OverlayStatus(f"Catching up — {self.late_s:.0f} s behind", topic="late")
-            return OverlayStatus()
+            return self._on()
         # not captioning
         if not self.engine_ready and self.stage:
             engine = f"Engine starting{self._stage()}"
@@ -161,3 +170,64 @@ class OverlayStatusTracker:
             return OverlayStatus("Stopped — not captioning", rows_current=False, topic="stopped",
                                  window_says=True)
         return OverlayStatus("Not captioning", topic="off", window_says=True)
+
+    def _on(self) -> OverlayStatus:
+        """While captioning: no audio, then no captions, no sound, late; else nothing to say."""
+        if no_audio := self.sound.no_audio():  # nothing to caption: worse than anything below
+            return OverlayStatus(no_audio[:1].upper() + no_audio[1:], topic="no audio",
+                                 said_by_notice=True)
+        if self.no_captions:  # before lateness: absence is the worse news
+            alarm = next(reversed(self.no_captions.values()))
+            return OverlayStatus(alarm.message[:1].upper() + alarm.message[1:],
+                                 topic="no captions", said_by_notice=True)
+        if silent := self.sound.silence():
+            return OverlayStatus(silent, topic="no sound", said_by_notice=True)
+        if self.late_s is not None:
+            return OverlayStatus(f"Catching up — {self.late_s:.0f} s behind", topic="late")
+        return OverlayStatus()
+
+
+class SoundNews:
+    """What the captures said while they run: the sound server gone, a capture without audio
+    (reconnecting), a source with no sound for long (``SourceSilence``)."""
+
+    def __init__(self) -> None:
+        self.server_down = False
+        self.interrupted: dict[str, str] = {}  # source -> why no audio arrives
+        self.silent: dict[str, SourceSilence] = {}
+
+    def on_event(self, ev) -> bool:
+        """True if ``ev`` was the captures' news (the status may change)."""
+        if isinstance(ev, DevicesChanged):
+            self.server_down = not ev.server_up
+        elif isinstance(ev, CaptureInterrupted):
+            self.interrupted[ev.source] = f"{ev.source}: no audio — reconnecting"  # the notice says why
+        elif isinstance(ev, CaptureRecovered | CaptureStarted | CaptureStopped):
+            self.interrupted.pop(ev.source, None)
+        elif isinstance(ev, SourceSilence):
+            self.silent.pop(ev.source, None)
+            if ev.silent:
+                self.silent[ev.source] = ev
+        else:
+            return False
+        return True
+
+    def captures_gone(self) -> None:
+        """Captioning stopped or paused: the captures' news goes with them (the server's stays)."""
+        self.interrupted.clear()
+        self.silent.clear()
+
+    def no_audio(self) -> str:
+        """Why no audio arrives now, short enough for the band's one line ("" while it does)."""
+        if self.server_down:
+            return "no audio — sound server not running"
+        return next(reversed(self.interrupted.values()), "")
+
+    def silence(self) -> str:
+        """The newest source with no sound for long, and what to check, short enough for the
+        band's one line ("" while none); the window's notice has the whole fix."""
+        ev = next(reversed(self.silent.values()), None)
+        if ev is None:
+            return ""
+        hint = f" — {ev.hint}" if ev.hint else ""
+        return f"{ev.source}: no sound for {ev.silent_s:.0f} s{hint}"

@@ -160,6 +160,13 @@ class AppSettings:
         words="fresh session after", low=5.0, high=600.0, flag="--fresh-session-after",
         metavar="SECONDS", flag_help="start a fresh caption session when speech gets no "
         "captions for this long (default 15 s)")
+    # a live source with no sound (below -60 dBFS) this long while the other side of "Both" has
+    # sound is said; alone, or both silent, three times as long (app.session.input_levels)
+    no_sound_after_s: float = setting(
+        10.0, label="Say \"no sound\" after a source is silent this long (s)",
+        words="no-sound warning", low=3.0, high=600.0, flag="--no-sound-after",
+        metavar="SECONDS", flag_help="say so when a live source has no sound for this long while the "
+        "other side of Both has sound; alone, after three times as long (default 10 s)")
     start_minimized: bool = setting(False, label="Start mi&nimized", flag="--minimized",
                                     flag_help="start minimized")
     start_captioning: bool = setting(False, label="Start captioning on laun&ch", flag="--start",

@@ -65,7 +65,7 @@ def add_run_options(p, engine_help: dict[str, str] | None = None) -> None:
                    help="do not keep this run as a session (see `voxcap sessions`)")
     add_export_options(p)
     add_setting_flags(p, AppSettings, ["glossary_file", "no_captions_after_s", "fresh_session_after_s",
-                                      "translate_to"])
+                                      "no_sound_after_s", "translate_to"])
     p.add_argument("--quiet", "-q", action="store_true",
                    help="print neither captions nor progress and events")
     add_engine_options(p, more_help=engine_help)
@@ -192,6 +192,7 @@ class CaptionRun:
             self.term.line(f"{name}: word list: {len(glossary.terms)} names and terms")
         watch = settings_from_flags(args)  # the caption watchdog's flags, checked
         self.ctl.watch_captions(watch.no_captions_after_s, watch.fresh_session_after_s)
+        self.ctl.silence_after_s = watch.no_sound_after_s
         # each finished line's language, and its translation with --translate-to; a file's
         # lines all (it is read faster than speech), a live source's the latest
         self.lines = LineTranslation(

@@ -124,7 +124,7 @@ class VoxcapApp(QObject):
         self._load_word_list()
         self._watch_captions()
         self.settings_changes.subscribe(self._watch_captions, "no_captions_after_s",
-                                        "fresh_session_after_s")
+                                        "fresh_session_after_s", "no_sound_after_s")
         # each finished line's language and translation: journalled, so exports have them
         self.line_translation = attach_line_translation(
             self.controller, self.hub, self.settings_changes, self.settings.translation.translate_to,
@@ -151,6 +151,7 @@ class VoxcapApp(QObject):
         self._handlers = self._event_handlers()
 
         self.window.history.time_of = self._line_wall_time
+        self.window.levels.read = getattr(self.controller, "input_levels", dict)
         self.window.day_search.current_session = lambda: self.controller.session_id
         self.window.day_search.masker = self.window.sessions.masker = self.exports.masker
         self.overlay = CaptionOverlay(self.settings.overlay)
@@ -185,6 +186,7 @@ class VoxcapApp(QObject):
     def _watch_captions(self, _change=None) -> None:
         self.controller.watch_captions(self.settings.no_captions_after_s,
                                        self.settings.fresh_session_after_s)
+        self.controller.silence_after_s = self.settings.no_sound_after_s
 
     @property
     def settings(self) -> AppSettings:
@@ -409,6 +411,9 @@ class VoxcapApp(QObject):
             self.window.meter.set_origin("", "")
         self.overlay_linger.on_state(ev.state, new_session)
         self.state = ev.state
+        self.window.levels.follow(ev.state.capturing)
+        if not ev.state.capturing and self.window.notice_cause.startswith("silence "):
+            self.window.clear_notice(self.window.notice_cause)  # no capture: no silence to say
         self.window.engine_status.captioning(ev.state.active,
                                              paused=ev.state == Captioning.PAUSED)
         half = (self._captioning_source.casefold().startswith("both") and len(ev.sources) == 1

@@ -10,6 +10,7 @@ composes them (and is what front ends use):
 - ``stream_flush``     closing the streams and waiting for their last words (the flush policy)
 - ``journal_feed``     the journal, fed on its own thread
 - ``device_watch``     the sound server's devices, watched once asked for
+- ``input_levels``     each live source's input level; a source with no sound for long said
 - ``caption_path``     each engine event on its way out: word list, journal, flush, watchdog
 - ``caption_watchdog`` speech with no caption text said, a fresh engine session tried
   (``speech_detector``: the voice-activity detector it judges the audio with)
@@ -35,5 +36,7 @@ What the controller promises (each room's docstring says how):
 - Speech that gets no caption text for ``no_captions_after_s`` is said (``CaptionWatch``), a
   fresh engine session is tried after ``fresh_session_after_s`` and its outcome said
   (``session.caption_watchdog``); silence, music and noise raise nothing.
+- A live source with no sound for long is said, and its return (``session.input_levels``: the
+  rule); each one's level is a reading (``input_levels()``).
 - ``clock`` (``CaptureClock``) knows when each stream sample was captured (caption lag).
 """

@@ -9,6 +9,7 @@ The drop ledger keeps all audio that will never be captioned: capture losses, en
 held audio dropped.
 
 The captures deliver blocks on their own threads; routes, held audio and drops share one lock.
+Every live capture's blocks are also measured (``input_levels``: its level, its silence said).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from ...errors import VoxcapError
 from ...events import AppProblem
 from ..lag import SAMPLE_RATE, CaptureClock
 from ..sources import Stoppable
+from .input_levels import InputLevels
 
 log = logging.getLogger(__name__)
 HOLD_S = 120.0
@@ -34,8 +36,10 @@ class CaptureRouting:
     def __init__(self, emit: Callable[[object], None], clock: CaptureClock,
                  engine: Callable[[], CaptionEngine | None], live: Callable[[], bool],
                  hold_s: float = HOLD_S,
-                 pushed: Callable[[str, np.ndarray], None] | None = None) -> None:
+                 pushed: Callable[[str, np.ndarray], None] | None = None,
+                 levels: InputLevels | None = None) -> None:
         self._emit = emit
+        self.levels = levels or InputLevels(emit)
         self._pushed = pushed or (lambda _sid, _samples: None)  # the caption watchdog's copy
         self._clock = clock
         self._engine = engine  # the engine now (None while there is none)
@@ -63,10 +67,12 @@ class CaptureRouting:
         """Start a capture for every (spec, description); returns those that could not start
         (spec, error)."""
         failed = []
-        for spec, _desc in sources:
+        for spec, desc in sources:
             try:
                 self._captures[spec.label] = audio.open(
                     spec, lambda block, label=spec.label: self.on_block(label, block), on_event)
+                if self._live():
+                    self.levels.begin(spec.label, spec.kind, desc)
             except VoxcapError as exc:
                 log.warning("%s could not start: %s", spec.label, exc.message, exc_info=True)
                 failed.append((spec, exc))
@@ -75,6 +81,7 @@ class CaptureRouting:
     def stop_captures(self) -> None:
         """Stop capturing; their last blocks still arrive (routed or held as before)."""
         caps, self._captures = self._captures, {}
+        self.levels.end()
         for label, cap in caps.items():
             try:
                 cap.stop()
@@ -128,6 +135,7 @@ class CaptureRouting:
     def on_block(self, label: str, block) -> None:
         """A capture's audio (on its thread): to the engine, or held while it has no stream."""
         samples = block.samples
+        self.levels.feed(label, samples)
         with self._lock:
             if label not in self._routes:
                 return  # captioning stopped

@@ -71,6 +71,21 @@ class SessionReadings:
     def held_audio_s(self) -> float:
         return self._routing.held_s()
 
+    def input_levels(self) -> dict[str, float | None]:
+        """Each live source's input level now, in dBFS (None: no audio from it yet); empty
+        while nothing is captured (``session.input_levels``)."""
+        return self._routing.levels.levels()
+
+    @property
+    def silence_after_s(self) -> float:
+        """A source with no sound this long, while the other side of "Both" has sound, is
+        said (alone: three times as long)."""
+        return self._routing.levels.after_s
+
+    @silence_after_s.setter
+    def silence_after_s(self, seconds: float) -> None:
+        self._routing.levels.after_s = seconds
+
     def journal_session(self):
         """The current session as journalled so far (``sessions.Session``), or None."""
         return self._journal.session()

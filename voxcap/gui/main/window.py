@@ -32,6 +32,7 @@ from ..settings.setting_words import for_the_app
 from .day_search import DaySearch
 from .engine_status import EngineStatus
 from .history import HistoryView
+from .input_levels import InputLevelBars
 from .meter_panel import MeterWidget
 from .search_bar import SearchBar
 from .sessions_view import SessionsView
@@ -191,6 +192,8 @@ class MainWindow(QMainWindow):
         status_row.addWidget(self.engine_status, 1)
         status_row.addWidget(self.sharing, 0, Qt.AlignmentFlag.AlignTop)
         cl.addLayout(status_row)
+        self.levels = InputLevelBars(parent=self)  # shown while audio is captured
+        cl.addWidget(self.levels)
         cl.addWidget(self.notice)
         cl.addWidget(self.tabs, 1)
         self.setCentralWidget(central)

@@ -1,5 +1,6 @@
 """Settings → Captions and start-up: masking, announcing lines to screen readers, how the app
-starts, echo cancellation for "Both", the caption watchdog's two times."""
+starts, echo cancellation for "Both", the caption watchdog's two times, when a silent source
+is said."""
 
 from __future__ import annotations
 
@@ -25,14 +26,14 @@ class CaptionsPanel(QGroupBox):
         echo_label.setBuddy(self.echo)
         watch: list[QWidget] = []  # the caption watchdog (app.session.caption_watchdog)
         boxes: list[QDoubleSpinBox] = []
-        for name in ("no_captions_after_s", "fresh_session_after_s"):
+        for name in ("no_captions_after_s", "fresh_session_after_s", "no_sound_after_s"):
             box = decimal_box(SPECS[name], getattr(s, name), self, decimals=1, step=1.0,
                               suffix=" s", name=SPECS[name].label)
             label = QLabel(SPECS[name].label + ":", self)
             label.setBuddy(box)
             watch += [label, box]
             boxes.append(box)
-        self.no_captions_after, self.fresh_session_after = boxes
+        self.no_captions_after, self.fresh_session_after, self.no_sound_after = boxes
         lay = QVBoxLayout(self)
         for w in (self.mask_profanity, self.announce, self.start_min, self.start_cap, echo_label,
                   self.echo, *watch):
@@ -47,3 +48,4 @@ class CaptionsPanel(QGroupBox):
         s.echo_cancel = self.echo.currentData()
         s.no_captions_after_s = number_of(self.no_captions_after, SPECS["no_captions_after_s"])
         s.fresh_session_after_s = number_of(self.fresh_session_after, SPECS["fresh_session_after_s"])
+        s.no_sound_after_s = number_of(self.no_sound_after, SPECS["no_sound_after_s"])
