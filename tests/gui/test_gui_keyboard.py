@@ -209,6 +209,25 @@ def test_f1_lists_every_key_where_it_is_defined(qtbot, make_app):
     box.accept()
 
 
+def test_f1_lists_each_key_once(qtbot, make_app):
+    """A letter used on two tabs (E&xport… on Caption history, E&xport session… on Previous
+    sessions) is one row that says what it does on each, not the same key listed twice."""
+    from PySide6.QtWidgets import QMessageBox
+
+    app = make_app()
+    w = app.window
+    w.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is w)
+    key(Qt.Key.Key_F1)
+    box = next(b for b in w.findChildren(QMessageBox) if b.isVisible())
+    keys = [line.split("  ", 1)[0].strip() for line in box.text().splitlines()
+            if not line.startswith(" ")]  # a row's wrapped end, if any, is indented
+    assert sorted(k for k in set(keys) if keys.count(k) > 1) == [], box.text()
+    export = next(line for line in box.text().splitlines() if line.startswith("Alt+X"))
+    assert "Export session" in export and "Caption history" in export, export
+    box.accept()
+
+
 def test_no_two_alt_letters_clash_in_the_main_window(qtbot, make_app):
     from PySide6.QtWidgets import QMessageBox
 
