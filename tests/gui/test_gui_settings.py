@@ -214,3 +214,36 @@ def test_a_colour_buttons_label_is_readable_on_its_colour(qtbot):
                  for y in range(6, image.height() - 6)]
         best = max(_contrast(QColor(colour), p) for p in inner)
         assert best >= 4.5, (colour, round(best, 2))  # WCAG AA for text
+
+
+def test_no_note_in_settings_is_cut_off(qtbot, tiny_model_dir):
+    """Settings opens at its smallest size where its preferred one is over two thirds of the
+    screen; each wrapped note (the precision's, the graph mode's, the delay's) still gets the
+    height its lines need, at the desktop's font and at a large one."""
+    from PySide6.QtGui import QFont
+    from PySide6.QtWidgets import QApplication, QLabel
+
+    from voxcap.gui.settings.dialog import SettingsDialog
+
+    qapp = QApplication.instance()
+    normal = QFont(qapp.font())
+    settings = AppSettings(engine=EngineChoice(model_dir=str(tiny_model_dir), dummy_weights=True))
+    try:
+        for scale in (1.0, 1.6):
+            font = QFont(normal)
+            font.setPointSizeF(normal.pointSizeF() * scale)
+            qapp.setFont(font)
+            dlg = SettingsDialog(settings, cuda=False)
+            qtbot.addWidget(dlg)
+            dlg.show()
+            qtbot.waitExposed(dlg)
+            qtbot.waitUntil(lambda: dlg.engine_panel.model_ok is not None)  # the folder checked
+            qtbot.wait(100)  # laid out for the notes it set
+            notes = [n for n in dlg.findChildren(QLabel) if n.wordWrap() and n.isVisible()]
+            assert dlg.engine_panel.precision_note in notes
+            cut = [(n.text()[:40], n.height(), n.heightForWidth(n.width())) for n in notes
+                   if n.height() < n.heightForWidth(n.width())]
+            assert cut == [], (scale, cut)
+            dlg.reject()
+    finally:
+        qapp.setFont(normal)
