@@ -455,13 +455,13 @@ class CaptionOverlay(QWidget):
         if small:
             font.setPointSize(max(8, self.settings.font_size // 2))
         fm = QFontMetricsF(font)
-        band = QRectF(0, top, r.width(), MARGIN_Y + (fm.lineSpacing() if small else lh))
+        height = MARGIN_Y + (fm.lineSpacing() if small else lh)
         strip = QColor(self._bg)
         strip.setAlphaF(min(1.0, max(0.55, self._bg.alphaF() + 0.25)))
         p.setPen(Qt.PenStyle.NoPen)
         p.setBrush(strip)
-        p.drawRoundedRect(band, 10, 10)
-        p.fillRect(QRectF(6, top + MARGIN_Y, 4, band.height() - MARGIN_Y),
+        p.drawRoundedRect(QRectF(0, 0, r.width(), top + height), 10, 10)  # from under the help
+        p.fillRect(QRectF(6, top + MARGIN_Y, 4, height - MARGIN_Y),
                    QColor(LABEL_COLORS[0]))  # amber: this is about voxcap, not speech
         p.setFont(font)
         text = fm.elidedText(self.status.text, Qt.TextElideMode.ElideRight,
