@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import (
     QFileDialog,
     QFormLayout,
@@ -50,11 +50,7 @@ class EnginePanel(QGroupBox):
         self.model_dir.setAccessibleName("Model directory")
         self.browse = QPushButton("Bro&wse…", self)
         self.browse.setAccessibleName("Browse for the model directory")
-        self.model_check = status_label(QLabel("", self), "Model folder check")
-        self.model_check.setWordWrap(True)
-        self.model_check.setMinimumHeight(int(self.fontMetrics().lineSpacing() * 3.2))
-        # room for an error's lines; a single line sits under its field
-        self.model_check.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        self.model_check = status_label(Note(self), "Model folder check")
         self.dummy = check_box(SPECS["dummy_weights"], e.dummy_weights, self)
         self.server_url = QLineEdit(e.server_url, self)
         self.server_url.setPlaceholderText("ws://gpu-box:8000")
