@@ -237,7 +237,7 @@ def test_no_note_in_settings_is_cut_off(qtbot, tiny_model_dir):
             qtbot.addWidget(dlg)
             dlg.show()
             qtbot.waitExposed(dlg)
-            qtbot.waitUntil(lambda: dlg.engine_panel.model_ok is not None)  # the folder checked
+            qtbot.waitUntil(lambda d=dlg: d.engine_panel.model_ok is not None)  # the folder checked
             qtbot.wait(100)  # laid out for the notes it set
             notes = [n for n in dlg.findChildren(QLabel) if n.wordWrap() and n.isVisible()]
             assert dlg.engine_panel.precision_note in notes
