@@ -254,7 +254,7 @@ class FirstRunDialog(QDialog):
         """As tall as its lines need at its width, no taller: ``adjustSize`` counts the wrapped
         lines at the narrower width of the size hint (the minimum width is wider), and the
         spare height was spread as gaps between the paragraphs."""
-        QTimer.singleShot(0, self._fit_now)  # once the new text is laid out
+        QTimer.singleShot(0, self, self._fit_now)  # once the new text is laid out
 
     def _fit_now(self) -> None:
         layout, screen = self.layout(), self.screen()
