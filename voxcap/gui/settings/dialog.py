@@ -87,12 +87,12 @@ class SettingsDialog(QDialog):
     def fit_screen(self) -> None:
         """Its whole first page where the screen allows, else as tall as the screen with that
         page scrolling (a large font); Qt opens a dialog at most two thirds of the screen."""
-        screen = self.screen()
-        if screen is None:
+        screen, page = self.screen(), self.general_page
+        inner = page.widget()
+        if screen is None or inner is None:
             return
-        page = self.general_page
         chrome = self.size() - page.viewport().size()  # the tabs, the buttons, the margins
-        need = page.widget().minimumSizeHint() + chrome
+        need = inner.minimumSizeHint() + chrome
         free = screen.availableGeometry()
         room = free.size() - (self.frameGeometry().size() - self.size())  # less the title bar
         if need.height() > room.height():  # it scrolls: room for the scroll bar
