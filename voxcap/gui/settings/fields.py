@@ -1,7 +1,8 @@
 """The Settings dialog's widgets made from the settings' declarations (``voxcap.settings_schema``):
 a spin box has the setting's range (and "Automatic" just below it where None is allowed), a
 list its choices in their words, a check box its label. Nothing about a setting's values is
-written here again, so the dialog cannot offer less or more than the settings file keeps."""
+written here again, so the dialog cannot offer less or more than the settings file keeps. Also
+``Note``: a wrapped note under a field, never given fewer lines than its text needs."""
 
 from __future__ import annotations
 
