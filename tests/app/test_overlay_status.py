@@ -47,6 +47,19 @@ def test_every_state_is_said_and_old_rows_are_marked():
     assert s.text == "Starting captioning — importing" and not s.error
 
 
+def test_a_restart_while_nothing_is_captioned_keeps_no_audio():
+    """Audio is held through a restart only while a session captures it: with captioning off
+    (never started, or stopped) the band does not promise it."""
+    for before in ((), (CaptioningState(Captioning.ON), CaptioningState(Captioning.OFF))):
+        t = OverlayStatusTracker()
+        s = _feed(t, READY, *before, EngineRestarting("graph mode"))
+        assert s.text == "Engine restarting — not captioning", s.text
+        s = _feed(t, EngineProgress("compiling"))
+        assert s.text == "Engine restarting — compiling — not captioning", s.text
+    s = _feed(t, CaptioningState(Captioning.WAITING))  # Start during the restart: now it is kept
+    assert s.text == "Engine restarting — compiling — audio is kept, captions follow", s.text
+
+
 def test_late_captions_are_marked_until_live_again():
     t = OverlayStatusTracker()
     _feed(t, READY, CaptioningState(Captioning.ON))

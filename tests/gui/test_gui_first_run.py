@@ -244,3 +244,71 @@ def test_no_gpu_no_preparation(qtbot, hub, tmp_path):
     dlg.start_dl.click()
     qtbot.waitUntil(lambda: "Downloaded" in dlg.dl_status.text(), timeout=10000)
     assert FakePreparation.made == [] and not dlg.prep_status.isVisibleTo(dlg)
+
+
+def _shown(label) -> str:
+    """A label's text as it is painted (and named to screen readers): rich text without its
+    tags, plain text as it is."""
+    from PySide6.QtGui import Qt, QTextDocument  # QtGui's Qt: mightBeRichText is Qt GUI's
+
+    text, fmt = label.text(), label.textFormat()
+    if fmt == Qt.TextFormat.RichText or (fmt == Qt.TextFormat.AutoText and Qt.mightBeRichText(text)):
+        doc = QTextDocument()
+        doc.setHtml(text)
+        return doc.toPlainText()
+    return text
+
+
+def test_the_welcome_dialog_shows_no_markup_and_speaks_as_itself(qtbot, tiny_model_dir, tmp_path):
+    """No GPU, a folder that does not exist, then one without weights: what each label shows
+    and is named has no raw tags, and its fixes point at the dialog's own choices ("below"),
+    never at "the welcome dialog" from inside it."""
+    from PySide6.QtGui import QAccessible
+    from PySide6.QtWidgets import QLabel
+
+    dlg = FirstRunDialog(gpus=[])
+    qtbot.addWidget(dlg)
+    dlg.show()
+    seen = []
+    for folder, wait_for in ((tmp_path / "nope", "does not exist"),
+                             (tiny_model_dir, "consolidated.safetensors")):
+        dlg.folder.setText(str(folder))
+        qtbot.waitUntil(lambda w=wait_for: w in dlg.folder_check.text(), timeout=5000)
+        for label in dlg.findChildren(QLabel):
+            if not label.isVisible() or not label.text():
+                continue
+            iface = QAccessible.queryAccessibleInterface(label)
+            for words in (_shown(label), iface.text(QAccessible.Text.Name)):
+                seen.append(words)
+                assert not any(tag in words for tag in ("<b>", "</b>", "<code>", "</code>")), words
+                assert "welcome dialog" not in words, words
+        assert "“Download the model from Hugging Face” below" in dlg.folder_check.text()
+    assert any(s.startswith("This computer has no NVIDIA graphics card") for s in seen), seen
+    # no weights: the fix offers the self-check the box below it gives, once
+    assert dlg.folder_check.text().count("Self-check only") == 1, dlg.folder_check.text()
+
+
+def test_ticking_the_self_check_leaves_no_gaps(qtbot, tiny_model_dir):
+    """The folder check's lines shrink to one when the self-check is ticked: the dialog shrinks
+    with them, no label is left with empty lines, and it grows back when unticked."""
+    from PySide6.QtWidgets import QLabel
+
+    dlg = FirstRunDialog(gpus=[])
+    qtbot.addWidget(dlg)
+    dlg.show()
+    dlg.folder.setText(str(tiny_model_dir))
+    qtbot.waitUntil(dlg.self_check.isVisible, timeout=5000)
+
+    def slack() -> list[tuple[str, int]]:
+        qtbot.wait(50)  # laid out
+        line = dlg.fontMetrics().lineSpacing()
+        return [(lb.text()[:30], lb.height() - lb.heightForWidth(lb.width()))
+                for lb in dlg.findChildren(QLabel) if lb.isVisible() and lb.wordWrap()
+                and abs(lb.height() - lb.heightForWidth(lb.width())) > line // 2]
+    assert slack() == []
+    dlg.self_check.setChecked(True)
+    assert dlg.folder_check.text().startswith("✓ Self-check")
+    assert slack() == []
+    dlg.self_check.setChecked(False)
+    qtbot.waitUntil(lambda: dlg.folder_check.text().startswith("✗"), timeout=5000)
+    assert slack() == []

@@ -182,7 +182,7 @@ def test_cancelled_first_run_leaves_no_dialog(qtbot, make_app):
 
 def test_f1_lists_every_key_where_it_is_defined(qtbot, make_app):
     """F1's list is generated: every action's shortcut, the find box's keys, every Alt+letter
-    in the window (menus, tabs, buttons, labels) and the global shortcuts are in it."""
+    in the window (menus, tabs, buttons, labels) and the global shortcuts are in it, each once."""
     from PySide6.QtGui import QKeySequence
     from PySide6.QtWidgets import QMessageBox
 
@@ -196,7 +196,8 @@ def test_f1_lists_every_key_where_it_is_defined(qtbot, make_app):
     qtbot.waitUntil(lambda: QApplication.activeWindow() is w)
     key(Qt.Key.Key_F1)
     box = next(b for b in w.findChildren(QMessageBox) if b.isVisible())
-    listed = {tuple(part.strip() for part in line.split("  ", 1)) for line in box.text().splitlines()}
+    listed = {tuple(part.strip() for part in line.split("  ", 1)) for line in box.text().splitlines()
+              if not line.startswith(" ")}  # a row's wrapped end is indented under its words
     listed_keys = {k for k, _ in listed}
     native = QKeySequence.SequenceFormat.NativeText
     want = {a.shortcut().toString(native) for a in w.actions() if not a.shortcut().isEmpty()}
@@ -206,6 +207,13 @@ def test_f1_lists_every_key_where_it_is_defined(qtbot, make_app):
     assert listed_keys <= want, listed_keys - want  # nothing listed that is not defined
     for needed in ("Ctrl+Alt+O", "Ctrl+Alt+C", "Alt+O", "F6", "Ctrl+Q"):  # the walk missed these
         assert needed in listed_keys
+    # each key once: a letter used on two tabs (E&xport… on Caption history, E&xport session… on
+    # Previous sessions) is one row that says what it does on each
+    rows = box.text().replace("\n ", " ").splitlines()  # a row's wrapped end is indented
+    keys = [row.split("  ", 1)[0] for row in rows]
+    assert sorted(k for k in set(keys) if keys.count(k) > 1) == [], box.text()
+    export = " ".join(next(row for row in rows if row.startswith("Alt+X")).split())
+    assert "Export session" in export and "Caption history" in export, export
     box.accept()
 
 

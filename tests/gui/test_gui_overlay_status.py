@@ -133,6 +133,37 @@ def test_move_and_resize_by_keys(qtbot, make_app):
                     [100 + KEY_STEP, 300 - KEY_STEP, 600 + KEY_STEP, 120 + KEY_STEP], timeout=3000)
 
 
+def _rows_with(img, pick) -> set[int]:
+    """The pixel rows of ``img`` (inside the keyboard mode's frame) holding a pixel ``pick``s."""
+    return {y for y in range(4, img.height() - 4) for x in range(14, img.width() - 14)
+            if pick(QColor(img.pixel(x, y)))}
+
+
+def test_move_mode_help_has_a_row_of_its_own(qtbot, make_app, fake_audio):
+    """Ctrl+Shift+O's help (white) is written above the state band and the captions (red
+    here), not over them; a narrow overlay wraps it rather than cutting it off."""
+    app = make_app()
+    ov = app.overlay
+    app.settings.overlay.text_color = RED
+    ov.apply_settings(app.settings.overlay)
+    ov.show()
+    qtbot.waitUntil(lambda: app.window.engine_status.state == "ready", timeout=10000)
+    _caption(qtbot, app, fake_audio)
+    app.controller.pause_captioning()
+    qtbot.waitUntil(lambda: ov.status.text.startswith("Paused"), timeout=5000)
+    for width in (900, 420):
+        ov.setGeometry(50, 50, width, ov.fitted_height(3))
+        app.overlay_state.act_move.trigger()
+        img = ov.grab().toImage()
+        white = _rows_with(img, lambda c: min(c.red(), c.green(), c.blue()) > 200)
+        red = _rows_with(img, lambda c: c.red() > 200 and c.green() < 90)
+        assert white and red, (width, len(white), len(red))
+        assert max(white) < min(red), (width, sorted(white & red))
+        assert ov.visible_text(), width  # a caption row still shows under the band
+        qtbot.keyClick(ov, Qt.Key.Key_Escape)
+    assert not ov.keyboard_mode
+
+
 def test_band_and_notice_say_speech_without_captions(qtbot, make_app, fake_audio, tmp_path):
     """The caption watchdog's alarm (app.session.caption_watchdog) in the overlay's band, in the
     window's notice and in what screen readers are given; gone once captions are back."""

@@ -1,7 +1,7 @@
 """What a screen reader hears around F6 (the real app on the scripted engine, keys typed through
 XTest, heard over AT-SPI from another process): the pause said at once and its state once, not
 "Paused: paused: …" two or three times in the same millisecond; the Start button's name says
-what pressing it does."""
+what pressing it does; an engine restart said once, the main window shown or hidden."""
 
 from __future__ import annotations
 
@@ -49,11 +49,18 @@ def test_f6_is_said_at_once_and_the_paused_state_once(tmp_path):
         assert not [s for s in said if "stopped after" in s], said  # asked for, nothing lost
 
 
-def test_an_engine_restart_and_its_error_are_each_said_once(tmp_path):
+@pytest.mark.parametrize(("captioning", "hidden"), [(True, False), (True, True), (False, True)],
+                         ids=["captioning", "window-hidden", "window-hidden-not-captioning"])
+def test_an_engine_restart_and_its_error_are_each_said_once(tmp_path, captioning, hidden):
+    """The main window hidden (to the tray), the overlay alone on screen says the restart, not
+    the hidden window's engine status too; with nothing captioned it promises no audio kept."""
     with atspi_app_ready(tmp_path) as (_x, _bus, listener, app):
-        app.send("caption")
-        assert listener.wait_for(lambda ev: ev["type"] == "object:announcement"
-                                 and ev["data"].startswith("Captioning"), 30), listener.events
+        if captioning:
+            app.send("caption")
+            assert listener.wait_for(lambda ev: ev["type"] == "object:announcement"
+                                     and ev["data"].startswith("Captioning"), 30), listener.events
+        if hidden:
+            app.send("hide")
         since = len(listener.events)
         app.send("fail")  # the engine restarts; the new one fails to start
         assert listener.wait_for(lambda ev: ev["type"] == "object:announcement"
@@ -63,3 +70,5 @@ def test_an_engine_restart_and_its_error_are_each_said_once(tmp_path):
         print("said after the restart:", said)
         assert len([s for s in said if "restarting" in s.casefold()]) == 1, said
         assert len([s for s in said if "Engine error" in s]) == 1, said
+        if not captioning:  # nothing is captured: no audio is kept
+            assert not [s for s in said if "audio is kept" in s], said

@@ -182,3 +182,72 @@ def test_applied_settings_are_the_dialogs_changes_and_each_part_follows_its_own(
     dlg.apply()
     assert [c.restarting_engine for c in restarts] == [("engine.delay_ms",)]
     qtbot.waitUntil(lambda: app.window.engine_status.state == "ready", timeout=10000)
+
+
+def _luminance(c) -> float:
+    """WCAG 2's relative luminance of a QColor."""
+    def lin(v: float) -> float:
+        return v / 12.92 if v <= 0.04045 else ((v + 0.055) / 1.055) ** 2.4
+    return 0.2126 * lin(c.redF()) + 0.7152 * lin(c.greenF()) + 0.0722 * lin(c.blueF())
+
+
+def _contrast(a, b) -> float:
+    hi, lo = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def test_a_colour_buttons_label_is_readable_on_its_colour(qtbot):
+    """The button shows the colour chosen with its name on it: the name in black or white,
+    whichever stands out from that colour (white on yellow could not be read), as painted."""
+    from PySide6.QtGui import QColor
+
+    from voxcap.gui.settings.overlay_page import ColorButton
+
+    for colour in ("#ffff00", "#ffd54f", "#00ff00", "#00ffff", "#ff0000", "#0000ff", "#808080",
+                   "#ffffff", "#000000"):
+        button = ColorButton(colour, "Caption text colour")
+        qtbot.addWidget(button)
+        button.resize(200, 32)
+        button.show()
+        image = button.grab().toImage()
+        inner = [image.pixelColor(x, y) for x in range(8, image.width() - 8, 1)
+                 for y in range(6, image.height() - 6)]
+        best = max(_contrast(QColor(colour), p) for p in inner)
+        assert best >= 4.5, (colour, round(best, 2))  # WCAG AA for text
+
+
+def test_no_note_in_settings_is_cut_off(qtbot, tiny_model_dir):
+    """Each wrapped note (the precision's, the graph mode's, the delay's) gets the height its
+    lines need, at the desktop's font and at a large one, and the dialog stays on the screen
+    (its first page scrolls where the screen is shorter): OK and Cancel can be reached."""
+    from PySide6.QtGui import QFont
+    from PySide6.QtWidgets import QApplication, QLabel
+
+    from voxcap.gui.settings.dialog import SettingsDialog
+
+    qapp = QApplication.instance()
+    normal = QFont(qapp.font())
+    settings = AppSettings(engine=EngineChoice(model_dir=str(tiny_model_dir), dummy_weights=True))
+    try:
+        for scale in (1.0, 1.6):
+            font = QFont(normal)
+            font.setPointSizeF(normal.pointSizeF() * scale)
+            qapp.setFont(font)
+            dlg = SettingsDialog(settings, cuda=False)
+            qtbot.addWidget(dlg)
+            dlg.show()
+            qtbot.waitExposed(dlg)
+            qtbot.waitUntil(lambda d=dlg: d.engine_panel.model_ok is not None)  # the folder checked
+            qtbot.wait(100)  # laid out for the notes it set
+            notes = [n for n in dlg.findChildren(QLabel) if n.wordWrap() and n.isVisible()]
+            assert dlg.engine_panel.precision_note in notes
+            cut = [(n.text()[:40], n.height(), n.heightForWidth(n.width())) for n in notes
+                   if n.height() < n.heightForWidth(n.width())]
+            assert cut == [], (scale, cut)
+            free, frame = dlg.screen().availableGeometry(), dlg.frameGeometry()
+            # (the other tabs' widths at a large font are wider than this 800-pixel screen)
+            assert free.top() <= frame.top() and frame.bottom() <= free.bottom(), (scale, frame)
+            assert scale > 1 or free.contains(frame), (scale, free, frame)
+            dlg.reject()
+    finally:
+        qapp.setFont(normal)

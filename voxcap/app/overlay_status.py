@@ -143,8 +143,10 @@ class OverlayStatusTracker:
             return OverlayStatus("Paused — nothing is being captioned", rows_current=False,
                                  topic="paused", window_says=True)
         if self.restarting or c == Captioning.RESTARTING:
-            return OverlayStatus(f"Engine restarting{self._stage()} — audio is kept, captions "
-                                 "follow", rows_current=False, topic="restarting",
+            # audio is held only while a session captures it
+            then = "audio is kept, captions follow" if c.capturing else "not captioning"
+            return OverlayStatus(f"Engine restarting{self._stage()} — {then}", rows_current=False,
+                                 topic="restarting",
                                  window_says=True)  # the engine status, with the reason
         if c == Captioning.STARTING:
             return OverlayStatus(f"Starting captioning{self._stage()}", topic="starting",

@@ -16,7 +16,6 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QGridLayout,
     QHBoxLayout,
-    QLabel,
     QLineEdit,
     QProgressBar,
     QPushButton,
@@ -33,9 +32,11 @@ from ..engine.sizing.cards import needs
 from ..engine.sizing.memory import Sizing
 from ..engine.sizing.verdict import read_gpu_facts, verdict
 from ..errors import VoxcapError
+from ..setting_refs import worded
 from .a11y import announce, status_label
 from .settings.api_key_row import ApiKeyRow
-from .settings.setting_words import for_the_app
+from .settings.fields import Note
+from .settings.setting_words import for_the_app, say_in_the_app
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +47,12 @@ NO_GPU = ("<b>This computer has no NVIDIA graphics card</b> that voxcap can use.
 SERVER_HINT = ("On the computer with the NVIDIA GPU: <code>voxcap serve --model FOLDER</code>. It "
                "prints the address to enter here, and a key file: copy that file to this "
                "computer as <code>{key}</code>.")
+
+
+def _named(choice) -> str:
+    """A check box's or radio button's label as a sentence names it: no mnemonic, nor what
+    follows a colon."""
+    return choice.text().replace("&", "").split(":")[0]
 
 
 def default_download_dir() -> Path:
@@ -100,15 +107,14 @@ class FirstRunDialog(QDialog):
                     + f": {words}")
         else:
             text = NO_GPU
-        self.gpu_label = QLabel(text, self)
+        self.gpu_label = status_label(Note(self), "GPU check")
+        self.gpu_label.setText(text)
         if not gpus:  # the technical reason for whoever asks, not the headline
             self.gpu_label.setToolTip(gpu.nvml_unavailable_reason() or "no driver answered")
-        self.gpu_label.setWordWrap(True)
-        status_label(self.gpu_label, "GPU check")
-        intro = QLabel("voxcap needs the Voxtral Realtime model (Mistral's "
-                       f"<code>{MODEL_REPO}</code>, about 9 GB) or a vLLM server that runs it.",
-                       self)
-        intro.setWordWrap(True)
+            self.gpu_label.setTextFormat(Qt.TextFormat.RichText)  # our own words, in bold
+        intro = Note(self)
+        intro.setText("voxcap needs the Voxtral Realtime model (Mistral's "
+                      f"<code>{MODEL_REPO}</code>, about 9 GB) or a vLLM server that runs it.")
 
         self.opt_folder = QRadioButton("Use a model &folder I already have", self)
         self.opt_download = QRadioButton("&Download the model from Hugging Face", self)
@@ -119,8 +125,8 @@ class FirstRunDialog(QDialog):
         self.folder = QLineEdit(self)
         self.folder.setAccessibleName("Model folder")
         self.browse = QPushButton("&Browse…", self)
-        self.folder_check = status_label(QLabel("", self), "Model folder check")
-        self.folder_check.setWordWrap(True)
+        self.folder_check = status_label(Note(self), "Model folder check")
+        self.folder_check.hide()  # until there is a folder to check: no empty line
         # a folder with the model's files but no weights can still run the self-check
         self.self_check = QCheckBox("Self-check onl&y: random weights, gibberish captions", self)
         self.self_check.setToolTip("Tries the whole app without the 9 GB of weights")
@@ -136,21 +142,28 @@ class FirstRunDialog(QDialog):
         self.bar = QProgressBar(self)
         self.bar.setRange(0, 1000)
         self.bar.setAccessibleName("Download progress")
-        self.dl_status = QLabel("A cancelled or broken download resumes where it stopped.", self)
-        self.dl_status.setWordWrap(True)
-        status_label(self.dl_status, "Download status")
-        self.prep_status = status_label(QLabel("", self), "Engine preparation")
-        self.prep_status.setWordWrap(True)
+        self.dl_status = status_label(Note(self), "Download status")
+        self.dl_status.setText("A cancelled or broken download resumes where it stopped.")
+        self.prep_status = status_label(Note(self), "Engine preparation")
         self.prep_status.hide()
         self.server = QLineEdit(self)
         self.server.setPlaceholderText("ws://gpu-box:8000")
         self.server.setAccessibleName("vLLM server address")
         from ..engine.remote.settings import default_api_key_path
 
-        self.server_hint = QLabel(SERVER_HINT.format(key=default_api_key_path()), self)
-        self.server_hint.setWordWrap(True)
+        self.server_hint = Note(self)
+        self.server_hint.setText(SERVER_HINT.format(key=default_api_key_path()))
         self.server_hint.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.key_row = ApiKeyRow("", self)  # where the key comes from; a field or a file for one
+        # the core's advice in this dialog's words: its own choices, on screen below the check
+        # (not "the welcome dialog", nor Settings' "Random weights")
+        download, check = (_named(b) for b in (self.opt_download, self.self_check))
+        self._advice = {"get_model": f"(about 9 GB) with “{download}” below",
+                        "self_check": f"choose it here with “{check}” ticked",
+                        "unless_dummy": f"unless “{check}” is ticked"}
+        self._no_weights_fix = (f"download the model (about 9 GB) with “{download}” below, or "
+                                f"tick “{check}”: the app runs with random weights, so everything "
+                                "works but the captions are gibberish.")
         self._fetched = 0  # bytes a download fetched: "Resume" only when there is something
 
         grid = QGridLayout()
@@ -226,10 +239,38 @@ class FirstRunDialog(QDialog):
         if on:
             self.folder_check.setText("✓ Self-check: the model's files with random weights; "
                                       "everything works, but the captions are gibberish.")
+            self.folder_check.show()
+            self.fit_lines()  # one line where there were several: no gap left behind
             announce(self.folder_check, self.folder_check.text().replace("✓ ", ""))
         elif self.folder.text().strip():
             self._check_folder()
         self._update()
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        self.fit_lines()
+
+    def fit_lines(self) -> None:
+        """As tall as its lines need at its width, no taller: ``adjustSize`` counts the wrapped
+        lines at the narrower width of the size hint (the minimum width is wider), and the
+        spare height was spread as gaps between the paragraphs."""
+        QTimer.singleShot(0, self, self._fit_now)  # once the new text is laid out
+
+    def _fit_now(self) -> None:
+        layout, screen = self.layout(), self.screen()
+        if layout is None or not self.isVisible():
+            return
+        layout.activate()
+        height = max(layout.totalHeightForWidth(self.width()), self.minimumHeight())
+        if screen is not None:
+            height = min(height, screen.availableGeometry().height())
+        if height != self.height():
+            self.resize(self.width(), height)
+
+    def _own_words(self, text: str) -> str:
+        """A core text as this dialog says it (any thread: the words are made already)."""
+        return worded(text, lambda name, value: self._advice.get(name)
+                      or say_in_the_app(name, value))
 
     def _browse(self) -> None:
         d = QFileDialog.getExistingDirectory(self, "Voxtral Realtime model folder", str(Path.home()))
@@ -246,24 +287,24 @@ class FirstRunDialog(QDialog):
         def work() -> None:
             reason, fix = check_model_dir(path, False)
             weights_only = bool(reason) and not check_model_dir(path, True)[0]
-            self._checked.emit(path, for_the_app(reason), for_the_app(fix), weights_only)
+            self._checked.emit(path, self._own_words(reason), self._own_words(fix), weights_only)
         threading.Thread(target=work, daemon=True).start()
 
     def _show_check(self, path: str, reason: str, fix: str, weights_only: bool = False) -> None:
         if path != self.folder.text().strip():
             return
         self._folder_ok = not reason
+        if weights_only:  # all but the weights: the box below is the other way
+            fix = self._no_weights_fix
         text = ("✓ Voxtral Realtime model found" if not reason
                 else f"✗ {reason}" + (f"\nFix: {fix}" if fix else ""))
-        if weights_only:
-            text += ("\nOr tick Self-check only: the app runs with random weights, so "
-                     "everything works but the captions are gibberish.")
         self.folder_check.setText(text)
+        self.folder_check.show()
         self.self_check.setVisible(weights_only)
         if weights_only and self.self_check.isChecked():  # still the self-check: say so
             self._self_check_toggled(True)
             return
-        self.adjustSize()  # the check's lines and the check box need room
+        self.fit_lines()  # the check's lines and the check box need room
         if not weights_only:
             self.self_check.setChecked(False)
         announce(self.folder_check, text.replace("✗ ", "Problem: ").replace("✓ ", ""))

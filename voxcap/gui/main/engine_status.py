@@ -162,9 +162,10 @@ class EngineStatus(QWidget):
 
     def restarting(self, ev) -> None:
         self._stage, self._start_t0 = "", time.monotonic()
+        # the window hidden (to the tray), the overlay says it (OverlayStatus.window_says): once
+        said = f"Engine restarting: {ev.reason}" if self.window().isVisible() else ""
         self._set("loading", f"Engine: restarting ({ev.reason}); captions shown stay, new ones "
-                             "resume when it is ready", progress=0,
-                  said=f"Engine restarting: {ev.reason}")
+                             "resume when it is ready", progress=0, said=said)
 
     def ready(self, ev, random_weights: bool = False, captioning: bool = False,
               paused: bool = False) -> None:

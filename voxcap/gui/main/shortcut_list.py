@@ -40,10 +40,15 @@ def mnemonic_texts(window: QMainWindow, visible_only: bool = True) -> list[str]:
     """The texts carrying an Alt+letter in ``window``: its menu titles, tab titles, buttons and
     labels (a label's mnemonic moves the focus to its buddy). ``visible_only``: those a key
     press can reach now (the current tab's page)."""
-    texts = [a.text() for a in window.menuBar().actions()]
+    return [text for text, _ in _mnemonics(window, visible_only)]
+
+
+def _mnemonics(window: QMainWindow, visible_only: bool) -> list[tuple[str, str]]:
+    """(text, the title of the tab whose page holds it, or "") for ``mnemonic_texts``."""
+    texts = [(a.text(), "") for a in window.menuBar().actions()]
     for tabs in window.findChildren(QTabWidget):
         if tabs.isVisibleTo(window) or not visible_only:
-            texts += [tabs.tabText(i) for i in range(tabs.count())]
+            texts += [(tabs.tabText(i), "") for i in range(tabs.count())]
     for w in window.findChildren(QWidget):
         if not isinstance(w, (QAbstractButton, QLabel)) or w.window() is not window:
             continue  # a dialog's keys are the dialog's
@@ -51,8 +56,20 @@ def mnemonic_texts(window: QMainWindow, visible_only: bool = True) -> list[str]:
             continue
         if visible_only and not w.isVisibleTo(window):
             continue
-        texts.append(w.text())
-    return [t for t in texts if mnemonic_of(t)]
+        texts.append((w.text(), _tab_of(w)))
+    return [(t, tab) for t, tab in texts if mnemonic_of(t)]
+
+
+def _tab_of(widget: QWidget) -> str:
+    """The title of the tab whose page holds ``widget`` ("" when on no tab)."""
+    page: QWidget | None = widget
+    while page is not None:
+        holder = page.parentWidget()
+        tabs = holder.parentWidget() if holder is not None else None
+        if isinstance(tabs, QTabWidget) and tabs.indexOf(page) >= 0:
+            return plain(tabs.tabText(tabs.indexOf(page)))
+        page = holder
+    return ""
 
 
 def mnemonic_clashes(window: QMainWindow) -> dict[str, list[str]]:
@@ -70,12 +87,19 @@ def shortcut_rows(window: QMainWindow) -> list[tuple[str, str]]:
     rows = [(key_text(a.shortcut()), plain(a.text())) for a in window.actions()
             if not a.shortcut().isEmpty()]
     rows += [(key_text(keys), f"in the find box: {what}") for keys, what in FIND_KEYS]
-    seen: set[tuple[str, str]] = set()
-    for text in mnemonic_texts(window, visible_only=False):
-        row = (key_text(f"Alt+{mnemonic_of(text).upper()}"), plain(text).rstrip(":"))
-        if row not in seen:
-            seen.add(row)
-            rows.append(row)
+    rows += _alt_rows(window)
     rows += [(key_text(keys), f"{what} (from any application, where the desktop allows)")
              for what, keys in SHORTCUTS.values()]
     return rows
+
+
+def _alt_rows(window: QMainWindow) -> list[tuple[str, str]]:
+    """One row per Alt+letter: a letter used on two tabs (only one tab shows at a time) says
+    what it does on each."""
+    by_key: dict[str, dict[str, str]] = {}  # keys -> {what: the tab it is on}
+    for text, tab in _mnemonics(window, visible_only=False):
+        keys = key_text(f"Alt+{mnemonic_of(text).upper()}")
+        by_key.setdefault(keys, {}).setdefault(plain(text).rstrip(":"), tab)
+    return [(keys, "; ".join(f"{what} (on {tab})" if tab and len(whats) > 1 else what
+                             for what, tab in whats.items()))
+            for keys, whats in by_key.items()]

@@ -8,6 +8,7 @@ shortcuts lists them). The window holds no logic of its own: its actions are con
 
 from __future__ import annotations
 
+import textwrap
 import time
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -40,6 +41,7 @@ from .shortcut_list import shortcut_rows
 
 SOURCES = (("System audio (what this computer plays)", "system"), ("Microphone", "mic"),
            ("Both: system audio and microphone", "both"))
+SHORTCUT_WORDS = 40  # F1's second column, in characters: its rows stay within the box's width
 REPEAT_ANNOUNCE_S = 15.0  # one cause's notices are announced at most this often
 STATE_TEXT = {Captioning.OFF: "Not captioning", Captioning.STARTING: "Starting captioning…",
               Captioning.WAITING: "Waiting for the engine (audio is kept)…",
@@ -203,6 +205,7 @@ class MainWindow(QMainWindow):
         scroll.setWidget(self.meter)
         scroll.setWidgetResizable(True)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setAccessibleName("Throughput meter")  # a tab stop (arrows scroll it): named
         self.meter.setMinimumWidth(220)  # narrower (a small screen): its rows wrap
         self.meter_dock = QDockWidget("Throughput meter", self)
         self.meter_dock.setObjectName("meter")
@@ -390,7 +393,10 @@ class MainWindow(QMainWindow):
     def show_shortcuts(self) -> None:
         rows = shortcut_rows(self)
         width = max(len(keys) for keys, _ in rows)
-        text = "\n".join(f"{keys:<{width}}  {what}" for keys, what in rows)
+        # wrapped here, under its own column: the box would wrap a long row back to the keys'
+        text = "\n".join(textwrap.fill(what, width + 2 + SHORTCUT_WORDS,
+                                       initial_indent=f"{keys:<{width}}  ",
+                                       subsequent_indent=" " * (width + 2)) for keys, what in rows)
         box = QMessageBox(QMessageBox.Icon.Information, "Keyboard shortcuts", text,
                           QMessageBox.StandardButton.Ok, self)
         box.setStyleSheet("QLabel { font-family: monospace; }")

@@ -80,6 +80,7 @@ KEYBOARD_HINT = ("Moving the overlay: arrows move it, Shift+arrows resize it (Ct
                  "Enter or Esc when done.")
 HINT = ("Click-through is on: clicks go to the windows below. Turn it off in the voxcap "
         "window (Ctrl+T) or its tray menu.")
+HINT_FLAGS = Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft | Qt.TextFlag.TextWordWrap
 Rect = tuple[int, int, int, int]
 Row = tuple[str, int, str, bool]  # text, label characters in it, label, a translation under its line
 
@@ -377,7 +378,7 @@ class CaptionOverlay(QWidget):
         return max(1.5, self.settings.font_size / 11)
 
     def _rows_that_fit(self) -> int:
-        avail = self.height() - 2 * MARGIN_Y
+        avail = self.height() - 2 * MARGIN_Y - self._hint_rect().height()
         return max(1, min(self.settings.lines * self._rows_per_line(),
                            int(avail // self.line_height())))
 
@@ -424,20 +425,21 @@ class CaptionOverlay(QWidget):
             p.drawImage(QPointF(MARGIN_X - pad, y - pad), self._row_image(row))
             y += lh
         p.setOpacity(1.0)
+        hint = self._hint_rect()
         if self.status.text:
-            self._paint_status(p, r, lh, small=n > 0 and n == self._rows_that_fit())
+            self._paint_status(p, r, lh, small=n > 0 and n == self._rows_that_fit(),
+                               top=hint.height())
         if self.keyboard_mode:
             p.setPen(QColor(self._text_color))
             p.setBrush(Qt.BrushStyle.NoBrush)
             p.drawRoundedRect(QRectF(r).adjusted(1.5, 1.5, -1.5, -1.5), 10, 10)
         if self._hint:
-            small = QFont(self._font)
-            small.setPointSize(max(9, self.settings.font_size // 3))
-            small.setBold(False)
-            p.setFont(small)
+            p.setPen(Qt.PenStyle.NoPen)
+            p.setBrush(QColor(0, 0, 0, 220))  # white words readable over any colour chosen
+            p.drawRoundedRect(hint, 10, 10)
+            p.setFont(self._hint_font())
             p.setPen(QColor("#ffffff"))
-            p.drawText(r.adjusted(MARGIN_X, 2, -MARGIN_X, 0),
-                       Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft, self._hint)
+            p.drawText(hint.adjusted(MARGIN_X, 2, -MARGIN_X, 0), HINT_FLAGS, self._hint)
         p.end()
         self.paints += 1
         if self._pending:
@@ -445,25 +447,26 @@ class CaptionOverlay(QWidget):
             if self.on_painted is not None:
                 self.on_painted(stamps, time.time())
 
-    def _paint_status(self, p: QPainter, r: QRect, lh: int, small: bool) -> None:
+    def _paint_status(self, p: QPainter, r: QRect, lh: int, small: bool, top: float = 0) -> None:
         """The state band: the top row (a strip of its own, the text in the user's colour, a
-        bar in the warning colour), or a small line above a single current row."""
+        bar in the warning colour), or a small line above a single current row; ``top``: below
+        the help of the moment."""
         font = QFont(self._font)
         if small:
             font.setPointSize(max(8, self.settings.font_size // 2))
         fm = QFontMetricsF(font)
-        band = QRectF(0, 0, r.width(), MARGIN_Y + (fm.lineSpacing() if small else lh))
+        height = MARGIN_Y + (fm.lineSpacing() if small else lh)
         strip = QColor(self._bg)
         strip.setAlphaF(min(1.0, max(0.55, self._bg.alphaF() + 0.25)))
         p.setPen(Qt.PenStyle.NoPen)
         p.setBrush(strip)
-        p.drawRoundedRect(band, 10, 10)
-        p.fillRect(QRectF(6, MARGIN_Y, 4, band.height() - MARGIN_Y),
+        p.drawRoundedRect(QRectF(0, 0, r.width(), top + height), 10, 10)  # from under the help
+        p.fillRect(QRectF(6, top + MARGIN_Y, 4, height - MARGIN_Y),
                    QColor(LABEL_COLORS[0]))  # amber: this is about voxcap, not speech
         p.setFont(font)
         text = fm.elidedText(self.status.text, Qt.TextElideMode.ElideRight,
                              r.width() - 2 * MARGIN_X)
-        at = QPointF(MARGIN_X, MARGIN_Y + fm.ascent())
+        at = QPointF(MARGIN_X, top + MARGIN_Y + fm.ascent())
         if self._outline:
             p.setPen(QColor(0, 0, 0, 235))
             for dx, dy in ((-1, 0), (1, 0), (0, -1), (0, 1)):
@@ -519,6 +522,22 @@ class CaptionOverlay(QWidget):
             self._clear_hint()
         self.update()
         self.clickThroughChanged.emit(on)
+
+    def _hint_font(self) -> QFont:
+        small = QFont(self._font)
+        small.setPointSize(max(9, self.settings.font_size // 3))
+        small.setBold(False)
+        return small
+
+    def _hint_rect(self) -> QRectF:
+        """The help's own strip at the top, its words wrapped (empty without help): the state
+        band and the rows go below it, never under its words."""
+        if not self._hint:
+            return QRectF()
+        width = max(1, self.width() - 2 * MARGIN_X)
+        words = QFontMetricsF(self._hint_font()).boundingRect(
+            QRectF(0, 0, width, 10_000), HINT_FLAGS, self._hint)
+        return QRectF(0, 0, self.width(), words.height() + 4)
 
     def _clear_hint(self) -> None:
         self._hint = ""

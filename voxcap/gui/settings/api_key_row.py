@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import logging
 
-from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
 from ...engine.remote.settings import default_api_key_path, find_api_key, load_api_key, save_api_key
 from ...errors import ConfigError
 from ..a11y import announce, status_label
+from .fields import Note
 
 log = logging.getLogger(__name__)
 
@@ -19,8 +20,7 @@ class ApiKeyRow(QWidget):
     def __init__(self, server_url: str = "", parent=None) -> None:
         super().__init__(parent)
         self.server_url = server_url
-        self.status = status_label(QLabel("", self), "Server API key")
-        self.status.setWordWrap(True)
+        self.status = status_label(Note(self), "Server API key")
         self.field = QLineEdit(self)
         self.field.setEchoMode(QLineEdit.EchoMode.Password)
         self.field.setPlaceholderText("paste the server's key here")

@@ -5,11 +5,12 @@ what it shows is what is saved (a typed 100 once showed "100 ms" while 80 was us
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QComboBox, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QVBoxLayout, QWidget
 
 from ...engine.delays import PRESETS, lag_words
 from ...settings_schema import Spec
 from ..a11y import status_label
+from .fields import Note
 
 WER_NOTE = ("Word error rate: the model card's average on FLEURS (lower is better). Only the "
             "delays the model was trained on are offered.")
@@ -36,8 +37,7 @@ class DelayRow(QWidget):
         self.box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.box.setMinimumContentsLength(34)
         self.box.view().setMinimumWidth(self.box.view().sizeHintForColumn(0) + 24)
-        self.note = status_label(QLabel("", self), "Delay note")
-        self.note.setWordWrap(True)
+        self.note = status_label(Note(self), "Delay note")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.box)

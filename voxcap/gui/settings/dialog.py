@@ -9,11 +9,13 @@ are made from the settings' declarations (``settings_fields``)."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QEvent, QSize, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
+    QFrame,
     QHBoxLayout,
+    QScrollArea,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -55,12 +57,14 @@ class SettingsDialog(QDialog):
         cols.addWidget(self.captions_panel)
         cols.addWidget(self.overlay_panel)
         gen.addLayout(cols)
+        gen.addStretch(1)  # a screen taller than the page: the room below it, not between lines
         share_page = self._share_page = QWidget(self)
         sh = QVBoxLayout(share_page)
         sh.addWidget(self.share)
         sh.addStretch(1)
         self.tabs = QTabWidget(self)  # the dialog stays short enough for a 768-pixel screen
-        self.tabs.addTab(general, "Engine, captions, overlay")
+        self.general_page = WholePage(general, self)  # scrolls where the screen is shorter
+        self.tabs.addTab(self.general_page, "Engine, captions, overlay")
         self.tabs.addTab(share_page, "Share captions")
         self.tabs.addTab(self.word_list, "Word list")
         self.tabs.addTab(self.translation, "Translation")
@@ -75,6 +79,28 @@ class SettingsDialog(QDialog):
         apply_button.setText("&Apply")
         for form in (self.engine_panel.form, self.overlay_panel.form):
             point_buddies_at_fields(form)
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        QTimer.singleShot(0, self, self.fit_screen)  # once laid out at its width
+
+    def fit_screen(self) -> None:
+        """Its whole first page where the screen allows, else as tall as the screen with that
+        page scrolling (a large font); Qt opens a dialog at most two thirds of the screen."""
+        screen, page = self.screen(), self.general_page
+        inner = page.widget()
+        if screen is None or inner is None:
+            return
+        chrome = self.size() - page.viewport().size()  # the tabs, the buttons, the margins
+        need = inner.minimumSizeHint() + chrome
+        free = screen.availableGeometry()
+        room = free.size() - (self.frameGeometry().size() - self.size())  # less the title bar
+        if need.height() > room.height():  # it scrolls: room for the scroll bar
+            need.setWidth(need.width() + page.verticalScrollBar().sizeHint().width())
+        self.resize(need.boundedTo(room))
+        frame = self.frameGeometry()
+        self.move(max(free.left(), min(frame.left(), free.right() - frame.width() + 1)),
+                  max(free.top(), min(frame.top(), free.bottom() - frame.height() + 1)))
 
     def result_settings(self) -> AppSettings:
         s = self.base.copy()
@@ -107,3 +133,41 @@ class SettingsDialog(QDialog):
     def _ok(self) -> None:
         if self.apply():
             self.accept()
+
+
+class WholePage(QScrollArea):
+    """A tab's page, as tall as its lines need at its width (a QFormLayout's own height for a
+    width counts wrapped notes at their narrower preferred width): all of it where the screen
+    allows, scrolling where it is shorter. Tab moves through its fields and scrolls to each; the
+    area itself is no stop."""
+
+    def __init__(self, page: QWidget, parent=None) -> None:
+        super().__init__(parent)
+        self.setWidget(page)  # not resizable by the area: sized here, by its lines
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        page.installEventFilter(self)
+
+    def eventFilter(self, watched, event) -> bool:
+        if watched is self.widget() and event.type() == QEvent.Type.LayoutRequest:
+            QTimer.singleShot(0, self, self.fit_page)  # its lines changed (a note, a width)
+        return super().eventFilter(watched, event)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self.fit_page()
+
+    def fit_page(self) -> None:
+        page, view = self.widget(), self.viewport()
+        if page is None:
+            return
+        need = page.minimumSizeHint()
+        size = QSize(max(view.width(), need.width()), max(view.height(), need.height()))
+        if size != page.size():
+            page.resize(size)
+            self.updateGeometry()
+
+    def sizeHint(self) -> QSize:
+        page = self.widget()
+        return page.minimumSizeHint() if page is not None else super().sizeHint()
+

@@ -30,7 +30,7 @@ from ...settings_schema import specs
 from ..a11y import announce, status_label
 from .api_key_row import ApiKeyRow
 from .delay_row import DelayRow
-from .fields import check_box, choice_box, decimal_box, number_box, number_of, row_label, wrap
+from .fields import Note, check_box, choice_box, decimal_box, number_box, number_of, row_label, wrap
 from .setting_words import for_the_app
 
 SPECS = specs(EngineChoice)
@@ -50,9 +50,7 @@ class EnginePanel(QGroupBox):
         self.model_dir.setAccessibleName("Model directory")
         self.browse = QPushButton("Bro&wse…", self)
         self.browse.setAccessibleName("Browse for the model directory")
-        self.model_check = status_label(QLabel("", self), "Model folder check")
-        self.model_check.setWordWrap(True)
-        self.model_check.setMinimumHeight(int(self.fontMetrics().lineSpacing() * 3.2))
+        self.model_check = status_label(Note(self), "Model folder check")
         self.dummy = check_box(SPECS["dummy_weights"], e.dummy_weights, self)
         self.server_url = QLineEdit(e.server_url, self)
         self.server_url.setPlaceholderText("ws://gpu-box:8000")
@@ -64,8 +62,7 @@ class EnginePanel(QGroupBox):
         self.server_url.textChanged.connect(lambda t: self.api_key.refresh(t.strip()))
         self.graph_mode = choice_box(SPECS["graph_mode"], e.graph_mode, self, "CUDA graph mode")
         self.precision = choice_box(SPECS["precision"], e.precision, self, "Precision")
-        self.precision_note = status_label(QLabel("", self), "Precision note")
-        self.precision_note.setWordWrap(True)
+        self.precision_note = status_label(Note(self), "Precision note")
         self._precision_here = ""
         self.delay = DelayRow(SPECS["delay_ms"], e.delay_ms, self)  # presets, trained delays only
         self.kv = decimal_box(SPECS["kv_cache_gib"], e.kv_cache_gib, self, suffix=" GiB",
@@ -74,8 +71,8 @@ class EnginePanel(QGroupBox):
                                   step=1024, name="Maximum engine session length in tokens")
         self.max_len_note = QLabel("", self)
         self.eager = check_box(SPECS["enforce_eager"], e.enforce_eager, self)
-        self.graph_note = status_label(QLabel(NO_CUDA, self), "Graph mode note")
-        self.graph_note.setWordWrap(True)
+        self.graph_note = status_label(Note(self), "Graph mode note")
+        self.graph_note.setText(NO_CUDA)
         self.form = self._layout()
         self.browse.clicked.connect(self._browse)
         self.engine.currentIndexChanged.connect(self._engine_kind)

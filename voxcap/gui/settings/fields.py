@@ -1,11 +1,12 @@
 """The Settings dialog's widgets made from the settings' declarations (``voxcap.settings_schema``):
 a spin box has the setting's range (and "Automatic" just below it where None is allowed), a
 list its choices in their words, a check box its label. Nothing about a setting's values is
-written here again, so the dialog cannot offer less or more than the settings file keeps."""
+written here again, so the dialog cannot offer less or more than the settings file keeps. Also
+``Note``: a wrapped note under a field, never given fewer lines than its text needs."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -115,3 +116,28 @@ def point_buddies_at_fields(form: QFormLayout) -> None:
                     if w.focusPolicy() & Qt.FocusPolicy.TabFocus]
         if controls:
             label.setBuddy(controls[0])
+
+
+class Note(QLabel):
+    """A word-wrapped note under a field, never given fewer lines than its text needs at its
+    width. A window whose preferred size is over two thirds of the screen opens at its smallest,
+    and a plain QLabel's smallest is less than its lines (the precision's note lost its last
+    line, all of it at a large font)."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__("", parent)
+        self.setWordWrap(True)
+        self._laid_out = False  # no width of its own before the layout gives it one
+
+    def minimumSizeHint(self) -> QSize:
+        hint = super().minimumSizeHint()
+        if self._laid_out and self.text():
+            hint.setHeight(max(hint.height(), self.heightForWidth(self.width())))
+        return hint
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            self._laid_out = True
+            self.updateGeometry()  # the lines it needs at the new width
+

@@ -20,6 +20,17 @@ from .fields import check_box, number_box, number_of, row_label, wrap
 SPECS = specs(OverlaySettings)
 
 
+def readable_on(background: QColor) -> str:
+    """Black or white, whichever contrasts more with ``background`` (WCAG 2's luminance: yellow's
+    HSL lightness is 50 %, yet white on it cannot be read)."""
+    def linear(v: float) -> float:
+        return v / 12.92 if v <= 0.04045 else ((v + 0.055) / 1.055) ** 2.4
+    lum = (0.2126 * linear(background.redF()) + 0.7152 * linear(background.greenF())
+           + 0.0722 * linear(background.blueF()))
+    # contrast with black (lum + 0.05) / 0.05 against white's 1.05 / (lum + 0.05)
+    return "#000000" if (lum + 0.05) ** 2 > 0.05 * 1.05 else "#ffffff"
+
+
 class ColorButton(QPushButton):
     def __init__(self, color: str, name: str, parent=None) -> None:
         super().__init__(parent)
@@ -34,8 +45,7 @@ class ColorButton(QPushButton):
     def set_color(self, color: str) -> None:
         self.color = QColor(color).name()
         self.setText(self.color)
-        fg = "#000000" if QColor(color).lightness() > 128 else "#ffffff"
-        self.setStyleSheet(f"background: {self.color}; color: {fg};")
+        self.setStyleSheet(f"background: {self.color}; color: {readable_on(QColor(color))};")
 
     def _pick(self) -> None:
         c = QColorDialog.getColor(QColor(self.color), self, self._name)
