@@ -136,15 +136,27 @@ def test_the_page_shows_the_sessions_state(browser, make_server, script):
     browser.get(server.url)  # a page opened now: its snapshot says it
     state = browser.find_element("id", "state")
     wait_for(lambda: state.is_displayed() and state.text == "Paused", what="Paused on a new page")
+    shot(browser, "page-paused.png")
     server.post(CaptioningAsked("resuming"))
     wait_for(lambda: state.text == "Resuming…", what="Resuming…")
     server.post(CaptioningState("on", "sess-1"))
     wait_for(lambda: not state.is_displayed(), what="the state hidden again")
-    browser.get(server.url + "?controls=off")  # a clean OBS Browser Source: no state, no picker
     server.post(CaptioningState("paused", "sess-1"))
+    browser.get(server.url + "?controls=off")  # a clean OBS Browser Source: no state, no picker
     wait_for(lambda: caption_text(browser) == "w0 w1 w2", what="captions")
     assert not browser.find_element("id", "state").is_displayed()
     assert not browser.find_element("id", "tools").is_displayed()
+    # in OBS (its Browser Source gives pages window.obsstudio) that is the default
+    obs = browser.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument",
+                                  {"source": "window.obsstudio = {pluginVersion: '2.0'};"})
+    try:
+        browser.get(server.url)
+        wait_for(lambda: caption_text(browser) == "w0 w1 w2", what="captions in OBS")
+        assert not browser.find_element("id", "state").is_displayed()
+        browser.get(server.url + "?controls=on")
+        wait_for(lambda: browser.find_element("id", "state").text == "Paused", what="asked for")
+    finally:
+        browser.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", obs)
 
 
 def shot(browser, name: str) -> None:
