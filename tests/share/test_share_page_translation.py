@@ -118,6 +118,26 @@ def test_a_screen_reader_hears_each_line_once_as_picked(browser, make_server, sc
     assert browser.execute_script(LOG) == said
 
 
+def test_with_no_translation_in_time_the_original_is_said(browser, make_server, script):
+    """The translation alone picked, and none comes (no model for the pair, the worker behind):
+    the original is said after 3 s, in its language, once."""
+    server = make_server(style={"translation": "translation"})
+    browser.get(server.url)
+    browser.execute_script("localStorage.clear()")
+    browser.get(server.url)
+    s = script(server.post)
+    wait_for(lambda: browser.find_element("id", "status").get_attribute("data-state")
+             == "connected", what="connected")  # live: not refilled from a snapshot
+    start, end = say_line(s, HEARD[0][0])
+    s.finish()
+    server.post(LineTranslated(s.stream_id, 7, HEARD[0][0], start, end, "fr"))  # language only
+    t0 = time.monotonic()
+    wait_for(lambda: browser.execute_script(LOG) == [[HEARD[0][0], "fr"]], what="the original")
+    assert time.monotonic() - t0 > 2.0  # it waited for a translation first
+    time.sleep(1.0)
+    assert browser.execute_script(LOG) == [[HEARD[0][0], "fr"]]
+
+
 def test_the_page_shows_the_sessions_state(browser, make_server, script):
     """F6 is said at once ("Pausing…" before the last words are flushed), then "Paused"; a
     page that opens while paused says so; captions coming again hide it."""
