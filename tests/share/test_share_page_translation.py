@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select
-from support.browser import caption_text, wait_for
+from support.browser import caption_text, open_live, wait_for
 
 from voxcap.events import CaptioningAsked, CaptioningState, LineTranslated
 from voxcap.framing import STEP_SECONDS
@@ -106,10 +106,7 @@ def test_a_screen_reader_hears_each_line_once_as_picked(browser, make_server, sc
     server = make_server(style={"translation": mode})
     browser.get(server.url)
     browser.execute_script("localStorage.clear()")
-    browser.get(server.url)
-    s = script(server.post)
-    wait_for(lambda: browser.find_element("id", "status").get_attribute("data-state")
-             == "connected", what="connected")
+    s = open_live(browser, server.url, lambda: script(server.post))
     span = say_line(s, HEARD[2][0])
     s.finish()  # the line is final: the log waits for its language and translation
     server.post(translated(s, 2, *span))
@@ -124,10 +121,7 @@ def test_with_no_translation_in_time_the_original_is_said(browser, make_server, 
     server = make_server(style={"translation": "translation"})
     browser.get(server.url)
     browser.execute_script("localStorage.clear()")
-    browser.get(server.url)
-    s = script(server.post)
-    wait_for(lambda: browser.find_element("id", "status").get_attribute("data-state")
-             == "connected", what="connected")  # live: not refilled from a snapshot
+    s = open_live(browser, server.url, lambda: script(server.post))
     start, end = say_line(s, HEARD[0][0])
     s.finish()
     server.post(LineTranslated(s.stream_id, 7, HEARD[0][0], start, end, "fr"))  # language only
