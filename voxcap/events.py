@@ -330,6 +330,15 @@ class CaptioningState:
 
 
 @dataclass(frozen=True)
+class CaptioningAsked:
+    """The person asked to pause or resume (F6): ``what`` "pausing" or "resuming", said at once
+    (a pause waits for the last words' flush, seconds on a real model) until the next
+    ``CaptioningState``, or an ``AppProblem`` that refuses it."""
+
+    what: str
+
+
+@dataclass(frozen=True)
 class StreamOpened:
     """A caption stream opened for a source (again after an engine restart: new id, same label)."""
 

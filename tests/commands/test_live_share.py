@@ -56,3 +56,17 @@ def test_an_allowed_site_is_one_exact_site(pulse, tmp_path):
         assert error.startswith(f"error: --share-allow-origin {value!r}: {line}"), error
         assert "fix: leave it out, or give the one site" in r.stderr
         assert "engine:" not in r.stderr
+
+
+def test_obs_text_is_checked_in_one_line(pulse, tmp_path):
+    """``--obs-text translation`` needs the captions sent to OBS and translated; a value it does
+    not take is named with those it does."""
+    env = {**pulse.env(), "VOXCAP_DATA_DIR": str(tmp_path / "data"),
+           "PYTHONPATH": os.pathsep.join(sys.path)}
+    r = _live(["--obs-captions", "--obs-text", "translation", "--model", "x"], env)
+    assert r.returncode != 0 and "Traceback" not in r.stderr
+    assert ("error: --obs-text translation needs --obs-captions and --translate-to.\n"
+            "  fix: add them, or leave --obs-text out") in r.stderr
+    r = _live(["--obs-captions", "--obs-text", "subtitles", "--model", "x"], env)
+    assert r.returncode != 0 and "Traceback" not in r.stderr
+    assert "--obs-text" in r.stderr and "original, translation" in r.stderr, r.stderr

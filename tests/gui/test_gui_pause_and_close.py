@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 from support.caption_helpers import without_language_tags
 from support.gui_fakes import scripted_factory
 
-from voxcap.events import Captioning
+from voxcap.events import Captioning, CaptioningAsked
 from voxcap.gui.main.shortcut_list import shortcut_rows
 
 
@@ -66,6 +66,8 @@ def test_f6_says_pausing_at_once_while_the_last_words_are_flushed(qtbot, make_ap
     at once, in the window and on the overlay, and "Paused" follows when it is."""
     app = make_app(engine_factory=scripted_factory(flush_s=1.5))
     w = app.window
+    asked = []  # what the caption page and its feed are told at once
+    app.hub.subscribe(lambda ev: asked.append(ev.what) if isinstance(ev, CaptioningAsked) else None)
     _captioning_with_text(qtbot, app, fake_audio)
     t0 = time.perf_counter()
     _key(w, Qt.Key.Key_F6)
@@ -83,6 +85,7 @@ def test_f6_says_pausing_at_once_while_the_last_words_are_flushed(qtbot, make_ap
     assert w.state_label.text().startswith("Resuming"), w.state_label.text()
     qtbot.waitUntil(lambda: app.state == Captioning.ON, timeout=5000)
     assert w.state_label.text() == "Captioning"
+    assert asked == ["pausing", "resuming"]
 
 
 def _question(qtbot) -> QMessageBox:

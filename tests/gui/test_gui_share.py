@@ -130,9 +130,21 @@ def test_obs_captions_settings(qtbot, make_app, tmp_path, monkeypatch):
     qtbot.waitUntil(shown, timeout=15_000)
     assert panel.obs_status.text().startswith(f"OBS captions: OBS not reachable at ws://127.0.0.1:{port}")
     assert "secret-obs-password" not in panel.obs_status.text()
+    # which text OBS gets: the translation, once lines are translated
+    assert panel.obs_text.isEnabled() and panel.obs_text.accessibleName() == "OBS captions carry"
+    panel.obs_text.setCurrentIndex(panel.obs_text.findData("translation"))
+    app.settings_control.dialog.apply()
+    assert app.settings.share.obs_text == "translation"
+    qtbot.waitUntil(lambda: app.sharing.service.options.obs_url != "", timeout=10_000)
+    dlg = app.settings_control.dialog
+    dlg.translation.target.setCurrentIndex(dlg.translation.target.findData("en"))
+    dlg.apply()
+    qtbot.waitUntil(lambda: app.sharing.service.options.obs_text == "translation", timeout=10_000)
+    qtbot.waitUntil(lambda: app.sharing.service.obs.text == "translation", timeout=10_000)
     panel.obs.setChecked(False)
     app.settings_control.dialog.apply()
     qtbot.waitUntil(lambda: app.sharing.service.obs is None, timeout=10_000)
+    assert not panel.obs_text.isEnabled()
 
 
 def test_sharing_switched_on_mid_session_knows_captioning_is_on(qtbot, make_app, fake_audio,

@@ -109,3 +109,74 @@ def test_a_lines_language_from_the_journal_and_live(script, tmp_path):
         assert [(ln["text"], ln["lang"]) for ln in feed.snapshot()["lines"]] == [
             ("w0 w1", "es"), ("w2 w3", ""), ("w4", "")]
     journal.close()
+
+
+def test_a_translation_goes_to_its_line_by_stream_and_start(script, tmp_path):
+    """The app numbers its lines its own way: a translation goes to the line of its stream where
+    its first word is, sent as an update of that line when it comes after it; the feed's lines
+    are wider, so the translations of the app's lines within one are joined as they come; it is
+    rebuilt from the journal."""
+    from voxcap.framing import STEP_SECONDS
+
+    journal = Journal.create({"model": "test"}, kind="test", root=tmp_path)
+    live = CaptionFeed()
+    viewer = live.add_viewer(lambda: None)
+    publish = lambda ev: (journal.on_event(ev), live.on_event(ev))  # noqa: E731
+    them = script(publish, session_id=journal.session_id)
+    you = script(publish, label="You", stream_id="s2", session_id=journal.session_id)
+    for s in (them, you):
+        journal.stream_opened(s.stream_id, label=s.label, source="test")
+    for _ in range(2):  # two lines each, at the same times
+        them.say(4, pause_every=4)
+        you.say(4, pause_every=4)
+    viewer.take()
+    second = 33 * STEP_SECONDS  # where each stream's second line starts (w4 after a pause)
+    assert [ln["start"] for ln in live.snapshot()["lines"]] == [0.0, 0.0, second, second]
+    for ev in (LineTranslated("s2", 0, "w4 w5", second, second + 0.24, "de", "en", "x4 x5"),
+               LineTranslated("s2", 1, "w6 w7", second + 0.32, second + 0.56, "de", "en", "x6 x7")):
+        publish(ev)
+    updates = [json.loads(m) for m in viewer.take()]
+    assert [(u["type"], u["stream"], u["text"], u["translation"], u["translated"]) for u in updates] == [
+        ("line", "s2", "w4 w5 w6 w7", "x4 x5", False),  # the first half: not to its end yet
+        ("line", "s2", "w4 w5 w6 w7", "x4 x5 x6 x7", False)]  # its end: the line is not final
+    them.finish()
+    you.finish()
+    rebuilt = CaptionFeed()
+    rebuilt.load(journal.session())
+    for feed in (live, rebuilt):
+        assert [(ln["stream"], ln["translation"], ln["target"], ln["translated"], ln["lang"])
+                for ln in feed.snapshot()["lines"]] == [
+            ("s1", "", "", False, ""), ("s2", "", "", False, ""),
+            ("s1", "", "", False, ""), ("s2", "x4 x5 x6 x7", "en", True, "de")]
+    journal.close()
+
+
+def test_a_line_already_in_the_target_language_keeps_its_words():
+    """Part of a line not translated (already in the target language) is its original in the
+    line's translation; a line with nothing translated has none (the page shows its original)."""
+    from voxcap.share.feed import LineTranslation
+
+    t = LineTranslation("en")
+    t.parts[0.0] = (1.0, "hello there", False)
+    assert t.text() == "" and t.covers(1.0)
+    t.parts[1.2] = (2.0, "x2 x3", True)
+    assert t.text() == "hello there x2 x3" and t.covers(2.0) and not t.covers(2.5)
+
+
+def test_pausing_is_said_until_the_session_gets_there():
+    """F6's "pausing" (``CaptioningAsked``, before the last words are flushed) is the state the
+    pages are sent, then "paused"; a pause refused (an ``AppProblem``) gives the state back."""
+    from voxcap.events import AppProblem, CaptioningAsked
+
+    feed = CaptionFeed()
+    feed.on_event(CaptioningState("on", "sess-1"))
+    viewer = feed.add_viewer(lambda: None)
+    viewer.take()
+    for ev in (CaptioningAsked("pausing"), CaptioningState("paused", "sess-1"),
+               CaptioningAsked("resuming"), CaptioningState("on", "sess-1"),
+               CaptioningAsked("pausing"), AppProblem("A file cannot be paused.", "", "capture")):
+        feed.on_event(ev)
+    assert [json.loads(m)["state"] for m in viewer.take()] == [
+        "pausing", "paused", "resuming", "on", "pausing", "on"]
+    feed.on_event(CaptioningAsked("pausing"))
+    assert feed.snapshot()["state"] == "pausing"  # a page that opens now says it too

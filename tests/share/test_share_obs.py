@@ -135,3 +135,43 @@ def test_masked_words_reach_the_obs_stream_masked(obs, script):
     # is its first letter and no more of its letters
     assert re.search(r"oh ?s[^a-z]+that is ?f[^a-z]+w\d", text), text[:300]
     assert "shit" not in text.lower() and "fuck" not in text.lower(), text[:300]
+
+
+def test_the_translation_reaches_the_obs_stream_when_picked(obs, script):
+    """``ShareSettings.obs_text`` "translation": each line's translation goes to OBS once it has
+    come (matched to its line by stream and start time), and none of the original words."""
+    from voxcap.events import LineTranslated
+    from voxcap.framing import STEP_SECONDS
+
+    hub = EventHub()
+    sharing = Sharing(hub)
+    sharing.apply_now(ShareOptions(obs_url=f"ws://127.0.0.1:{obs.ws_port}", obs_password=PASSWORD,
+                                   obs_text="translation"))
+    sender = sharing.obs
+    translated = []
+    try:
+        assert obs_studio.request(obs.ws_port, PASSWORD, "StartStream")["requestStatus"]["result"]
+        wait_for(lambda: obs_studio.request(obs.ws_port, PASSWORD, "GetStreamStatus")
+                 ["responseData"]["outputActive"], timeout=60, what="OBS streaming")
+        wait_for(lambda: sender.state == "sending" and not sender.problem, what="connected")
+        s = script(hub.publish)
+        for n in range(6):
+            before = sender.sent
+            start = s.index * STEP_SECONDS
+            words = s.say(3, pause_every=3)  # a line, then a pause: it has ended
+            time.sleep(0.5)  # the original alone sends nothing
+            assert sender.sent == before
+            english = [f"x{w[1:]}" for w in words]
+            translated += english
+            hub.publish(LineTranslated(s.stream_id, 500 + n, " ".join(words), start,
+                                       start + 0.5, "fr", "en", " ".join(english)))
+            wait_for(lambda b=before: sender.sent > b, timeout=30, what="a translation sent")
+        time.sleep(1.0)
+        obs_studio.request(obs.ws_port, PASSWORD, "StopStream")
+        obs.stop_receiver()
+    finally:
+        sharing.stop()
+    text = obs_studio.captions_in(obs.flv)
+    found = re.findall(r"x\d+", text)
+    assert sorted(set(found), key=found.index) == translated, text[:300]
+    assert not re.search(r"w\d", text), text[:300]  # the original words: none

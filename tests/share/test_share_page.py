@@ -9,7 +9,7 @@ import threading
 import time
 
 import pytest
-from support.browser import REBIND_NAME, caption_text, wait_for
+from support.browser import REBIND_NAME, caption_text, open_live, wait_for
 from support.other_user import needs_root, other_user
 
 from voxcap.events import LineTranslated
@@ -49,8 +49,7 @@ def test_each_line_speaks_its_own_language(browser, make_server, script):
     """A line's language (``LineTranslated``, a moment after its words) becomes the HTML lang of
     its caption and of its paragraph in the screen reader's log; one without stays the page's."""
     server = make_server()
-    browser.get(server.url)
-    s = script(server.post)
+    s = open_live(browser, server.url, lambda: script(server.post))
     s.say(4, pause_every=2)  # "w0 w1", then "w2 w3" after a pause
     s.say(2)
     server.post(LineTranslated(s.stream_id, 0, "w0 w1", 0.0, 0.3, "fr"))

@@ -69,3 +69,17 @@ def caption_text(driver) -> str:
     return driver.execute_script(
         "return [...document.querySelectorAll('#captions .line')].map(e => e.textContent)"
         ".join(' ')")
+
+
+def open_live(driver, url: str, start_session):
+    """Open the caption page at ``url``, then ``start_session()`` (returned) once it is
+    connected and wait for that session's snapshot: the words said after come live, not
+    refilled from a snapshot (whose lines go to the screen reader's log at once, with what they
+    had then)."""
+    driver.get(url)
+    wait_for(lambda: driver.find_element("id", "status").get_attribute("data-state")
+             == "connected", what="the page connected")
+    session = start_session()
+    wait_for(lambda: driver.execute_script("return window.voxcap.snapshots") >= 2,
+             what="the new session's snapshot")
+    return session

@@ -31,7 +31,7 @@ from ..engine.choice import EngineChoice
 from ..netaddr import OBS_ADDRESS, SHARE_PORT, parse_origin
 from ..settings_schema import declared, flag_values, get_path, set_path, setting, spec_of
 from .settings_migration import migrate
-from .translation_settings import TranslationSettings
+from .translation_settings import ORIGINAL, TRANSLATION, TranslationSettings
 
 log = logging.getLogger(__name__)
 
@@ -118,6 +118,16 @@ class ShareSettings:
         flag_fix=f"give obs-websocket's address, e.g. --obs-captions {OBS_ADDRESS}")
     # obs-websocket's (Tools → WebSocket Server Settings); a secret
     obs_password: str = field(default="", repr=False)
+    # what OBS's closed captions carry while lines are translated (translation.translate_to):
+    # the translation goes once a line has ended, a line not translated as its original
+    obs_text: str = setting(
+        ORIGINAL, label="OBS captions &carry", words="OBS captions' text",
+        choices=((ORIGINAL, "The original, as it is spoken"),
+                 (TRANSLATION, "The translation, once each line has ended")),
+        flag="--obs-text", metavar="WHICH",
+        flag_help="with --obs-captions and --translate-to: send OBS the original (default, as "
+                  "it is spoken) or the translation (each line once it has ended and been "
+                  "translated)")
 
 
 ECHO_HELP = {"auto": "Automatic (on unless the output is headphones)", "on": "On", "off": "Off"}

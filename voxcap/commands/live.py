@@ -13,6 +13,7 @@ import os
 
 from ..app.settings import AppSettings, ShareSettings
 from ..app.sources import AudioSources
+from ..app.translation_settings import ORIGINAL
 from ..errors import ConfigError
 from ..settings_schema import add_setting_flags
 from ..share import ShareOptions, Sharing
@@ -30,7 +31,8 @@ def add_parser(sub) -> list[str]:
     p.add_argument("--duration", type=float, default=None, metavar="S",
                    help="stop after S seconds (default: until Ctrl-C)")
     g = p.add_argument_group("share captions (a page for OBS, a phone, programs)")
-    add_setting_flags(g, ShareSettings, ["port", "lan", "local_token", "allow_origin", "obs_url"])
+    add_setting_flags(g, ShareSettings, ["port", "lan", "local_token", "allow_origin", "obs_url",
+                                         "obs_text"])
     g.add_argument("--obs-password-env", metavar="VAR",
                    help="environment variable holding obs-websocket's password (never logged)")
     add_run_options(p)
@@ -49,10 +51,13 @@ def run(args) -> int:
     if args.share is None and (args.share_lan or args.share_allow_origin or args.share_token):
         raise ConfigError("--share-lan, --share-token and --share-allow-origin need --share.",
                           "add --share (or --share PORT)")
+    if share.obs_text != ORIGINAL and not (args.obs_captions and chosen.translation.translate_to):
+        raise ConfigError("--obs-text translation needs --obs-captions and --translate-to.",
+                          "add them, or leave --obs-text out")
     cap = CaptionRun(args, engine_settings(args, max_streams=len(resolved)), audio, name="live")
     for spec, description in resolved:
         cap.term.line(f"source: {spec.label}: {description!r}")
-    sharing = start_sharing(args, cap, share)
+    sharing = start_sharing(args, cap, chosen)
     try:
         result = cap.run(chosen.source, args.duration)
     finally:
@@ -63,9 +68,11 @@ def run(args) -> int:
     return cap.finish(labelled=True)
 
 
-def start_sharing(args, cap: CaptionRun, share: ShareSettings) -> Sharing | None:
+def start_sharing(args, cap: CaptionRun, chosen: AppSettings) -> Sharing | None:
     """The caption page and OBS as the flags ask, before the engine (a busy port fails now),
-    masked as the terminal and the files are (--mask-profanity); None: not asked for."""
+    masked as the terminal and the files are (--mask-profanity), translated lines shown as
+    the overlay would (--translate-to); None: not asked for."""
+    share = chosen.share
     if args.share is None and not args.obs_captions:
         return None
 
@@ -78,7 +85,8 @@ def start_sharing(args, cap: CaptionRun, share: ShareSettings) -> Sharing | None
     status = sharing.apply_now(ShareOptions(
         args.share is not None, share.lan, share.port, share.allow_origin,
         obs_url=share.obs_url if args.obs_captions else "", obs_password=password,
-        local_token=share.local_token), masker=cap.out_options["masker"])
+        obs_text=share.obs_text, local_token=share.local_token),
+        style={"translation": chosen.translation.shown()}, masker=cap.out_options["masker"])
     if status.running:
         cap.term.line(f"share: captions at {status.url}" + (
             " (this network; the address carries its access token)" if status.lan else

@@ -43,6 +43,7 @@ from ..events import (
     AppProblem,
     AppsChanged,
     Captioning,
+    CaptioningAsked,
     CaptioningState,
     CaptureStarted,
     DevicesChanged,
@@ -445,6 +446,7 @@ class VoxcapApp(QObject):
             what = "resuming" if self.state == Captioning.PAUSED else "pausing"
             self.window.set_asked(what)
             self.overlay_state.asked(what)
+            self.hub.publish(CaptioningAsked(what))  # the caption page says it too
             self.controller.toggle_pause()
 
     def close_requested(self) -> None:

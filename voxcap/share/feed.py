@@ -6,7 +6,8 @@ event over from the thread that published it).
     feed = CaptionFeed(masker=None, style={...})
     feed.load(session)                # the session so far (journal), or None; then live:
     feed.on_event(event)              # TextDelta, StreamFinished, StreamOpened, CaptioningState,
-                                      # LineTranslated (a finished line's language)
+                                      # LineTranslated (a finished line's language and
+                                      # translation), CaptioningAsked (F6: "pausing"...)
     viewer = feed.add_viewer(wake)    # wake(): called when the viewer has something to send
     viewer.take()                     # the messages to send now (a snapshot first)
     feed.remove_viewer(viewer)
@@ -17,11 +18,17 @@ Messages (JSON objects, ``type`` first):
   session so far (its last ``snapshot_lines`` lines); every connection starts with one, and a
   viewer that fell behind gets a fresh one instead of what it missed.
 - ``line``: ``{"type", "seq", "new", "added", **LINE}`` — a line was started or grew, or
-  became final. LINE = ``{"id", "stream", "label", "text", "final", "paragraph", "start",
-  "end", "wall"}``: ``start``/``end`` the audio span (seconds of the stream), ``wall`` the
-  Unix time the text came out of the engine. Line ids keep increasing across sessions (and are
-  the same when a restarted server rebuilds the session from the journal).
-- ``state``: ``{"type", "seq", "state"}`` — captioning on/off/... (``CaptioningState``).
+  became final, or its language or translation came. LINE = ``{"id", "stream", "label", "text",
+  "final", "paragraph", "start", "end", "wall", "lang", "target", "translation",
+  "translated"}``: ``start``/``end`` the audio span (seconds of the stream), ``wall`` the Unix
+  time the text came out of the engine, ``lang`` the language it was heard in ("" not yet or
+  too short to tell), ``translation`` its text in ``target`` ("" none yet; it grows as the
+  app's narrower lines within it are translated), ``translated`` true once that covers the
+  line to its end. Line ids keep increasing across sessions (and are the same when a
+  restarted server rebuilds the session from the journal). Programs that know only the
+  earlier fields keep working: the later ones are only added.
+- ``state``: ``{"type", "seq", "state"}`` — captioning on/off/paused/... (``CaptioningState``),
+  or "pausing"/"resuming" from the moment the person asks until the session gets there.
 - ``style``: ``{"type", "seq", "style"}`` — the overlay's style changed in the app.
 
 Bounds: each viewer holds at most ``viewer_queue`` messages (references to one shared encoded
@@ -37,12 +44,14 @@ import json
 import logging
 from collections import deque
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
 from ..captions.assembly import CaptionAssembler, CaptionLine
 from ..captions.masking import Masker
 from ..events import (
+    AppProblem,
     Captioning,
+    CaptioningAsked,
     CaptioningState,
     LineTranslated,
     StreamFinished,
@@ -54,13 +63,42 @@ log = logging.getLogger(__name__)
 FEED_COLUMNS = 160  # assembler lines; the page wraps them to its width (as the overlay does)
 SNAPSHOT_LINES = 300
 VIEWER_QUEUE = 256
+SAME_START_S = 0.001  # line starts are rounded to the millisecond (app.line_translation.line_key)
 
 
-def line_json(line: CaptionLine, wall: float, base: int = 0, lang: str = "") -> dict:
+@dataclass
+class LineTranslation:
+    """A feed line's translation: the app's lines are narrower, so it is theirs joined, each
+    placed in the feed line where its first word is (matched by stream and start time, never by
+    line number). A part not translated (already in the target language) is its original."""
+
+    target: str = ""
+    parts: dict[float, tuple[float, str, bool]] = field(default_factory=dict)  # start -> (end,
+    # text, translated)
+
+    def text(self) -> str:
+        """The translation, "" while no part of the line is translated."""
+        parts = [self.parts[start] for start in sorted(self.parts)]
+        if not any(translated for _end, _text, translated in parts):
+            return ""
+        return " ".join(text for _end, text, _translated in parts if text)
+
+    def covers(self, end_s: float) -> bool:
+        return any(end >= end_s - SAME_START_S for end, _text, _translated in self.parts.values())
+
+
+NOT_TRANSLATED = LineTranslation()
+
+
+def line_json(line: CaptionLine, wall: float, base: int = 0, lang: str = "",
+              translated: LineTranslation | None = None) -> dict:
+    """A line as the feed sends it (``translated``: its translation so far)."""
+    t = translated or NOT_TRANSLATED
     return {"id": base + line.line_id, "stream": line.stream_id, "label": line.label, "text": line.text,
             "final": line.final, "paragraph": line.paragraph_start,
             "start": round(line.start_s, 3), "end": round(line.end_s, 3), "wall": round(wall, 3),
-            "lang": lang}
+            "lang": lang, "target": t.target, "translation": t.text(),
+            "translated": line.final and t.covers(line.end_s)}
 
 
 def encode(message: dict) -> str:
@@ -112,6 +150,7 @@ class CaptionFeed:
         self.viewers: list[Viewer] = []
         self.seq = 0
         self.state = Captioning.OFF
+        self.asked = ""  # "pausing" / "resuming": asked for, the session not there yet
         self.session_id = ""
         self.id_base = 0  # line ids keep increasing over sessions: a program can key on them
         self._max_id = 0
@@ -124,6 +163,7 @@ class CaptionFeed:
         self.lines: dict[int, CaptionLine] = {}  # line id -> the line now, in order
         self.walls: dict[int, float] = {}  # line id -> wall time of its last change
         self.langs: dict[int, str] = {}  # line id -> its speech's language, once known
+        self.translations: dict[int, LineTranslation] = {}  # line id -> its translation so far
         self.open_line: dict[str, int] = {}  # stream id -> its line still growing
         self.labels: dict[str, str] = {}  # stream id -> label
         self.deltas: list = []  # the session's deltas with text, for TXT/VTT without a journal
@@ -171,6 +211,10 @@ class CaptionFeed:
             self._state(event)
         elif isinstance(event, LineTranslated):
             self._language(event)
+        elif isinstance(event, CaptioningAsked):
+            self._asked(event.what)
+        elif isinstance(event, AppProblem) and self.asked:  # a pause refused (a file)
+            self._asked("")
 
     def _label(self, stream_id: str, label: str) -> None:
         self.labels[stream_id] = label
@@ -183,33 +227,65 @@ class CaptionFeed:
         self._updates(self.asm.feed(delta), delta.produced_at)
 
     def _language(self, done) -> None:
-        """A finished line's language (``LineTranslated`` or its journal record): the app's
-        lines are narrower than the feed's, so it goes to the feed lines its audio overlaps that
-        have none yet (a feed line speaks the language it starts in)."""
-        if not done.language:
-            return
+        """A finished line's language and translation (``LineTranslated`` or its journal
+        record): the app's lines are narrower than the feed's, so its language goes to the feed
+        lines its audio overlaps that have none yet (a feed line speaks the language it starts
+        in), its translation to the feed line its first word is in; each line changed is sent
+        again (an update of that line)."""
+        changed: dict[int, CaptionLine] = {}
+        first: CaptionLine | None = None  # the feed line its first word is in (or, in a gap,
+        # the earliest its audio overlaps)
         for line in reversed(self.lines.values()):
             if line.stream_id != done.stream_id:
                 continue
             if line.end_s <= done.start_s:
                 break  # the stream's lines before are earlier still
-            if line.start_s < done.end_s and line.line_id not in self.langs:
-                self.langs[line.line_id] = done.language
-                self._line(line, "", False, None)
+            if line.start_s < done.end_s:
+                first = line
+                if done.language and line.line_id not in self.langs:
+                    self.langs[line.line_id] = done.language
+                    changed[line.line_id] = line
+            if line.start_s <= done.start_s + SAME_START_S:
+                break
+        if done.target and first is not None:
+            self._translated(first, done)
+            changed[first.line_id] = first
+        for line in sorted(changed.values(), key=lambda ln: ln.line_id):
+            self._line(line, "", False, None)
+
+    def _translated(self, line: CaptionLine, done) -> None:
+        mask = self.asm.masker.mask_text if self.asm.masker is not None else str
+        t = self.translations.setdefault(line.line_id, LineTranslation(done.target))
+        if t.target != done.target:  # the target changed in the app: the new one from now on
+            t.target, t.parts = done.target, {}
+        text = done.translation or done.text
+        t.parts[round(done.start_s, 3)] = (done.end_s, mask(text.strip()), bool(done.translation))
+
+    def _asked(self, what: str) -> None:
+        before = self.shown_state
+        self.asked = what
+        if self.shown_state != before:
+            self._broadcast({"type": "state", "state": self.shown_state})
+
+    @property
+    def shown_state(self) -> str:
+        """What the pages say of the session: its state, or what was asked of it meanwhile."""
+        return self.asked or self.state
 
     def _state(self, event: CaptioningState) -> None:
         if event.state == Captioning.STARTING and not self.state.active:  # a new session
             self.session_id = event.session_id
             self.id_base = self._max_id
             self._reset()  # the pages start empty
-            self.state = event.state
+            self.state, self.asked = event.state, ""
             self._resync_all()
             return
         if event.session_id:
             self.session_id = event.session_id
-        if event.state != self.state:
-            self.state = event.state
-            self._broadcast({"type": "state", "state": event.state})
+        before = self.shown_state
+        self.state, self.asked = event.state, ""
+        if self.shown_state != before:
+            self._broadcast({"type": "state", "state": self.shown_state})
 
     def _updates(self, updates, wall: float | None) -> None:
         for u in updates:
@@ -228,16 +304,18 @@ class CaptionFeed:
         self.lines[line.line_id] = line
         self.walls[line.line_id] = when
         self._max_id = max(self._max_id, self.id_base + line.line_id)
-        self._broadcast({"type": "line", "new": new, "added": added,
-                         **line_json(line, when, self.id_base, self.langs.get(line.line_id, ""))})
+        self._broadcast({"type": "line", "new": new, "added": added, **self._line_json(line, when)})
+
+    def _line_json(self, line: CaptionLine, wall: float) -> dict:
+        return line_json(line, wall, self.id_base, self.langs.get(line.line_id, ""),
+                         self.translations.get(line.line_id))
 
     # -------------------------------------------------------------------- output ----
     def snapshot(self) -> dict:
         lines = list(itertools.islice(reversed(self.lines.values()), self.snapshot_lines))[::-1]
         return {"type": "snapshot", "seq": self.seq, "session": self.session_id,
-                "state": self.state, "style": self.style,
-                "lines": [line_json(ln, self.walls.get(ln.line_id, 0.0), self.id_base,
-                                    self.langs.get(ln.line_id, "")) for ln in lines]}
+                "state": self.shown_state, "style": self.style,
+                "lines": [self._line_json(ln, self.walls.get(ln.line_id, 0.0)) for ln in lines]}
 
     def _broadcast(self, message: dict) -> None:
         self.seq += 1

@@ -8,7 +8,10 @@
 
 It follows the captions as the caption page does (``feed.CaptionFeed``) and sends the line
 being spoken, as it grows, at most every ``interval_s`` (its last ``CAPTION_CHARS`` characters:
-two rows of a 608 caption). OBS shows it only while it streams; nothing is queued meanwhile
+two rows of a 608 caption). With ``text="translation"`` (``ShareSettings.obs_text``) it sends
+each line's translation instead, once the line has ended and its translation has come (a line
+found to be in the target language already, as its original); the translation's words are
+masked as the original's are. OBS shows it only while it streams; nothing is queued meanwhile
 (captions are live or useless). It reconnects with backoff when OBS is not running or restarts.
 A password OBS refuses (obs-websocket closes with 4009, "authentication failed"), a password
 OBS asks for when none is set, or a server that asks for none when one is set (OBS asks
@@ -46,6 +49,7 @@ log = logging.getLogger(__name__)
 CAPTION_CHARS = 64
 INTERVAL_S = 0.3
 RPC_VERSION = 1
+ORIGINAL, TRANSLATION = "original", "translation"  # which text OBS gets (ShareSettings.obs_text)
 AUTH_FAILED = 4009  # obs-websocket 5's close code for a missing or wrong password
 PASSWORD_FIX = ("use the password OBS shows in Tools → WebSocket Server Settings → Show "
                 "Connect Info")
@@ -76,9 +80,10 @@ def auth_string(password: str, salt: str, challenge: str) -> str:
 
 class ObsCaptions:
     def __init__(self, url: str = OBS_ADDRESS, password: str = "", masker=None,
-                 interval_s: float = INTERVAL_S, on_change=None) -> None:
+                 interval_s: float = INTERVAL_S, on_change=None, text: str = ORIGINAL) -> None:
         self.url = url
         self.password = password
+        self.text = text  # ORIGINAL or TRANSLATION
         self.interval_s = interval_s
         self.on_change = on_change  # called (on the sender's thread) when state/problem change
         self.feed = CaptionFeed(masker=masker, viewer_queue=64)
@@ -163,13 +168,14 @@ class ObsCaptions:
             version = await self._identify(ws)
             self._set("sending")
             log.info("obs: connected to obs-websocket %s", version)
-            viewer.take()  # the session so far is not sent: captions are live
+            picker = CaptionPicker(self.text)
+            picker.latest(viewer.take())  # the session so far is not sent: captions are live
             n = 0
             while not self._stop.is_set():
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(wake.wait(), 1.0)
                 wake.clear()
-                text = latest_caption(viewer.take())
+                text = picker.latest(viewer.take())
                 if text is None:
                     continue
                 n += 1
@@ -218,14 +224,45 @@ class ObsCaptions:
             self._set("sending", f"OBS: {status.get('comment') or status.get('code')}")
 
 
-def latest_caption(feed_messages) -> str | None:
-    """The newest caption text among the page feed's messages (a line that grew, or the last
-    line of a snapshot), cut to what OBS shows; None when none carries new words."""
-    text = None
-    for raw in feed_messages:
-        msg = json.loads(raw)
-        if msg["type"] == "line" and (msg["added"] or msg["new"]):
-            text = msg["text"][-CAPTION_CHARS:].lstrip()
-        elif msg["type"] == "snapshot" and msg["lines"]:  # a new session, or behind
-            text = msg["lines"][-1]["text"][-CAPTION_CHARS:].lstrip()
-    return text
+class CaptionPicker:
+    """The newest caption text among the page feed's messages, cut to what OBS shows; None
+    when none carries new words. The original: the line that grew (or a snapshot's last).
+    The translation: a line whose translation changed, so no part of a line goes before it has
+    ended and been translated (a line found to be in the target language already: its
+    original, as it grows)."""
+
+    KEPT = 64  # lines whose last text sent is remembered
+
+    def __init__(self, which: str = ORIGINAL) -> None:
+        self.which = which
+        self._sent: dict[int, str] = {}  # line id -> the translation last sent
+
+    def latest(self, feed_messages) -> str | None:
+        text = None
+        for raw in feed_messages:
+            msg = json.loads(raw)
+            if msg["type"] == "snapshot":  # a new session, or behind
+                lines, grew = msg["lines"][-1:], True
+            elif msg["type"] == "line":
+                lines, grew = [msg], bool(msg["added"] or msg["new"])
+            else:
+                continue
+            for line in lines:
+                picked = self._pick(line, grew)
+                if picked is not None:
+                    text = picked[-CAPTION_CHARS:].lstrip()
+        return text
+
+    def _pick(self, line: dict, grew: bool) -> str | None:
+        if self.which != TRANSLATION:
+            return line["text"] if grew else None
+        if not line.get("target"):
+            return None  # not translated yet
+        shown = line.get("translation") or line["text"]
+        if self._sent.get(line["id"]) == shown:
+            return None
+        self._sent[line["id"]] = shown
+        while len(self._sent) > self.KEPT:
+            del self._sent[next(iter(self._sent))]
+        return shown
+

@@ -34,6 +34,7 @@ class ShareOptions:
     token: str = field(default="", repr=False)  # the access token ("" = a new one); a secret
     obs_url: str = ""  # obs-websocket's address: the stream's closed captions ("" = none)
     obs_password: str = field(default="", repr=False)  # a secret: never in a repr or the log
+    obs_text: str = "original"  # what OBS gets: "original" or "translation" (obs.ObsCaptions)
     local_token: bool = False  # the token on this computer's address (127.0.0.1) too
 
 
@@ -172,7 +173,8 @@ class Sharing:
 
     def _apply_obs(self, options: ShareOptions) -> None:
         old = self.obs
-        if old is not None and (old.url, old.password) == (options.obs_url, options.obs_password) \
+        if old is not None and (old.url, old.password, old.text) == (
+                options.obs_url, options.obs_password, options.obs_text) \
                 and old.state != "refused":  # a refused password: applying tries once more
             return
         if old is not None:
@@ -181,7 +183,7 @@ class Sharing:
         obs = None
         if options.obs_url:
             obs = ObsCaptions(options.obs_url, options.obs_password, masker=self._masker,
-                              on_change=self.on_obs).start()
+                              on_change=self.on_obs, text=options.obs_text).start()
             self.hub.subscribe(obs.post)
         with self._lock:
             self.obs = obs

@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from ...app.settings import AppSettings
 from ...app.settings_changes import SettingsChanges
+from ...app.translation_settings import ORIGINAL
 from ...app.window_state import WindowState
 from ...captions.masking import make_masker
 from ...share import ShareOptions, Sharing, new_token, page_style
@@ -39,10 +40,12 @@ class SharingController:
         if sh.enabled and (sh.lan or sh.local_token) and not self.state.share_token:
             self.state.share_token = new_token()  # kept: links and QR codes stay valid
             self.save_state()
+        translating = bool(settings.translation.translate_to)
         options = ShareOptions(sh.enabled, sh.lan, sh.port, sh.allow_origin, self.state.share_token,
                                sh.obs_url if sh.obs else "", sh.obs_password,
+                               sh.obs_text if translating else ORIGINAL,
                                local_token=sh.local_token)
-        self.service.apply(options, style=page_style(settings.overlay),
+        self.service.apply(options, style=page_style(settings.overlay, settings.translation.shown()),
                            masker=make_masker(settings.mask_profanity))
 
     def new_address(self) -> None:

@@ -1,7 +1,8 @@
 """Settings → Share captions: on/off, the local network (with its token and QR code), the token on
 this computer too, the port, the one site allowed to read the feed (checked as it is typed: one
-exact scheme://host[:port], never ``*`` or ``null``); and, from the running server, the address
-and how many are watching. It says what sharing on this computer exposes."""
+exact scheme://host[:port], never ``*`` or ``null``); OBS's closed captions (its address,
+password, and which text they carry while lines are translated); and, from the running server,
+the address and how many are watching. It says what sharing on this computer exposes."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from ...settings_schema import specs
 from ...share import ShareStatus
 from ...share.qr import qr_png
 from ..a11y import status_label
-from ..settings.fields import number_box, row_label
+from ..settings.fields import choice_box, number_box, row_label
 
 SPECS = specs(ShareSettings)
 MASKED_TOKEN = re.compile(r"(?<=[?&]token=)[^&#]+")
@@ -80,6 +81,9 @@ class SharePanel(QGroupBox):
         self.obs_password.setEchoMode(QLineEdit.EchoMode.Password)
         self.obs_password.setAccessibleName("OBS WebSocket password")
         self.obs_password.setPlaceholderText("OBS: Tools → WebSocket Server Settings")
+        self.obs_text = choice_box(SPECS["obs_text"], settings.obs_text, self, "OBS captions carry")
+        self.obs_text.setAccessibleDescription("Which text goes to OBS while captions are "
+                                               "translated (Settings → Translation)")
         self.obs_status = status_label(QLabel("", self), "OBS captions status")
         self.viewers = status_label(QLabel("Not sharing.", self), "Sharing status")
         self.viewers.setWordWrap(True)
@@ -109,6 +113,7 @@ class SharePanel(QGroupBox):
         form.addRow("", self.obs)
         form.addRow(row_label(SPECS["obs_url"]), self.obs_url)
         form.addRow("OBS password:", self.obs_password)
+        form.addRow(row_label(SPECS["obs_text"]), self.obs_text)
         form.addRow("", self.obs_status)
         lay = QHBoxLayout(self)
         left = QVBoxLayout()
@@ -131,8 +136,9 @@ class SharePanel(QGroupBox):
         on = self.enabled.isChecked()
         for w in (self.lan, self.local_token, self.port, self.origin):
             w.setEnabled(on)
-        for w in (self.obs_url, self.obs_password):
-            w.setEnabled(self.obs.isChecked())
+        obs_fields: tuple[QWidget, ...] = (self.obs_url, self.obs_password, self.obs_text)
+        for field in obs_fields:
+            field.setEnabled(self.obs.isChecked())
 
     def _ask_new_address(self) -> None:
         self.new_address_asked = True
@@ -176,7 +182,8 @@ class SharePanel(QGroupBox):
                              local_token=self.local_token.isChecked(),
                              obs=self.obs.isChecked(),
                              obs_url=self.obs_url.text().strip() or OBS_ADDRESS,
-                             obs_password=self.obs_password.text())
+                             obs_password=self.obs_password.text(),
+                             obs_text=self.obs_text.currentData())
 
     def show_status(self, status: ShareStatus) -> None:
         """What the running server says (the app calls this every second while shown), and
