@@ -118,7 +118,7 @@ class ModelsSection(QGroupBox):
         self.remove_buttons: dict[str, QPushButton] = {}
         self.confirm: QMessageBox | None = None
 
-        self.where = QLabel(f"Kept in {self.models_dir}", self)
+        self.where = QLabel(f"Installed in {self.models_dir}:", self)
         self.where.setWordWrap(True)
         self.where.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.installed = QWidget(self)
@@ -177,6 +177,7 @@ class ModelsSection(QGroupBox):
 
     def showEvent(self, event) -> None:  # Qt calls it when the tab is shown
         super().showEvent(event)
+        self._remove_buttons_first()
         if not self._looked_up:  # the network only once the tab is looked at
             self.look_up()
 
@@ -189,6 +190,7 @@ class ModelsSection(QGroupBox):
             item = self.installed_rows.takeAt(0)
             widget = item.widget() if item is not None else None
             if widget is not None:
+                widget.setParent(None)  # out of the focus chain now, not at deleteLater
                 widget.deleteLater()
         self.remove_buttons = {}
         pairs = self.pairs()
@@ -205,7 +207,20 @@ class ModelsSection(QGroupBox):
             self.installed_rows.addWidget(remove, i, 2)
             self.remove_buttons[pair.name] = remove
         self.installed_rows.setColumnStretch(0, 1)
+        if self.isVisible():  # else when shown: the dialog's chain is only complete then
+            self._remove_buttons_first()
         self._fill_available()
+
+    def _remove_buttons_first(self) -> None:
+        """Tab reaches the Remove buttons, made anew at each refresh, where they are shown:
+        before the download's list (not after the dialog's buttons)."""
+        before = self.available.previousInFocusChain()
+        while before is self or self.isAncestorOf(before):  # the control before this section
+            before = before.previousInFocusChain()
+        for button in self.remove_buttons.values():
+            QWidget.setTabOrder(before, button)
+            before = button
+        QWidget.setTabOrder(before, self.available)
 
     def _fill_available(self) -> None:
         if not self.entries:
@@ -264,9 +279,11 @@ class ModelsSection(QGroupBox):
         self.progress.bar.setValue(0)
         self.progress.bar.setFormat("%p%")
         self.progress.say(text)
+        self.cancel_button.setEnabled(True)
+        if any(b.hasFocus() for b in (self.download_button, self.file_button, self.folder_button)):
+            self.cancel_button.setFocus()  # where the keyboard is: what can be done now
         for b in (self.download_button, self.file_button, self.folder_button):
             b.setEnabled(False)
-        self.cancel_button.setEnabled(True)
 
     def _pick_file(self) -> None:
         name, _f = QFileDialog.getOpenFileName(self, "Translation model file", str(Path.home()),
@@ -294,11 +311,15 @@ class ModelsSection(QGroupBox):
         elif isinstance(ev, ModelProgress):
             self.progress.show_progress(ev)
         elif isinstance(ev, ModelJobDone):
+            had_focus = self.cancel_button.hasFocus()
             self.cancel_button.setEnabled(False)
             self.file_button.setEnabled(True)
             self.folder_button.setEnabled(True)
             self.refresh()
             self.progress.finished(ev)
+            if had_focus:  # not lost with the disabled button: on to what comes next
+                (self.download_button if self.download_button.isEnabled() else self.available
+                 if self.available.isEnabled() else self.file_button).setFocus()
             if ev.installed:
                 self.installed_changed.emit()
 
@@ -321,7 +342,10 @@ class ModelsSection(QGroupBox):
         if self.confirm is not None:
             self.confirm.deleteLater()
             self.confirm = None
+        self.window().activateWindow()  # the keyboard goes on where it was, not nowhere
         if result != QMessageBox.StandardButton.Yes:
+            if pair.name in self.remove_buttons:
+                self.remove_buttons[pair.name].setFocus()
             return
         try:
             remove_package(pair)
