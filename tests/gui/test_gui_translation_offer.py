@@ -112,3 +112,24 @@ def test_a_line_in_a_language_without_a_route_offers_its_pair(qtbot, make_app, f
     assert "through English, this needs fr-en (" in offer.dialog.need.text()
     assert "from French into German" in app.window.notice.text()
     assert set(installed_pairs(models)) == {("en", "de")}  # nothing fetched unasked
+
+
+def test_an_unreachable_index_is_one_line_and_a_file_still_installs(qtbot, make_app, models,
+                                                                     package, tmp_path, monkeypatch):
+    monkeypatch.setenv("VOXCAP_TRANSLATE_INDEX", "http://127.0.0.1:9/index.json")
+    archive = make_archive(copy_package(package, tmp_path / "src" / "en_de", "en", "de"),
+                           tmp_path / "translate-en_de-1_0.argosmodel")
+    app = make_app()
+    offer = app.translation_offer
+    choose_target(app, "de")
+    qtbot.waitUntil(lambda: offer.dialog is not None, timeout=10000)
+    dlg = offer.dialog
+    line = dlg.need.text()
+    assert line.startswith("✗ Cannot reach http://127.0.0.1:9/index.json") and "\n" not in line
+    assert "from a model file" in line and not dlg.download_button.isEnabled()
+    dlg.install_from(archive)  # what "Install from a file…" does once a file is picked
+    qtbot.waitUntil(lambda: dlg.installed, timeout=20000)
+    assert set(installed_pairs(models)) == {("en", "de")}
+    dlg.not_now.click()
+    qtbot.waitUntil(lambda: offer.dialog is None)
+    assert offer.declined == set()

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
     QDialogButtonBox,
+    QFileDialog,
     QFormLayout,
     QLabel,
     QPushButton,
@@ -63,7 +64,8 @@ def route_installed(pairs: dict[tuple[str, str], Pair], source: str, target: str
 
 class ModelOfferDialog(QDialog):
     """"Translate captions from [French] into English? This needs fr-en (23.4 MB)." Download
-    (progress, Cancel download) or Not now. Non-modal: the captions go on behind it."""
+    (progress, Cancel download), Install from a file (offline), or Not now. Non-modal: the
+    captions go on behind it."""
 
     def __init__(self, target: str, source: str, index: list[IndexEntry], index_problem: str,
                  models_dir: Path, parent: QWidget | None = None) -> None:
@@ -98,8 +100,10 @@ class ModelOfferDialog(QDialog):
         self.download_button = QPushButton("&Download", self)
         self.cancel_button = QPushButton("&Cancel download", self)
         self.cancel_button.setEnabled(False)
+        self.file_button = QPushButton("Install from a &file…", self)
+        self.file_button.setToolTip("An .argosmodel file copied from another computer (offline)")
         self.not_now = QPushButton("&Not now", self)
-        for b in (self.download_button, self.cancel_button):
+        for b in (self.download_button, self.cancel_button, self.file_button):
             self.buttons.addButton(b, QDialogButtonBox.ButtonRole.ActionRole)
         self.buttons.addButton(self.not_now, QDialogButtonBox.ButtonRole.RejectRole)
         form = QFormLayout()
@@ -112,6 +116,7 @@ class ModelOfferDialog(QDialog):
         lay.addWidget(self.buttons)
         self.download_button.clicked.connect(self.download)
         self.cancel_button.clicked.connect(self.jobs.cancel)
+        self.file_button.clicked.connect(self._pick_file)
         self.not_now.clicked.connect(self.reject)
         self.source.currentIndexChanged.connect(lambda _i: self._work_out_need())
         self._work_out_need()
@@ -149,29 +154,48 @@ class ModelOfferDialog(QDialog):
 
     def download(self) -> None:
         if self.needed and self.jobs.download(self.needed):
-            self.download_button.setEnabled(False)
-            self.source.setEnabled(False)
-            self.cancel_button.setEnabled(True)
-            self.progress.say(f"Connecting to download {', '.join(e.name for e in self.needed)}…")
+            self._busy(f"Connecting to download {', '.join(e.name for e in self.needed)}…")
+
+    def install_from(self, path: Path) -> None:
+        if self.jobs.install_from(path):
+            self._busy(f"Installing from {path}…")
+
+    def _pick_file(self) -> None:
+        name, _f = QFileDialog.getOpenFileName(self, "Translation model file", str(Path.home()),
+                                               "Translation models (*.argosmodel);;All files (*)")
+        if name:
+            self.install_from(Path(name))
+
+    def _busy(self, text: str) -> None:
+        self.cancel_button.setEnabled(True)
+        if self.download_button.hasFocus() or self.file_button.hasFocus():
+            self.cancel_button.setFocus()
+        for w in (self.download_button, self.file_button, self.source):
+            w.setEnabled(False)
+        self.progress.say(text)
 
     def _on_event(self, ev: object) -> None:
         if isinstance(ev, ModelProgress):
             self.progress.show_progress(ev)
         elif isinstance(ev, ModelJobDone):
-            self.cancel_button.setEnabled(False)
             self.source.setEnabled(True)
+            self.file_button.setEnabled(True)
             if ev.installed:
                 self.installed = True
                 self.progress.say(f"✓ Installed {', '.join(ev.installed)}: lines finished from "
                                   "now on are translated.")
                 self.not_now.setText("&Close")
-                self.download_button.hide()
-                self.cancel_button.hide()
                 self.not_now.setFocus()
+                for w in (self.download_button, self.cancel_button, self.file_button):
+                    w.hide()
             else:
                 self.progress.finished(ev)
                 self._work_out_need()
                 self.download_button.setText("&Resume download" if ev.cancelled else "&Try again")
+                if self.cancel_button.hasFocus():
+                    (self.download_button if self.download_button.isEnabled()
+                     else self.not_now).setFocus()
+                self.cancel_button.setEnabled(False)
 
     def reject(self) -> None:
         self.jobs.cancel()  # what was fetched is kept: Download resumes it
@@ -202,13 +226,15 @@ class TranslationOffer(QObject):
     def check(self, target: str, source: str = "") -> None:
         """Offer the model(s) that translating ``source`` (or the likely source) into ``target``
         needs, unless installed, declined, or an offer is open."""
-        if not target or target in self.declined or self.dialog is not None or self._pending:
+        if not target:
             return
         source = source or self._likely_source(target)
         if route_installed(installed_pairs(self.models_dir), source, target):
             self.window.clear_notice(NOTICE_CAUSE)
             return
-        self._say_missing(target, source)
+        self._say_missing(target, source)  # each time: the captions go on untranslated
+        if target in self.declined or self.dialog is not None or self._pending:
+            return
         self._pending = (target, source)
         self.jobs.look_up()  # the sizes; the offer opens when the index answers
 
@@ -226,6 +252,8 @@ class TranslationOffer(QObject):
         if isinstance(ev, LineTranslated):
             if ev.language in SPEECH_LANGUAGES:
                 self.last_heard = ev.language
+            if ev.translation:  # translated now (a model installed here or in Settings)
+                self.window.clear_notice(NOTICE_CAUSE)
         elif isinstance(ev, TranslationModelMissing):
             self.check(ev.target, ev.source)
         elif isinstance(ev, CaptioningState):

@@ -177,7 +177,7 @@ class ModelsSection(QGroupBox):
 
     def showEvent(self, event) -> None:  # Qt calls it when the tab is shown
         super().showEvent(event)
-        self._remove_buttons_first()
+        self.refresh()  # a pair the first-use offer installed meanwhile is listed
         if not self._looked_up:  # the network only once the tab is looked at
             self.look_up()
 
@@ -214,9 +214,13 @@ class ModelsSection(QGroupBox):
     def _remove_buttons_first(self) -> None:
         """Tab reaches the Remove buttons, made anew at each refresh, where they are shown:
         before the download's list (not after the dialog's buttons)."""
-        before = self.available.previousInFocusChain()
-        while before is self or self.isAncestorOf(before):  # the control before this section
-            before = before.previousInFocusChain()
+        before: QWidget | None = self.available.previousInFocusChain()
+        while before is not None and (before is self or self.isAncestorOf(before)):
+            before = before.previousInFocusChain()  # to the control before this section
+            if before is self.available:  # the chain is a ring: a section on its own
+                return
+        if before is None:
+            return
         for button in self.remove_buttons.values():
             QWidget.setTabOrder(before, button)
             before = button
