@@ -23,6 +23,7 @@ Commands (one a line; each answered "done CMD" on stdout once handled):
     watch STATE    the caption watchdog's news of the "Them" stream (missing, fresh_session,
                    still_missing, back), published as the controller publishes it
     hide           hide the main window (to the tray: the overlay alone on screen)
+    translate-to LANG  choose the translation target, as Settings → Apply does
     quit           quit the app (as Ctrl+Q does)
 """
 
@@ -88,7 +89,14 @@ OVERLAY_WALK = {  # the overlay's walk (tests/gui/test_gui_overlay_walk.py)
 }
 
 
-SIMPLE = {**OVERLAY_WALK, "watch": _watch, "hide": lambda app, _arg: app.window.hide()}
+def _translate_to(app, target: str) -> None:
+    new = app.settings.copy()
+    new.translation.translate_to = target
+    app.settings_control.apply(new)
+
+
+SIMPLE = {**OVERLAY_WALK, "watch": _watch, "hide": lambda app, _arg: app.window.hide(),
+          "translate-to": _translate_to}
 
 
 class HeldPreparation:

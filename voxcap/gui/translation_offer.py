@@ -21,6 +21,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import (
+    QApplication,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -271,6 +272,8 @@ class TranslationOffer(QObject):
         dlg.finished.connect(lambda _r: self._closed(dlg))
         dlg.show()
         dlg.raise_()
+        if QApplication.activeWindow() is not None:  # the user is in voxcap: the keys go to it
+            dlg.activateWindow()
         announce(dlg.need, for_the_app(f"{dlg.intro.text()} {dlg.need.text()}"))
 
     def _closed(self, dlg: ModelOfferDialog) -> None:
