@@ -227,7 +227,8 @@ class TranslationOffer(QObject):
     def check(self, target: str, source: str = "") -> None:
         """Offer the model(s) that translating ``source`` (or the likely source) into ``target``
         needs, unless installed, declined, or an offer is open."""
-        if not target:
+        if not target:  # translation off: nothing is missing
+            self.window.clear_notice(NOTICE_CAUSE)
             return
         source = source or self._likely_source(target)
         if route_installed(installed_pairs(self.models_dir), source, target):
