@@ -52,6 +52,7 @@ def offered(section: ModelsSection) -> list[str]:
 def test_a_download_shows_its_progress_then_the_pair_is_listed_with_its_size(
         qtbot, server, archive, section):
     server.add(archive, "fr", "en")
+    server.add(archive, "sq", "en")  # Albanian: no caption is in it, so it is not offered
     server.delay_s = 0.01
     section.show()  # the tab looked at: the index is asked
     qtbot.waitUntil(lambda: offered(section) == ["fr-en"], timeout=10000)

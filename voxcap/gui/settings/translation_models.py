@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from ...translate.jobs import IndexLookedUp, ModelJobDone, ModelJobs, ModelProgress
-from ...translate.languages import language_name
+from ...translate.languages import SPEECH_LANGUAGES, language_name
 from ...translate.models import DOWNLOADS, IndexEntry, Progress, default_models_dir
 from ...translate.package import Pair, installed_pairs, remove_package
 from ..a11y import announce, status_label
@@ -232,12 +232,14 @@ class ModelsSection(QGroupBox):
         chosen = self.available.currentData()
         have = self.pairs()
         self.available.clear()
-        for entry in sorted(self.entries, key=lambda e: e.name):
-            if (entry.source, entry.target) not in have:
+        for entry in sorted(self.entries, key=lambda e: pair_words(e.source, e.target)):
+            # a pair between two of the speech model's languages: the only ones a caption uses
+            useful = {entry.source, entry.target} <= SPEECH_LANGUAGES.keys()
+            if useful and (entry.source, entry.target) not in have:
                 self.available.addItem(f"{pair_words(entry.source, entry.target)}, "
                                        f"{megabytes(entry.size)}", entry)
         if not self.available.count():
-            self.available.addItem("Every pair on offer is installed", None)
+            self.available.addItem("Every pair on offer for the 13 languages is installed", None)
         self.available.setEnabled(self.available.currentData() is not None)
         i = self.available.findData(chosen)
         if i >= 0:
