@@ -140,4 +140,8 @@ def test_what_a_route_still_needs(tiny_package, tmp_path):
     assert needed_entries(index, installed_pairs(tmp_path), "fr", "de") == []
     with pytest.raises(TranslationModelError) as err:
         needed_entries(index, {}, "ko", "de")
-    assert "fr-en" in err.value.fix
+    assert err.value.message == ("The index has no ko-de translation model, nor ko-en and en-de "
+                                 "to go through English.")
+    with pytest.raises(TranslationModelError) as err:
+        needed_entries(index, {}, "ko", "en")
+    assert "fr-en" in err.value.fix  # the pairs it has

@@ -146,11 +146,14 @@ def needed_entries(index: list[IndexEntry], installed: dict[tuple[str, str], Pai
     except TranslationModelError as direct:
         if PIVOT in (source, target):
             raise
-        halves = [(source, PIVOT), (PIVOT, target)]
+        halves = [(s, t) for s, t in ((source, PIVOT), (PIVOT, target)) if (s, t) not in installed]
         try:
-            return [find_entry(index, s, t) for s, t in halves if (s, t) not in installed]
+            return [find_entry(index, s, t) for s, t in halves]
         except TranslationModelError:
-            raise direct from None
+            raise TranslationModelError(
+                f"The index has no {source}-{target} translation model, nor "
+                f"{' and '.join(f'{s}-{t}' for s, t in halves)} to go through English.",
+                f"install them {ref('models_from_file')}, or use {ref('models_index')}") from direct
 
 
 def _disk_error(exc: OSError, where: Path, need: int = 0) -> TranslationModelError:
