@@ -9,7 +9,7 @@ import os
 import shutil
 
 import pytest
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import QMessageBox, QWidget
 from support.model_index import ModelIndexServer
 from support.tiny_translation import copy_package, make_archive, make_package
 
@@ -166,3 +166,38 @@ def test_bad_input_is_one_line_naming_the_fix(qtbot, server, archive, tmp_path, 
     assert "\n" not in line and "Traceback" not in line
     assert section.file_button.isEnabled() and section.folder_button.isEnabled()
     assert installed_pairs(section.models_dir) == {}
+
+
+def alt_letters(root) -> list[str]:
+    """The Alt keys of the visible labels and buttons under ``root`` (one each, or a clash)."""
+    from PySide6.QtGui import QKeySequence
+    from PySide6.QtWidgets import QAbstractButton, QLabel
+
+    keys = [QKeySequence.mnemonic(w.text()).toString() for w in root.findChildren(QWidget)
+            if isinstance(w, (QAbstractButton, QLabel)) and w.isVisibleTo(root)]
+    return [k for k in keys if k]
+
+
+def test_no_two_alt_letters_clash_in_the_tab_or_the_offer(qtbot, monkeypatch, tmp_path):
+    from voxcap.app.settings import AppSettings
+    from voxcap.gui.settings.dialog import SettingsDialog
+    from voxcap.gui.translation_offer import ModelOfferDialog
+
+    monkeypatch.setenv("VOXCAP_TRANSLATE_INDEX", "http://127.0.0.1:9/index.json")
+    dialog = SettingsDialog(AppSettings())
+    qtbot.addWidget(dialog)
+    dialog.show()
+    dialog.tabs.setCurrentWidget(dialog.translation)
+    section = dialog.translation.models
+    for problem in ("", "✗ the index cannot be reached"):  # Download, then Look up again
+        section.index_problem = problem
+        section._name_download_button()
+        keys = alt_letters(dialog)
+        assert len(keys) == len(set(keys)) and "Alt+M" in keys, keys
+    offer = ModelOfferDialog("de", "en", [], "", tmp_path / "models")
+    qtbot.addWidget(offer)
+    offer.show()
+    for text in ("&Download", "&Resume download", "Try a&gain"):
+        offer.download_button.setText(text)
+        keys = alt_letters(offer)
+        assert len(keys) == len(set(keys)) and "Alt+T" in keys, keys

@@ -192,7 +192,7 @@ class ModelOfferDialog(QDialog):
             else:
                 self.progress.finished(ev)
                 self._work_out_need()
-                self.download_button.setText("&Resume download" if ev.cancelled else "&Try again")
+                self.download_button.setText("&Resume download" if ev.cancelled else "Try a&gain")
                 if self.cancel_button.hasFocus():
                     (self.download_button if self.download_button.isEnabled()
                      else self.not_now).setFocus()
