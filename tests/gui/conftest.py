@@ -21,6 +21,8 @@ def _own_config_dir(monkeypatch, tmp_path):
     """Each test's settings file its own: an app saves on quit, also one a test left behind,
     and the workers of a parallel run would otherwise share one file."""
     monkeypatch.setenv("VOXCAP_CONFIG_DIR", str(tmp_path / "config"))
+    # Settings → Translation asks the model index when shown: never the internet from a test
+    monkeypatch.setenv("VOXCAP_TRANSLATE_INDEX", "http://127.0.0.1:9/index.json")
 
 
 @pytest.fixture

@@ -25,6 +25,7 @@ Commands (one a line; each answered "done CMD" on stdout once handled):
     hide           hide the main window (to the tray: the overlay alone on screen)
     silent         "Them" talks and "You" is silent for 4 s (the no-sound bound set to 3 s)
     sound          "You" has sound again (0.5 s)
+    translate-to LANG  choose the translation target, as Settings → Apply does
     quit           quit the app (as Ctrl+Q does)
 """
 
@@ -90,7 +91,14 @@ OVERLAY_WALK = {  # the overlay's walk (tests/gui/test_gui_overlay_walk.py)
 }
 
 
-SIMPLE = {**OVERLAY_WALK, "watch": _watch, "hide": lambda app, _arg: app.window.hide()}
+def _translate_to(app, target: str) -> None:
+    new = app.settings.copy()
+    new.translation.translate_to = target
+    app.settings_control.apply(new)
+
+
+SIMPLE = {**OVERLAY_WALK, "watch": _watch, "hide": lambda app, _arg: app.window.hide(),
+          "translate-to": _translate_to}
 
 
 def _silent(app, audio) -> None:

@@ -121,3 +121,27 @@ def test_cancel_from_another_thread_stops_quickly(server, archive, tmp_path):
     threading.Timer(0.2, download.cancel).start()
     with pytest.raises(DownloadCancelled):
         download.run()
+
+
+def test_what_a_route_still_needs(tiny_package, tmp_path):
+    """Direct when the index has it, else the missing half or halves through English; nothing
+    when a route is installed; an index without either names what it has."""
+    from voxcap.translate.models import IndexEntry, needed_entries
+
+    index = [IndexEntry(s, t, "1.0", (f"http://x/{s}_{t}",), 10) for s, t in
+             (("fr", "en"), ("en", "de"), ("de", "en"))]
+    installed: dict = {}
+    names = lambda got: [e.name for e in got]  # noqa: E731
+    assert names(needed_entries(index, installed, "de", "en")) == ["de-en"]
+    assert names(needed_entries(index, installed, "fr", "de")) == ["fr-en", "en-de"]
+    copy_package(tiny_package, tmp_path / "en_de", "en", "de")
+    assert names(needed_entries(index, installed_pairs(tmp_path), "fr", "de")) == ["fr-en"]
+    copy_package(tiny_package, tmp_path / "fr_en", "fr", "en")
+    assert needed_entries(index, installed_pairs(tmp_path), "fr", "de") == []
+    with pytest.raises(TranslationModelError) as err:
+        needed_entries(index, {}, "ko", "de")
+    assert err.value.message == ("The index has no ko-de translation model, nor ko-en and en-de "
+                                 "to go through English.")
+    with pytest.raises(TranslationModelError) as err:
+        needed_entries(index, {}, "ko", "en")
+    assert "fr-en" in err.value.fix  # the pairs it has

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..captions.assembly import CaptionAssembler, CaptionLine
@@ -24,6 +25,15 @@ from ..events import AppProblem, LineTranslated, StreamFinished, StreamOpened, T
 from ..translate.worker import QUEUE_LINES, FinishedLine, LineResult, LineWorker, Translators
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class TranslationModelMissing:
+    """Lines in ``source`` cannot be translated into ``target``: no pair (nor two through English)
+    is installed for them. Published once per source and target (the app offers the download)."""
+
+    source: str
+    target: str
 
 
 def line_key(stream_id: str, start_s: float) -> tuple[str, float]:
@@ -36,7 +46,8 @@ class LineTranslation:
     def __init__(self, record: Callable[[LineTranslated], None], *, target: str = "",
                  models_dir: Path | None = None, width: int = 42,
                  on_notice: Callable[[str], None] = lambda text: None,
-                 translators: Translators | None = None, queue_lines: int = QUEUE_LINES) -> None:
+                 translators: Translators | None = None, queue_lines: int = QUEUE_LINES,
+                 on_missing: Callable[[str, str], None] | None = None) -> None:
         from ..translate.models import default_models_dir
 
         self.record = record
@@ -48,7 +59,7 @@ class LineTranslation:
         self._sent: set[int] = set()
         self.worker = LineWorker(target=target or None, translators=translators,
                                  on_result=self._result, on_notice=on_notice,
-                                 queue_lines=queue_lines).start()
+                                 queue_lines=queue_lines, on_missing=on_missing).start()
 
     def on_event(self, event) -> None:
         if not isinstance(event, (TextDelta, StreamFinished, StreamOpened)):
@@ -100,14 +111,17 @@ class LineTranslation:
 
 def attach(controller, hub, changes, target: str, width: int = 42) -> LineTranslation | None:
     """The app's line translation: fed by ``hub`` (the controller's events), its notices
-    published there as ``AppProblem``s, its last lines finished before the journal closes, its
+    published there as ``AppProblem``s (a missing pair as ``TranslationModelMissing``: the app
+    offers its download), its last lines finished before the journal closes, its
     target following ``translation.translate_to``; ``width``: the lines' (the app's assembler's,
     so a line translated is a line shown). None for a stand-in controller (tests)."""
     record = getattr(controller, "record_line", None)
     if record is None:
         return None
     lines = LineTranslation(record, target=target, width=width,
-                            on_notice=lambda text: hub.publish(AppProblem(text, "", "translation")))
+                            on_notice=lambda text: hub.publish(AppProblem(text, "", "translation")),
+                            on_missing=lambda source, target: hub.publish(
+                                TranslationModelMissing(source, target)))
     hub.subscribe(lines.on_event)
     controller.before_journal_close.append(lambda: lines.worker.drain(5.0))
     changes.subscribe(lambda c: lines.retarget(c.new.translation.translate_to),

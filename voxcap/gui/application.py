@@ -69,6 +69,7 @@ from .overlay.window import CaptionOverlay, place_overlay
 from .settings.controller import SettingsController
 from .settings.setting_words import error_for_the_app
 from .share.controller import SharingController
+from .translation_offer import TranslationOffer
 from .tray import Tray, tray_available
 
 log = logging.getLogger(__name__)
@@ -130,6 +131,8 @@ class VoxcapApp(QObject):
         self.line_translation = attach_line_translation(
             self.controller, self.hub, self.settings_changes, self.settings.translation.translate_to,
             width=LINE_COLUMNS)
+        self.translation_offer = TranslationOffer(self.hub, self.settings_changes,
+                                                  lambda: self.settings, self.window)
         self.exports = ExportController(self.window, self.controller, sessions_root,
                                         masker=lambda: make_masker(self.settings.mask_profanity))
         self.sharing = SharingController(

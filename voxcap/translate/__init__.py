@@ -9,4 +9,6 @@
 - ``worker``: translates finished lines in its own thread from a bounded queue; the captions
   never wait for it.
 - ``models``: the package index, download (resumable, checksummed), install, list and remove.
+- ``jobs``: those in a thread of their own, their progress and end as events (the app's
+  Settings → Translation and its first-use offer).
 """

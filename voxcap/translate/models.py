@@ -4,6 +4,8 @@
     entry = find_entry(index, "fr", "en")
     pair = PackageDownload(entry, models_dir, on_progress=print).run()   # installed Pair
     install_archive(Path("translate-fr_en-1_9.argosmodel"), models_dir)  # offline, from a file
+    install_from(Path("/media/usb"), models_dir)   # every archive (or package folder) there
+    needed_entries(index, installed_pairs(models_dir), "fr", "de")   # what a route still lacks
 
 The index is Argos Translate's (a JSON list of packages with ``from_code``, ``to_code``,
 ``package_version`` and ``links``); an entry may also carry ``size`` and ``sha256``, which are
@@ -32,7 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..setting_refs import ref
-from .package import Pair, TranslationModelError, read_package
+from .languages import PIVOT
+from .package import Pair, TranslationModelError, installed_pairs, read_package, route
 
 log = logging.getLogger(__name__)
 
@@ -129,6 +132,30 @@ def find_entry(index: list[IndexEntry], source: str, target: str) -> IndexEntry:
     return max(found, key=lambda e: [int(x) if x.isdigit() else 0 for x in e.version.split(".")])
 
 
+def needed_entries(index: list[IndexEntry], installed: dict[tuple[str, str], Pair], source: str,
+                   target: str) -> list[IndexEntry]:
+    """What the index must supply for ``source`` -> ``target``: nothing when a route is installed,
+    else the direct pair when the index has it, else the missing half or halves through English."""
+    try:
+        route(installed, source, target)
+        return []
+    except TranslationModelError:
+        pass
+    try:
+        return [find_entry(index, source, target)]
+    except TranslationModelError as direct:
+        if PIVOT in (source, target):
+            raise
+        halves = [(s, t) for s, t in ((source, PIVOT), (PIVOT, target)) if (s, t) not in installed]
+        try:
+            return [find_entry(index, s, t) for s, t in halves]
+        except TranslationModelError:
+            raise TranslationModelError(
+                f"The index has no {source}-{target} translation model, nor "
+                f"{' and '.join(f'{s}-{t}' for s, t in halves)} to go through English.",
+                f"install them {ref('models_from_file')}, or use {ref('models_index')}") from direct
+
+
 def _disk_error(exc: OSError, where: Path, need: int = 0) -> TranslationModelError:
     if exc.errno == errno.ENOSPC:
         size = f" (the model needs about {need / 1e6:.0f} MB)" if need else ""
@@ -168,6 +195,35 @@ def install_archive(archive: Path, models_dir: Path) -> Pair:
         shutil.rmtree(staging, ignore_errors=True)
 
 
+def install_from(path: Path, models_dir: Path) -> list[Pair]:
+    """Install an ``.argosmodel`` file, or every one in a folder (and any package folders there:
+    an offline copy); raises ``TranslationModelError`` when there is nothing to install."""
+    if path.is_file():
+        return [install_archive(path, models_dir)]
+    if not path.is_dir():
+        raise TranslationModelError(f"{path} does not exist.", "pick the folder or file you copied "
+                                                               "the models to")
+    pairs = [install_archive(a, models_dir) for a in sorted(path.glob("*.argosmodel"))]
+    for folder in installed_pairs(path).values():
+        final = models_dir / f"{folder.source}_{folder.target}"
+        if final.resolve() != folder.folder.resolve():
+            try:
+                shutil.rmtree(final, ignore_errors=True)
+                shutil.copytree(folder.folder, final)
+            except OSError as exc:
+                raise _disk_error(exc, final, folder.disk_bytes()) from None
+            pairs.append(read_package(final))
+    if not pairs:
+        raise TranslationModelError(f"{path} has no translation models (.argosmodel files or "
+                                    "package folders).", "pick the folder you copied them to, "
+                                                         "or download them")
+    return pairs
+
+
+_RUNNING: set[Path] = set()  # the .part files being written in this process
+_RUNNING_LOCK = threading.Lock()
+
+
 class PackageDownload:
     """One pair from the index into ``models_dir``; ``cancel()`` from any thread."""
 
@@ -186,6 +242,18 @@ class PackageDownload:
         return self.models_dir / DOWNLOADS / (self.entry.file_name + ".part")
 
     def run(self) -> Pair:
+        with _RUNNING_LOCK:  # two windows of the app could ask for the same pair
+            if self.part in _RUNNING:
+                raise TranslationModelError(f"{self.entry.name} is already being downloaded.",
+                                            "wait for that download to end")
+            _RUNNING.add(self.part)
+        try:
+            return self._run()
+        finally:
+            with _RUNNING_LOCK:
+                _RUNNING.discard(self.part)
+
+    def _run(self) -> Pair:
         part = self.part
         try:
             part.parent.mkdir(parents=True, exist_ok=True)

@@ -40,6 +40,14 @@ class TranslationModelError(VoxcapError):
     """No model for a pair, or an installed one that cannot be used."""
 
 
+class NoRouteError(TranslationModelError):
+    """No installed pair (nor two through English) takes ``source`` to ``target``."""
+
+    def __init__(self, message: str, fix: str, source: str, target: str) -> None:
+        super().__init__(message, fix)
+        self.source, self.target = source, target
+
+
 @dataclass(frozen=True)
 class Pair:
     source: str
@@ -94,9 +102,9 @@ def route(pairs: dict[tuple[str, str], Pair], source: str, target: str) -> list[
         return [pairs[(source, PIVOT)], pairs[(PIVOT, target)]]
     need = [f"{source}-{target}"] if PIVOT in (source, target) else \
         [f"{source}-{target}", f"or {source}-{PIVOT} and {PIVOT}-{target}"]
-    raise TranslationModelError(
+    raise NoRouteError(
         f"No translation model from {language_name(source)} to {language_name(target)} is installed.",
-        f"voxcap translate-models download {' '.join(need)}")
+        f"voxcap translate-models download {' '.join(need)}", source, target)
 
 
 def remove_package(pair: Pair) -> None:

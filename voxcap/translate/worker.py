@@ -14,7 +14,9 @@ only get their language.
 
 Problems (no model for the pair, a corrupt model, a line whose language cannot be told) are
 said once each through ``on_notice`` in one line with the fix; the line goes on untranslated.
-``on_result``/``on_notice`` are called from the worker's thread.
+With ``on_missing``, a missing pair is told to it instead, once per source and target (the app
+offers the download). ``on_result``/``on_notice``/``on_missing`` are called from the worker's
+thread.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from pathlib import Path
 
 from .detect import LanguageDetector, LineLanguages, other_language_notice, shared_detector
 from .languages import OTHER, language_name
-from .package import RouteTranslator, TranslationModelError, installed_pairs, route
+from .package import NoRouteError, RouteTranslator, TranslationModelError, installed_pairs, route
 
 log = logging.getLogger(__name__)
 
@@ -78,8 +80,10 @@ class LineWorker:
     def __init__(self, *, target: str | None, translators: Translators | None,
                  on_result: Callable[[LineResult], None],
                  on_notice: Callable[[str], None] = lambda text: None,
-                 detector: LanguageDetector | None = None, queue_lines: int = QUEUE_LINES) -> None:
+                 detector: LanguageDetector | None = None, queue_lines: int = QUEUE_LINES,
+                 on_missing: Callable[[str, str], None] | None = None) -> None:
         self.target = target or ""
+        self.on_missing = on_missing  # (source, target): no pair for them is installed
         self.translators = translators
         self.on_result = on_result
         self.on_notice = on_notice
@@ -144,6 +148,18 @@ class LineWorker:
         except Exception:
             log.exception("translation notice failed")
 
+    def _missing(self, exc: NoRouteError) -> None:
+        key = f"route:{exc.source}:{exc.target}"
+        if self.on_missing is None:
+            self._say(key, f"Not translated from {language_name(exc.source)}: {exc.message} "
+                           f"Fix: {exc.fix}.")
+        elif key not in self._said:
+            self._said.add(key)
+            try:
+                self.on_missing(exc.source, exc.target)
+            except Exception:
+                log.exception("telling of a missing translation model failed")
+
     def _run(self) -> None:
         languages: LineLanguages | None = None  # loaded with the first line: nothing at start
         while True:
@@ -196,6 +212,9 @@ class LineWorker:
         try:
             translator = self.translators.get(guess.language, self.target)
             text = translator.translate([line.text])[0]
+        except NoRouteError as exc:
+            self._missing(exc)
+            return plain
         except TranslationModelError as exc:
             self._say(f"model:{guess.language}", f"Not translated from {language_name(guess.language)}:"
                                                  f" {exc.message} Fix: {exc.fix}.")

@@ -51,8 +51,8 @@ ADVICE = {
     # the source is chosen in the main window's list, not in Settings
     "use_source": "choose one in the Source list",
     "pass_source": "choose it in the Source list",
-    # translation models (voxcap translate-models in a terminal; Settings → Translation says so)
-    "models_from_file": "from a model file",
+    # translation models: Settings → Translation → Translation models
+    "models_from_file": "from a model file (Settings → Translation: Install from a file)",
     "models_index": "another models index",
     "models_folder": "the models' folder",
 }

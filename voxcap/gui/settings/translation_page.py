@@ -1,23 +1,24 @@
-"""Settings → Translation: the language finished caption lines are translated into, and what the
-overlay and screen readers get (the original, both, or the translation alone). The models are
-managed with ``voxcap translate-models`` (a line here says so)."""
+"""Settings → Translation: the language finished caption lines are translated into, what the
+overlay and screen readers get (the original, both, or the translation alone), and the models
+(``translation_models``: installed pairs, download, offline install; the same core as
+``voxcap translate-models``)."""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QFormLayout, QLabel, QWidget
+from pathlib import Path
+
+from PySide6.QtWidgets import QFormLayout, QWidget
 
 from ...app.translation_settings import TranslationSettings
 from ...settings_schema import specs
 from .fields import choice_box, row_label
+from .translation_models import ModelsSection
 
 SPECS = specs(TranslationSettings)
-MODELS_HINT = ("Each pair needs its model, on this computer: in a terminal, "
-               "<code>voxcap translate-models download fr-en</code> (from French into English); "
-               "<code>voxcap translate-models list</code> shows those installed.")
 
 
 class TranslationPanel(QWidget):
-    def __init__(self, t: TranslationSettings, parent=None) -> None:
+    def __init__(self, t: TranslationSettings, parent=None, models_dir: Path | None = None) -> None:
         super().__init__(parent)
         self.target = choice_box(SPECS["translate_to"], t.translate_to, self,
                                  "Translate captions into")
@@ -25,12 +26,11 @@ class TranslationPanel(QWidget):
         self.show_choice.setAccessibleDescription(
             "In the caption overlay and to screen readers; a line shows its original until its "
             "translation comes")
-        hint = QLabel(MODELS_HINT, self)
-        hint.setWordWrap(True)
+        self.models = ModelsSection(self, models_dir)
         self.form = QFormLayout(self)
         for name, box in (("translate_to", self.target), ("show", self.show_choice)):
             self.form.addRow(row_label(SPECS[name]), box)
-        self.form.addRow(hint)
+        self.form.addRow(self.models)
         self.target.currentIndexChanged.connect(self._follow_target)
         self._follow_target()
 
