@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 from support.caption_helpers import deltas_from_pieces, speech
+from support.overlay_client import keep
 
 from voxcap.captions.journal import Journal
 from voxcap.events import LineTranslated, StreamFinished
@@ -74,6 +75,8 @@ def test_enter_opens_an_earlier_session_at_the_match(qtbot, make_app, tmp_path):
     second, second_at = _shown_selection(w)
     transcript = w.sessions.text.toPlainText()
     assert second == "budget" and transcript.rfind("budget") == second_at  # the second place
+    w.grab().save(str(tmp_path / "match.png"))
+    keep(tmp_path / "match.png", "day-search-match-opened.png")
 
     w.tabs.setCurrentIndex(0)
     _open(w, 0)
@@ -96,12 +99,16 @@ def test_a_translation_is_found_says_so_and_opens_at_it(qtbot, make_app, tmp_pat
     transcript = w.sessions.text.toPlainText()
     assert selected == "Thursday" and transcript.find("Thursday") == at
     assert "Le budget est prêt pour jeudi." in transcript  # the original above it
+    w.grab().save(str(tmp_path / "translation.png"))
+    keep(tmp_path / "translation.png", "day-search-translation-opened.png")
 
     w.tabs.setCurrentIndex(0)
     _find(qtbot, w, "budget")  # in the words as heard and in the translation
     rows = [w.day_search.hits.item(i).text() for i in range(w.day_search.hits.count())]
     assert len(rows) == 2 and sum("(translation)" in r for r in rows) == 1
     assert "2 matches (1 in translations)" in w.day_search.result.text()
+    w.grab().save(str(tmp_path / "hits.png"))
+    keep(tmp_path / "hits.png", "day-search-translation-hits.png")
 
 
 def test_every_match_is_counted_not_capped_at_1000(qtbot, make_app, tmp_path):
@@ -112,3 +119,5 @@ def test_every_match_is_counted_not_capped_at_1000(qtbot, make_app, tmp_path):
     said = w.day_search.result.text()
     assert "1,100 matches in 1 session, the first 200 listed" in said, said
     assert w.day_search.hits.count() == 200
+    w.grab().save(str(tmp_path / "count.png"))
+    keep(tmp_path / "count.png", "day-search-all-counted.png")
