@@ -38,12 +38,16 @@ QUEUE_LINES = 4  # lines waiting; ~4 lines is ~10 s of speech
 
 @dataclass(frozen=True)
 class FinishedLine:
+    """A finished line, or a sentence of several (``parts``: its lines; the sentence's own
+    fields are its last line's id, the lines' text and their span)."""
+
     line_id: int
     stream_id: str
     text: str
     start_s: float
     end_s: float
     label: str = ""
+    parts: tuple[FinishedLine, ...] = ()
 
 
 @dataclass(frozen=True)
