@@ -54,6 +54,7 @@ class LineTranslation:
         self._sent: set[int] = set()
         self._sentences: SentenceGroups[FinishedLine] = SentenceGroups(hold_s)
         self._timer: threading.Timer | None = None  # releases a fragment nothing followed
+        self._timer_due: float | None = None  # when it fires
         self.worker = LineWorker(target=target or None, translators=translators,
                                  on_result=self._result, on_notice=on_notice,
                                  queue_lines=queue_lines).start()
@@ -98,9 +99,12 @@ class LineTranslation:
                 last.line_id, last.stream_id, " ".join(ln.text.strip() for ln in lines),
                 lines[0].start_s, last.end_s, last.label, tuple(lines)))
         due = self._sentences.next_due()
+        if due == self._timer_due:
+            return  # armed for it already (on_event calls this for every event)
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+        self._timer_due = due
         if due is not None:
             self._timer = threading.Timer(max(0.0, due - time.monotonic()), self._release_due)
             self._timer.daemon = True
@@ -108,6 +112,7 @@ class LineTranslation:
 
     def _release_due(self) -> None:
         with self._lock:
+            self._timer, self._timer_due = None, None
             self._send(self._sentences.due(time.monotonic()))
 
     def _result(self, r: LineResult) -> None:
