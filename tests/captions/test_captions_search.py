@@ -154,3 +154,28 @@ def test_translations_are_found_and_say_they_are_translations(tmp_path):
     (thursday,) = search_sessions("thursday", tmp_path)
     assert thursday.at_s == pytest.approx(8 * 0.08) and thursday.target == "en"
     assert [h.target for h in search_session(journal.session(), "thursday")] == ["en"]
+
+
+def test_a_hit_is_found_in_the_transcript_by_speaker_text_and_place():
+    """Where Previous sessions shows a hit: the n-th place its words are said by its speaker in
+    its text (the original or the translation); masked since, the paragraph said at its time."""
+    from voxcap.captions.search import SearchHit
+    from voxcap.captions.transcript_find import match_span
+
+    text = ("[00:00:01] Them: the budget is late\n"
+            "    le budget est en retard\n"
+            "[00:00:05] You: which budget? the budget\n"
+            "[00:00:09] Them: the f*** budget again\n")
+
+    def hit(label, target, at_s, word="budget"):
+        return SearchHit("s", 0.0, label, at_s, 0.0, word, 0, len(word), target)
+    spans = [text[a:b] for a, b in [match_span(text, hit("You", "", 6.0), 1, {"Them", "You"})]]
+    assert spans == ["budget"]
+    you_second = match_span(text, hit("You", "", 6.0), 1, {"Them", "You"})
+    assert you_second[0] == text.index("the budget\n") + 4
+    them_second = match_span(text, hit("Them", "", 9.0), 1, {"Them", "You"})
+    assert them_second[0] == text.index("budget again")
+    translated = match_span(text, hit("Them", "fr", 1.0), 0, {"Them", "You"})
+    assert translated[0] == text.index("le budget") + 3
+    masked = match_span(text, hit("Them", "", 9.2, "fuck"), 0, {"Them", "You"})
+    assert text[masked[0]:masked[1]] == "the f*** budget again"  # its paragraph

@@ -19,6 +19,7 @@ from voxcap.captions.assembly import CaptionAssembler
 from voxcap.captions.export import render
 from voxcap.captions.journal import Journal
 from voxcap.captions.sessions import read_session_dir
+from voxcap.captions.transcript_find import transcript_mode
 from voxcap.events import LineTranslated, StreamFinished, StreamOpened
 from voxcap.translate.package import PairTranslator, read_package
 
@@ -84,6 +85,10 @@ def test_a_sentence_over_three_lines_is_translated_once_and_spread_over_them(mod
         [r.translation for r in records]
     translated_only = render(session, ".txt", translation="translation")[0]
     assert " ".join(translated_only.split()).startswith(" ".join(whole.split()))
+    # Previous sessions shows the translations: every word said has its line's record...
+    assert transcript_mode(session) == "both"
+    session.lines.pop(1)  # ...unless a line has none (dropped by a translator behind)
+    assert transcript_mode(session) == "original"
 
 
 def test_a_fragment_whose_sentence_does_not_end_is_translated_alone_soon(models):
