@@ -11,8 +11,9 @@ each line as above and its translation when it comes ("Them, in English: …"); 
 holds a finished line until its translation comes and tells that instead, or the original when
 the line is not translated or nothing came within ``TRANSLATION_WAIT_S`` (a line dropped by a
 translator that could not keep up is still told; a translation that comes after all is told
-then, "Them, in English: …"). A line is matched to its translation by stream and start time
-(``line_translation.line_key``).
+then, "Them, in English: …"). A sentence over several lines is translated whole: its
+translation is told once, with its last line (``LineTranslated.sentence_translation``). A line
+is matched to its translation by stream and start time (``line_translation.line_key``).
 
 No Qt here: the GUI feeds the assembler's updates and calls ``idle`` once a second.
 """
@@ -82,17 +83,20 @@ class CaptionAnnouncer:
         """What a line's translation (or its language alone) adds to what was told."""
         key = line_key(event.stream_id, event.start_s)
         late = self._told_untranslated.pop(key, 0) is None
-        if (self.shown == BOTH or late) and event.translation:
+        if event.sentence_start_s is not None and not event.sentence_translation:
+            self._held.pop(key, None)  # a sentence's line before its last: told with the last
+            return []
+        text = event.sentence_translation or event.translation  # a sentence's: whole, once
+        if (self.shown == BOTH or late) and text:
             label = self._labels.get(event.stream_id, "")
             said = f"in {language_name(event.target)}"
-            return [f"{label}, {said}: {event.translation}" if label
-                    else f"{said[:1].upper()}{said[1:]}: {event.translation}"]
+            return [f"{label}, {said}: {text}" if label else f"{said[:1].upper()}{said[1:]}: {text}"]
         held = self._held.pop(key, None)
         if held is None:
             return []
-        if event.translation:
+        if text:
             label = held[0].label
-            return [f"{label}: {event.translation}" if label else event.translation]
+            return [f"{label}: {text}" if label else text]
         return self._tell(held[0], 0)  # not translated: as it was said
 
     def reset(self) -> None:

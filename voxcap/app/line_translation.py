@@ -116,12 +116,16 @@ class LineTranslation:
             self._send(self._sentences.due(time.monotonic()))
 
     def _result(self, r: LineResult) -> None:
-        """One event per line: a sentence's translation spread over its lines."""
+        """One event per line: a sentence's translation spread over its lines, the whole with
+        the last one."""
         lines = r.line.parts or (r.line,)
         pieces = spread(r.translation, [len(ln.text) for ln in lines])
-        for line, piece in zip(lines, pieces, strict=True):
+        in_sentence = len(lines) > 1 and bool(r.translation)
+        for n, (line, piece) in enumerate(zip(lines, pieces, strict=True), 1):
             self.record(LineTranslated(line.stream_id, line.line_id, line.text, line.start_s,
-                                       line.end_s, r.language, r.target, piece))
+                                       line.end_s, r.language, r.target, piece,
+                                       r.translation if in_sentence and n == len(lines) else "",
+                                       lines[0].start_s if in_sentence else None))
 
     def retarget(self, target: str) -> None:
         """Translate the lines finished from now on into ``target`` ("" = languages only)."""
