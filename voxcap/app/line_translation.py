@@ -9,10 +9,10 @@ It keeps its own ``CaptionAssembler`` (the overlay's line width), so a line is t
 saw; when a line is finished (the next one of its stream started, or the stream ended) it waits
 for the rest of its sentence (``line_sentences``: at most ``hold_s`` after its stream's latest
 line) and the sentence goes to ``translate.worker.LineWorker`` as one piece. The result comes back
-as one ``events.LineTranslated`` per line, the sentence's translation spread over its lines, through
-``record`` (the controller journals it and publishes it; the overlay, history, exports and the
-caption page take it from there). ``on_event`` only assembles and queues: the captions never wait
-for a translation.
+as one ``events.LineTranslated`` per line, the sentence's translation spread over its lines and
+whole with its last line, through ``record`` (the controller journals it and publishes it; the
+overlay, history, exports and the caption page take it from there). ``on_event`` only
+assembles and queues: the captions never wait for a translation.
 """
 
 from __future__ import annotations
