@@ -2,10 +2,16 @@
 translation costs the CPU, and whether the captions slow down (voxcap/translate).
 
     OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 python -m benchmarks.translate_latency \
-        [--seconds 40] [--out FILE.json]      # numpy's matrix throughput on one core
+        [--seconds 40] [--real-shape] [--out FILE.json]   # numpy's matrix throughput on one core
 
 Builds the tests' tiny random Marian model (``tests/support/tiny_translation.py``, converted by
-CTranslate2's own converter: no OPUS-MT model can be downloaded here), then feeds "Both" at a
+CTranslate2's own converter: no OPUS-MT model can be downloaded here), or with ``--real-shape``
+a random-weight model of an OPUS-MT base model's shape and size (6+6 layers, width 512, 8 heads,
+feed-forward 2048, a 58,101-piece vocabulary, int8 as Argos Translate ships it: ~75 MB, built
+once into ``~/.cache/voxcap-bench``; its SentencePiece model is trained on the user guide and,
+where the system has it, GnuPG's French help text). Random weights say nothing of a translation's
+length, so every line is decoded to exactly as many tokens as its source has (``length_ratio``
+1.0; a real translation's length is close to its source's). Then it feeds "Both" at a
 conversational rate, paced in real time: two streams, a word every 0.4 s each (150 words a
 minute), a 2 s pause after each sentence, French text translated into English. The caption
 consumer is what the app runs on each event: the display's ``CaptionAssembler``, plus
@@ -13,17 +19,19 @@ consumer is what the app runs on each event: the display's ``CaptionAssembler``,
 each: no line worker (as before translation existed), languages only, translation on.
 
 Figures: the caption path's lateness (when an event was handled minus when it was due) p50/p95
-per phase; a finished line's wait for its translation p50/p95; the process's CPU share per phase
-(of one core); the tiny model's time per output token; and, scaled honestly, an estimate for an
-OPUS-MT base model (6+6 layers, width 512, 58k vocabulary: its FLOPs per token divided by the
-float32 matrix throughput measured here on one core; CTranslate2's int8 is usually faster, so
-it is an upper estimate).
+per phase; a translation's wait once its sentence went to the translator, and a finished line's
+wait for its translation (from when the next line started it; a line waits for the rest of its
+sentence), p50/p95; the process's CPU share per phase (of one core); the machine's load average
+(others share it); the model's time per line and per output token alone; and, for the tiny
+model, an estimate for an OPUS-MT base model from its FLOPs per token and the float32 matrix
+throughput measured here on one core (``--real-shape`` measures that model's size instead).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import tempfile
 import threading
 import time
@@ -32,9 +40,9 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.lib.percentiles import percentile
-from voxcap.app.line_translation import LineTranslation
+from voxcap.app.line_translation import LineTranslation, line_key
 from voxcap.captions.assembly import CaptionAssembler
-from voxcap.events import StreamFinished, TextDelta
+from voxcap.events import LineTranslated, StreamFinished, TextDelta
 from voxcap.framing import STEP_SECONDS
 from voxcap.translate.package import PairTranslator, read_package
 from voxcap.translate.worker import Translators
@@ -72,7 +80,9 @@ def _schedule(seconds: float):
     return sorted(out, key=lambda x: x[0])
 
 
-def _phase(seconds: float, lines: LineTranslation | None) -> dict:
+def _phase(seconds: float, lines: LineTranslation | None,
+           finished: dict[tuple[str, float], float] | None = None) -> dict:
+    """``finished``: filled with when each line was finished (the next line of its stream began)."""
     display = CaptionAssembler()
     late: list[tuple[float, float]] = []  # (due, lateness)
     cpu0, t0 = time.process_time(), time.monotonic()
@@ -80,7 +90,13 @@ def _phase(seconds: float, lines: LineTranslation | None) -> dict:
         wait = t0 + due - time.monotonic()
         if wait > 0:
             time.sleep(wait)
-        display.on_event(event)
+        for update in display.on_event(event):
+            if update.new_line and finished is not None:
+                before = [ln for ln in display.history
+                          if ln.stream_id == update.line.stream_id and ln.line_id < update.line.line_id]
+                if before:
+                    finished.setdefault(line_key(before[-1].stream_id, before[-1].start_s),
+                                        time.monotonic())
         if lines is not None:
             lines.on_event(event)
         late.append((due, time.monotonic() - (t0 + due)))
@@ -109,22 +125,80 @@ def _matmul_gflops() -> float:
     return 2 * 64 * D * FFN * n / (time.perf_counter() - t) / 1e9
 
 
+def _real_shape_package(models: Path) -> Path:
+    """The OPUS-MT-base-shaped package, built once (~75 MB, a minute) and linked into ``models``."""
+    from tests.support.tiny_translation import OPUS_MT_BASE, make_package
+
+    cached = Path.home() / ".cache" / "voxcap-bench" / "opus-mt-base-shape" / "fr_en"
+    if not (cached / "model" / "model.bin").is_file():
+        text = "\n".join(p.read_text(encoding="utf-8")
+                         for p in sorted(Path("docs/guide").glob("*.md")))
+        french = Path("/usr/share/gnupg/help.fr.txt")
+        if french.is_file():
+            text += "\n" + french.read_text(encoding="utf-8", errors="replace")
+        make_package(cached, "fr", "en", shape=OPUS_MT_BASE, corpus_text=text,
+                     quantization="int8")
+    models.mkdir(parents=True)
+    (models / "fr_en").symlink_to(cached)
+    return models / "fr_en"
+
+
+def _ms(values: list[float], q: float) -> float:
+    return round((percentile(values, q) or 0.0) * 1000, 1)
+
+
+def _model_alone(folder: Path, length_ratio: float | None) -> dict:
+    """One 12-word line, 20 times, on one core: its time and its tokens."""
+    translator = PairTranslator(read_package(folder), length_ratio=length_ratio)
+    sentence = " ".join(TEXT[:12])
+    source_tokens = len(translator._sp.encode(sentence, out_type=str))
+    translator.translate([sentence])  # warm
+    t = time.perf_counter()
+    for _ in range(20):
+        out = translator.translate([sentence])[0]
+    per_line = (time.perf_counter() - t) / 20
+    out_tokens = len(translator._sp.encode(out, out_type=str)) if length_ratio is None else \
+        round(length_ratio * source_tokens)
+    return {"line_words": 12, "line_source_tokens": source_tokens,
+            "line_output_tokens": out_tokens, "ms_per_line": round(per_line * 1000, 1),
+            "ms_per_output_token": round(per_line / max(out_tokens, 1) * 1000, 3)}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seconds", type=float, default=40.0, help="each phase's length")
-    ap.add_argument("--out", help="write the figures as JSON here too")
+    ap.add_argument("--real-shape", action="store_true",
+                    help="a random-weight model of an OPUS-MT base model's size, not the tiny one")
+    ap.add_argument("--out", help="add the figures to this JSON file (under \"tiny\" or "
+                                  "\"real_shape\", the other kept)")
     args = ap.parse_args()
     from tests.support.tiny_translation import make_package
 
+    ratio = 1.0 if args.real_shape else None
     with tempfile.TemporaryDirectory() as tmp:
         models = Path(tmp) / "models"
-        folder = make_package(models / "fr_en", "fr", "en")
-        figures: dict = {"seconds_per_phase": args.seconds}
+        folder = _real_shape_package(models) if args.real_shape else \
+            make_package(models / "fr_en", "fr", "en")
+        figures: dict = {"model": "OPUS-MT base shape, random weights, int8, decoded to the "
+                                  "source's length" if args.real_shape else "tiny random Marian",
+                         "model_mb": round(sum(p.stat().st_size for p in (folder / "model").rglob("*")
+                                               if p.is_file()) / 1e6, 1),
+                         "seconds_per_phase": args.seconds, "cores": os.cpu_count(),
+                         "load_average_before": [round(x, 2) for x in os.getloadavg()]}
         figures["off"] = _phase(args.seconds, None)
         figures["languages_only"] = _phase(args.seconds, LineTranslation(lambda e: None))
-        waits: list[float] = []  # the first line's includes loading the model
+        waits: list[float] = []  # a sentence's, from when it went to the translator
+        line_waits: list[float] = []  # a line's, from when it was finished
+        finished: dict[tuple[str, float], float] = {}
         lock = threading.Lock()
-        lines = LineTranslation(lambda e: None, target="en", translators=Translators(models))
+
+        def shown(event: LineTranslated) -> None:
+            if event.translation and (t := finished.get(line_key(event.stream_id,
+                                                                  event.start_s))) is not None:
+                with lock:
+                    line_waits.append(time.monotonic() - t)
+        lines = LineTranslation(shown, target="en",
+                                translators=Translators(models, length_ratio=ratio))
         real = lines.worker.on_result
 
         def timed(result) -> None:
@@ -133,29 +207,28 @@ def main() -> None:
                     waits.append(result.latency_s)
             real(result)
         lines.worker.on_result = timed
-        figures["translation_on"] = _phase(args.seconds, lines)
-        figures["translated_lines"] = len(waits)
-        figures["translation_wait_p50_ms"] = round((percentile(waits, 50) or 0) * 1000, 1)
-        figures["translation_wait_p95_ms"] = round((percentile(waits, 95) or 0) * 1000, 1)
-
-        translator = PairTranslator(read_package(folder))
-        sentence = " ".join(TEXT[:12])
-        sp_tokens = len(translator._sp.encode(sentence, out_type=str))
-        out_tokens = len(translator._sp.encode(translator.translate([sentence])[0], out_type=str))
-        t = time.perf_counter()
-        for _ in range(20):
-            translator.translate([sentence])
-        per_line = (time.perf_counter() - t) / 20
-        figures["tiny_ms_per_output_token"] = round(per_line / max(out_tokens, 1) * 1000, 3)
-        gflops = _matmul_gflops()
-        figures["float32_gflops_one_core"] = round(gflops, 1)
-        # a 12-word line: ~20 source tokens, ~20 output tokens, beam 2
-        est = (20 * ENCODER_FLOPS + 20 * BEAM * DECODER_FLOPS) / (gflops * 1e9)
-        figures["opus_mt_base_estimate_ms_per_line"] = round(est * 1000, 1)
-        figures["tiny_source_tokens_per_line"] = sp_tokens
+        figures["translation_on"] = _phase(args.seconds, lines, finished)
+        figures["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
+        figures["translations"] = len(waits)
+        figures["translated_lines"] = len(line_waits)
+        figures["dropped_behind"] = lines.worker.dropped
+        figures["translation_wait_p50_ms"] = _ms(waits, 50)
+        figures["translation_wait_p95_ms"] = _ms(waits, 95)
+        figures["line_wait_p50_ms"] = _ms(line_waits, 50)
+        figures["line_wait_p95_ms"] = _ms(line_waits, 95)
+        figures["alone_on_one_core"] = _model_alone(folder, ratio)
+        if not args.real_shape:
+            gflops = _matmul_gflops()
+            figures["float32_gflops_one_core"] = round(gflops, 1)
+            # a 12-word line: ~20 source tokens, ~20 output tokens, beam 2
+            est = (20 * ENCODER_FLOPS + 20 * BEAM * DECODER_FLOPS) / (gflops * 1e9)
+            figures["opus_mt_base_estimate_ms_per_line"] = round(est * 1000, 1)
     print(json.dumps(figures, indent=2))
     if args.out:
-        Path(args.out).write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+        out = Path(args.out)
+        kept = json.loads(out.read_text(encoding="utf-8")) if out.is_file() else {}
+        kept["real_shape" if args.real_shape else "tiny"] = figures
+        out.write_text(json.dumps(kept, indent=2) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -82,6 +82,10 @@ class LineTranslated:
     ``line_id`` numbers the line in its session; ``start_s``/``end_s`` is its audio span, as in
     ``TextDelta``. ``language``: an ISO 639-1 code of the speech model's 13 languages, "other",
     or "" (too short to tell); ``target``/``translation`` are "" when the line was not translated.
+    A sentence over several lines is translated as one piece (``app.line_sentences``): each of
+    its lines gets its share as ``translation`` and its first line's start as
+    ``sentence_start_s``, and the last one also the whole as ``sentence_translation`` (a display
+    of few lines puts the whole under the last line; a screen reader hears it once).
     """
 
     stream_id: str
@@ -92,6 +96,8 @@ class LineTranslated:
     language: str
     target: str = ""
     translation: str = ""
+    sentence_translation: str = ""
+    sentence_start_s: float | None = None
 
 
 @dataclass(frozen=True)

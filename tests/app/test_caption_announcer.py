@@ -5,6 +5,7 @@ user shows it (after the line, or instead of it)."""
 from __future__ import annotations
 
 from voxcap.app.caption_announcer import CaptionAnnouncer
+from voxcap.app.line_sentences import HOLD_S
 from voxcap.app.translation_settings import BOTH, TRANSLATION
 from voxcap.captions.assembly import CaptionAssembler
 from voxcap.events import LineTranslated, StreamFinished, TextDelta
@@ -97,6 +98,19 @@ def test_translation_only_tells_the_original_when_no_translation_comes():
     assert ann.translated(_translated(lines[0], "")) == ["Them: bonjour à tous"]  # not translated
     assert ann.idle(6.0) == []
     assert ann.idle(7.6) == ["Them: merci beaucoup"]  # dropped by a translator behind: still told
+
+
+def test_translation_only_tells_a_translation_that_comes_after_the_original():
+    """A line waits for its sentence's end before it is translated: when the original was told
+    meanwhile, its translation is told when it comes all the same, saying its language."""
+    ann = CaptionAnnouncer()
+    assert ann.translation_wait_s > HOLD_S  # a line of a sentence still spoken is held
+    ann.shown = TRANSLATION
+    _said, lines = _french_lines(ann)
+    assert ann.idle(ann.translation_wait_s + 5) == ["Them: bonjour à tous", "Them: merci beaucoup"]
+    assert ann.translated(_translated(lines[0], "hello everyone")) == \
+        ["Them, in English: hello everyone"]
+    assert ann.translated(_translated(lines[0], "hello everyone")) == []  # once
 
 
 def test_original_only_ignores_translations():

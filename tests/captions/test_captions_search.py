@@ -16,7 +16,7 @@ from voxcap.captions.journal import Journal
 from voxcap.captions.records import SESSION_NAME
 from voxcap.captions.search import search_session, search_sessions, start_of_day
 from voxcap.captions.sessions import SessionStore
-from voxcap.events import StreamFinished
+from voxcap.events import LineTranslated, StreamFinished
 
 
 def _said(journal, stream_id, label, pieces, first_index=0):
@@ -129,3 +129,53 @@ def test_the_list_says_date_time_length_and_state_in_full(tmp_path):
     assert infos["crashed"].summary().state == "interrupted"
     live.close()
     os.sync()
+
+
+def test_translations_are_found_and_say_they_are_translations(tmp_path):
+    """Both texts of a translated session are searched: the words as heard and each line's
+    translation (the journal's line records), a phrase across two lines' translations too."""
+    journal = Journal.create(root=tmp_path, session_id="translated")
+    first = "Je pense que nous devrions déplacer la réunion".split()
+    second = "à jeudi après-midi.".split()
+    _said(journal, "s1", "Them", speech(first + second))
+    journal.on_event(LineTranslated("s1", 1, " ".join(first), 0.0, 8 * 0.08, "fr", "en",
+                                    "I think we should move the"))
+    journal.on_event(LineTranslated("s1", 2, " ".join(second), 8 * 0.08, 11 * 0.08, "fr", "en",
+                                    "meeting to Thursday afternoon."))
+    journal.close()
+
+    (heard,) = search_sessions("réunion", tmp_path)
+    assert heard.target == "" and heard.matched == "réunion"
+    (translated,) = search_sessions("the  MEETING", tmp_path)  # across the two lines' pieces
+    assert translated.target == "en" and translated.label == "Them"
+    assert translated.line == "I think we should move the meeting to Thursday afternoon."
+    assert translated.matched == "the meeting"
+    assert translated.at_s == pytest.approx(0.0)  # where the line holding it starts
+    (thursday,) = search_sessions("thursday", tmp_path)
+    assert thursday.at_s == pytest.approx(8 * 0.08) and thursday.target == "en"
+    assert [h.target for h in search_session(journal.session(), "thursday")] == ["en"]
+
+
+def test_a_hit_is_found_in_the_transcript_by_speaker_text_and_place():
+    """Where Previous sessions shows a hit: the n-th place its words are said by its speaker in
+    its text (the original or the translation); masked since, the paragraph said at its time."""
+    from voxcap.captions.search import SearchHit
+    from voxcap.captions.transcript_find import match_span
+
+    text = ("[00:00:01] Them: the budget is late\n"
+            "    le budget est en retard\n"
+            "[00:00:05] You: which budget? the budget\n"
+            "[00:00:09] Them: the f*** budget again\n")
+
+    def hit(label, target, at_s, word="budget"):
+        return SearchHit("s", 0.0, label, at_s, 0.0, word, 0, len(word), target)
+    spans = [text[a:b] for a, b in [match_span(text, hit("You", "", 6.0), 1, {"Them", "You"})]]
+    assert spans == ["budget"]
+    you_second = match_span(text, hit("You", "", 6.0), 1, {"Them", "You"})
+    assert you_second[0] == text.index("the budget\n") + 4
+    them_second = match_span(text, hit("Them", "", 9.0), 1, {"Them", "You"})
+    assert them_second[0] == text.index("budget again")
+    translated = match_span(text, hit("Them", "fr", 1.0), 0, {"Them", "You"})
+    assert translated[0] == text.index("le budget") + 3
+    masked = match_span(text, hit("Them", "", 9.2, "fuck"), 0, {"Them", "You"})
+    assert text[masked[0]:masked[1]] == "the f*** budget again"  # its paragraph

@@ -60,3 +60,19 @@ def test_a_corrupt_model_is_named_with_its_fix(tiny_package, tmp_path):
     assert "fr-en translation model is corrupt" in err.value.message
     assert "translate-models remove fr-en" in err.value.fix
     shutil.rmtree(folder)
+
+
+
+def test_a_benchmark_decodes_exactly_as_many_tokens_as_the_source(tiny_package):
+    """``length_ratio``: a model of random weights says nothing of a translation's length, so a
+    benchmark fixes it (1.0: as long as the source)."""
+    free = PairTranslator(read_package(tiny_package))
+    same = PairTranslator(read_package(tiny_package), length_ratio=1.0)
+    double = PairTranslator(read_package(tiny_package), length_ratio=2.0)
+    lengths = set()
+    for text in ("bonjour le monde", "le renard brun rapide saute par dessus le chien"):
+        source = same._sp.encode(text, out_type=str)
+        assert len(same.decode(source)) == len(source)
+        assert len(double.decode(source)) == 2 * len(source)
+        lengths.add(len(free.decode(source)) - len(source))
+    assert lengths != {0}  # without it the random model's length is its own

@@ -10,8 +10,10 @@ Translations (``translated``, with ``shown`` the user's ``translation.shown()``)
 each line as above and its translation when it comes ("Them, in English: …"); "translation"
 holds a finished line until its translation comes and tells that instead, or the original when
 the line is not translated or nothing came within ``TRANSLATION_WAIT_S`` (a line dropped by a
-translator that could not keep up is still told). A line is matched to its translation by
-stream and start time (``line_translation.line_key``).
+translator that could not keep up is still told; a translation that comes after all is told
+then, "Them, in English: …"). A sentence over several lines is translated whole: its
+translation is told once, with its last line (``LineTranslated.sentence_translation``). A line
+is matched to its translation by stream and start time (``line_translation.line_key``).
 
 No Qt here: the GUI feeds the assembler's updates and calls ``idle`` once a second.
 """
@@ -20,11 +22,15 @@ from __future__ import annotations
 
 from ..events import LineTranslated
 from ..translate.languages import language_name
+from .line_sentences import HOLD_S
 from .line_translation import line_key
 from .translation_settings import BOTH, ORIGINAL, TRANSLATION
 
 IDLE_S = 2.0
-TRANSLATION_WAIT_S = 3.0  # a translation takes well under a second; the original after this
+# a translation takes well under a second once its sentence has ended, and a line waits for its
+# sentence's end up to ``HOLD_S`` after the line after it: the original after this
+TRANSLATION_WAIT_S = HOLD_S + 3.0
+LATE_KEPT = 64  # lines told untranslated whose translation may still come
 
 
 class CaptionAnnouncer:
@@ -34,6 +40,7 @@ class CaptionAnnouncer:
         self.shown = ORIGINAL
         self._open: dict[str, tuple] = {}  # stream -> (line, told chars, last change)
         self._held: dict[tuple, tuple] = {}  # line key -> (line, finished at): "translation"
+        self._told_untranslated: dict[tuple, None] = {}  # line keys, oldest first
         self._labels: dict[str, str] = {}  # stream -> its speaker
 
     def feed(self, updates, now: float) -> list[str]:
@@ -67,26 +74,35 @@ class CaptionAnnouncer:
             if now - at >= self.translation_wait_s:
                 del self._held[key]
                 out.extend(self._tell(line, 0))
+                self._told_untranslated[key] = None
+                while len(self._told_untranslated) > LATE_KEPT:
+                    del self._told_untranslated[next(iter(self._told_untranslated))]
         return out
 
     def translated(self, event: LineTranslated) -> list[str]:
         """What a line's translation (or its language alone) adds to what was told."""
-        if self.shown == BOTH and event.translation:
+        key = line_key(event.stream_id, event.start_s)
+        late = self._told_untranslated.pop(key, 0) is None
+        if event.sentence_start_s is not None and not event.sentence_translation:
+            self._held.pop(key, None)  # a sentence's line before its last: told with the last
+            return []
+        text = event.sentence_translation or event.translation  # a sentence's: whole, once
+        if (self.shown == BOTH or late) and text:
             label = self._labels.get(event.stream_id, "")
             said = f"in {language_name(event.target)}"
-            return [f"{label}, {said}: {event.translation}" if label
-                    else f"{said[:1].upper()}{said[1:]}: {event.translation}"]
-        held = self._held.pop(line_key(event.stream_id, event.start_s), None)
+            return [f"{label}, {said}: {text}" if label else f"{said[:1].upper()}{said[1:]}: {text}"]
+        held = self._held.pop(key, None)
         if held is None:
             return []
-        if event.translation:
+        if text:
             label = held[0].label
-            return [f"{label}: {event.translation}" if label else event.translation]
+            return [f"{label}: {text}" if label else text]
         return self._tell(held[0], 0)  # not translated: as it was said
 
     def reset(self) -> None:
         self._open.clear()
         self._held.clear()
+        self._told_untranslated.clear()
 
     def _finished(self, line, told: int, now: float) -> list[str]:
         if self.shown == TRANSLATION and not told:

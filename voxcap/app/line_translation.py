@@ -6,16 +6,20 @@
     lines.close()
 
 It keeps its own ``CaptionAssembler`` (the overlay's line width), so a line is the one people
-saw; when a line is finished (the next one of its stream started, or the stream ended) it goes
-to ``translate.worker.LineWorker``, whose result comes back as ``events.LineTranslated`` through
-``record`` (the controller journals it and publishes it). ``on_event`` only assembles and queues:
-the captions never wait for a translation.
+saw; when a line is finished (the next one of its stream started, or the stream ended) it waits
+for the rest of its sentence (``line_sentences``: at most ``hold_s`` after its stream's latest
+line) and the sentence goes to ``translate.worker.LineWorker`` as one piece. The result comes back
+as one ``events.LineTranslated`` per line, the sentence's translation spread over its lines and
+whole with its last line, through ``record`` (the controller journals it and publishes it; the
+overlay, history, exports and the caption page take it from there). ``on_event`` only
+assembles and queues: the captions never wait for a translation.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +27,7 @@ from pathlib import Path
 from ..captions.assembly import CaptionAssembler, CaptionLine
 from ..events import AppProblem, LineTranslated, StreamFinished, StreamOpened, TextDelta
 from ..translate.worker import QUEUE_LINES, FinishedLine, LineResult, LineWorker, Translators
+from .line_sentences import HOLD_S, SentenceGroups, spread
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +52,8 @@ class LineTranslation:
                  models_dir: Path | None = None, width: int = 42,
                  on_notice: Callable[[str], None] = lambda text: None,
                  translators: Translators | None = None, queue_lines: int = QUEUE_LINES,
-                 on_missing: Callable[[str, str], None] | None = None) -> None:
+                 on_missing: Callable[[str, str], None] | None = None,
+                 hold_s: float = HOLD_S) -> None:
         from ..translate.models import default_models_dir
 
         self.record = record
@@ -57,6 +63,9 @@ class LineTranslation:
         self._assembler = CaptionAssembler(width=width)
         self._lock = threading.Lock()  # events may come from more than one thread
         self._sent: set[int] = set()
+        self._sentences: SentenceGroups[FinishedLine] = SentenceGroups(hold_s)
+        self._timer: threading.Timer | None = None  # releases a fragment nothing followed
+        self._timer_due: float | None = None  # when it fires
         self.worker = LineWorker(target=target or None, translators=translators,
                                  on_result=self._result, on_notice=on_notice,
                                  queue_lines=queue_lines, on_missing=on_missing).start()
@@ -73,6 +82,9 @@ class LineTranslation:
                     self._submit_finished(update.line.stream_id, update.line.line_id)
                 elif update.line.final:
                     self._submit(update.line)
+            if isinstance(event, StreamFinished):  # its last sentence, ended or not
+                self._send(self._sentences.flush(event.stream_id))
+            self._send(self._sentences.due(time.monotonic()))
 
     def _submit_finished(self, stream_id: str, new_line_id: int) -> None:
         """A new line began: the stream's line before it is finished."""
@@ -86,12 +98,45 @@ class LineTranslation:
         if line.line_id in self._sent or not line.text.strip():
             return
         self._sent.add(line.line_id)
-        self.worker.submit(FinishedLine(line.line_id, line.stream_id, line.text, line.start_s,
-                                        line.end_s, line.label))
+        self._send(self._sentences.add(FinishedLine(line.line_id, line.stream_id, line.text,
+                                                    line.start_s, line.end_s, line.label),
+                                       time.monotonic()))
+
+    def _send(self, sentences: list[list[FinishedLine]]) -> None:
+        """Queue each sentence as one piece; then wake up when the next fragment is due."""
+        for lines in sentences:
+            last = lines[-1]
+            self.worker.submit(last if len(lines) == 1 else FinishedLine(
+                last.line_id, last.stream_id, " ".join(ln.text.strip() for ln in lines),
+                lines[0].start_s, last.end_s, last.label, tuple(lines)))
+        due = self._sentences.next_due()
+        if due == self._timer_due:
+            return  # armed for it already (on_event calls this for every event)
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._timer_due = due
+        if due is not None:
+            self._timer = threading.Timer(max(0.0, due - time.monotonic()), self._release_due)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _release_due(self) -> None:
+        with self._lock:
+            self._timer, self._timer_due = None, None
+            self._send(self._sentences.due(time.monotonic()))
 
     def _result(self, r: LineResult) -> None:
-        self.record(LineTranslated(r.line.stream_id, r.line.line_id, r.line.text, r.line.start_s,
-                                   r.line.end_s, r.language, r.target, r.translation))
+        """One event per line: a sentence's translation spread over its lines, the whole with
+        the last one."""
+        lines = r.line.parts or (r.line,)
+        pieces = spread(r.translation, [len(ln.text) for ln in lines])
+        in_sentence = len(lines) > 1 and bool(r.translation)
+        for n, (line, piece) in enumerate(zip(lines, pieces, strict=True), 1):
+            self.record(LineTranslated(line.stream_id, line.line_id, line.text, line.start_s,
+                                       line.end_s, r.language, r.target, piece,
+                                       r.translation if in_sentence and n == len(lines) else "",
+                                       lines[0].start_s if in_sentence else None))
 
     def retarget(self, target: str) -> None:
         """Translate the lines finished from now on into ``target`` ("" = languages only)."""
@@ -102,10 +147,20 @@ class LineTranslation:
         self.worker.target = target
         self.target = target
 
+    def finish(self, drain_s: float) -> bool:
+        """Send every fragment still waiting for its sentence's end and wait up to ``drain_s``
+        for all to be translated (before the journal closes); True if they were."""
+        with self._lock:
+            self._send(self._sentences.flush())
+        return self.worker.drain(drain_s)
+
     def close(self, drain_s: float = 0.0) -> None:
         """Stop; ``drain_s``: first wait that long for the lines still queued (a file's end)."""
         if drain_s:
-            self.worker.drain(drain_s)
+            self.finish(drain_s)
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
         self.worker.stop()
 
 
@@ -123,7 +178,7 @@ def attach(controller, hub, changes, target: str, width: int = 42) -> LineTransl
                             on_missing=lambda source, target: hub.publish(
                                 TranslationModelMissing(source, target)))
     hub.subscribe(lines.on_event)
-    controller.before_journal_close.append(lambda: lines.worker.drain(5.0))
+    controller.before_journal_close.append(lambda: lines.finish(5.0))
     changes.subscribe(lambda c: lines.retarget(c.new.translation.translate_to),
                       "translation.translate_to")
     return lines

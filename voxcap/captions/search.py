@@ -10,6 +10,10 @@ they were captioned (Unix time) and the caption line they are in (the words betw
 and sentence ends, at most ``LINE_CHARS`` characters). Matching ignores case and runs of
 spaces; a phrase may span subword pieces and the engine's deltas, not lines.
 
+Translations (the journal's ``line`` records) are searched as well, each speaker's in each
+target language as one text in time order; a hit in one says so (``target``: the language it
+was translated into; "" for the words as heard).
+
 Only the deltas with text are decoded (most of an engine's steps carry none), so a day of
 captions is searched in well under a second (``benchmarks/search_bench.py``).
 """
@@ -43,6 +47,11 @@ class SearchHit:
     line: str  # the caption line holding the match
     start: int  # the match is line[start:end]
     end: int
+    target: str = ""  # the match is in the translation into this language ("": as heard)
+
+    @property
+    def matched(self) -> str:
+        return self.line[self.start:self.end]
 
 
 def start_of_day(t: float | None = None) -> float:
@@ -52,9 +61,9 @@ def start_of_day(t: float | None = None) -> float:
 
 
 def search_sessions(query: str, root: str | Path | None = None, *, since: float | None = None,
-                    limit: int = 1000) -> list[SearchHit]:
+                    limit: int | None = 1000) -> list[SearchHit]:
     """Every place ``query`` was captioned in the sessions under ``root`` that started at or
-    after ``since`` (all without), oldest session first, at most ``limit``."""
+    after ``since`` (all without), oldest session first, at most ``limit`` (None: all)."""
     needle = _normal(query)
     if not needle:
         return []
@@ -62,7 +71,7 @@ def search_sessions(query: str, root: str | Path | None = None, *, since: float 
     hits: list[SearchHit] = []
     for info in reversed(infos):
         hits.extend(_prepared(info).find(needle))
-        if len(hits) >= limit:
+        if limit is not None and len(hits) >= limit:
             return hits[:limit]
     return hits
 
@@ -76,24 +85,42 @@ def search_session(session: Session, query: str) -> list[SearchHit]:
     for r in session.records:
         st = streams.get(r.stream_id) or streams.setdefault(r.stream_id, _Stream())
         st.add(r.audio_start_s, r.audio_end_s, r.produced_at, r.text)
-    return _SessionText(session, streams).find(needle)
+    return _SessionText(session, streams, _translations(session.lines)).find(needle)
+
+
+def _translations(lines) -> dict[tuple[str, str], _Stream]:
+    """Each stream's translations into each language (``LineRecord``s), one text per pair."""
+    out: dict[tuple[str, str], _Stream] = {}
+    for ln in sorted(lines, key=lambda ln: (ln.start_s, ln.line_id)):
+        if ln.translation.strip() and ln.target:
+            st = out.get((ln.stream_id, ln.target)) or out.setdefault((ln.stream_id, ln.target),
+                                                                        _Stream())
+            st.add(ln.start_s, ln.end_s, ln.wall, " " + clean_piece(ln.translation).strip())
+    return out
 
 
 class _SessionText:
     """A session's streams ready to search: each speaker's offset on the session's timeline."""
 
-    def __init__(self, session: Session, streams: dict[str, _Stream]) -> None:
+    def __init__(self, session: Session, streams: dict[str, _Stream],
+                 translations: dict[tuple[str, str], _Stream] | None = None) -> None:
         self.session_id, self.created = session.session_id, session.info.created
-        shift, _ = session.speaker_offsets({sid: st.ends[-1] for sid, st in streams.items()})
-        self.streams = [(session.labels.get(sid) or sid, shift[sid][1], st.ready())
+        translations = translations or {}
+        last_end = {sid: st.ends[-1] for (sid, _), st in translations.items()}
+        last_end.update({sid: st.ends[-1] for sid, st in streams.items()})
+        shift, _ = session.speaker_offsets(last_end)
+        self.streams = [(session.labels.get(sid) or sid, shift[sid][1], "", st.ready())
                         for sid, st in streams.items()]
+        self.streams += [(session.labels.get(sid) or sid, shift[sid][1], target, st.ready())
+                         for (sid, target), st in translations.items()]
 
     def find(self, needle: str) -> list[SearchHit]:
         hits = []
-        for label, offset, stream in self.streams:
-            for piece, at in _find(stream, needle):
+        for label, offset, target, stream in self.streams:
+            for piece, (line, start, end) in _find(stream, needle):
                 hits.append(SearchHit(self.session_id, self.created, label,
-                                      stream.audio[piece] + offset, stream.walls[piece], *at))
+                                      stream.audio[piece] + offset, stream.walls[piece], line,
+                                      start, end, target))
         hits.sort(key=lambda h: h.at_s)
         return hits
 
@@ -187,7 +214,7 @@ _DELTA = re.compile(rb'\{"type":"delta","session":"[^"\n]*","stream":"((?:[^"\\\
 def _read(directory: Path) -> _SessionText:
     """The session's deltas that carry text (most of a session's steps carry none), read
     straight from the bytes: decoding each line as JSON took ~20 µs."""
-    session = read_session_dir(directory, deltas=False)
+    session = read_session_dir(directory, deltas=False)  # its line records too: few
     streams: dict[bytes, _Stream] = {}
     try:
         data = (directory / JOURNAL_NAME).read_bytes()
@@ -198,7 +225,8 @@ def _read(directory: Path) -> _SessionText:
             continue
         st = streams.get(m[1]) or streams.setdefault(m[1], _Stream())
         st.add(float(m[2]), float(m[3]), float(m[4]), _string(m[5]))
-    return _SessionText(session, {_string(sid): st for sid, st in streams.items()})
+    return _SessionText(session, {_string(sid): st for sid, st in streams.items()},
+                        _translations(session.lines))
 
 
 def _string(raw: bytes) -> str:

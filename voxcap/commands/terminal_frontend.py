@@ -201,7 +201,7 @@ class CaptionRun:
             queue_lines=QUEUE_LINES if getattr(audio, "live", True) else 100_000)
         self.hub.subscribe(self.lines.on_event)
         live = getattr(audio, "live", True)
-        self.ctl.before_journal_close.append(lambda: self.lines.worker.drain(5.0 if live else 120.0))
+        self.ctl.before_journal_close.append(lambda: self.lines.finish(5.0 if live else 120.0))
 
     def run(self, source: str = "", duration: float | None = None) -> RunResult:
         try:

@@ -113,9 +113,12 @@ def remove_package(pair: Pair) -> None:
 
 class PairTranslator:
     """One pair on the CPU. ``translate`` is serialized (CTranslate2's translator is thread-safe,
-    but one line at a time keeps the worker's CPU share to ``threads`` cores)."""
+    but one line at a time keeps the worker's CPU share to ``threads`` cores).
 
-    def __init__(self, pair: Pair, *, threads: int = 1) -> None:
+    ``length_ratio``: decode exactly that many tokens per source token (a benchmark's model of
+    random weights says nothing of its own length); None: until the model ends the sentence."""
+
+    def __init__(self, pair: Pair, *, threads: int = 1, length_ratio: float | None = None) -> None:
         try:
             import ctranslate2
             import sentencepiece
@@ -135,24 +138,32 @@ class PairTranslator:
                                         f"({str(exc).splitlines()[0] if str(exc) else exc!r}).",
                                         fix) from None
         self._lock = threading.Lock()
+        self.length_ratio = length_ratio
 
     def translate(self, texts: list[str]) -> list[str]:
         return [self._one(t) for t in texts]  # each line bounded by its own length
 
     def _one(self, text: str) -> str:
-        tokens = self._sp.encode(text, out_type=str)
+        return self._sp.decode(self.decode(self._sp.encode(text, out_type=str)))
+
+    def decode(self, tokens: list[str]) -> list[str]:
+        """The translation's pieces of the source's."""
         # a translation is seldom twice its source: the bound stops a model that rambles
-        longest = min(MAX_TOKENS, 2 * len(tokens) + 8)
+        longest, shortest = min(MAX_TOKENS, 2 * len(tokens) + 8), 0
+        if self.length_ratio is not None:
+            longest = shortest = max(1, min(MAX_TOKENS, round(self.length_ratio * len(tokens))))
         with self._lock:
-            result = self._model.translate_batch([tokens], beam_size=2, max_decoding_length=longest)
-        return self._sp.decode(result[0].hypotheses[0])
+            result = self._model.translate_batch([tokens], beam_size=2, max_decoding_length=longest,
+                                                 min_decoding_length=shortest)
+        return list(result[0].hypotheses[0])
 
 
 class RouteTranslator:
     """``source`` -> ``target`` through one or two pairs, their translators loaded once."""
 
-    def __init__(self, pairs: list[Pair], *, threads: int = 1) -> None:
-        self.steps = [PairTranslator(p, threads=threads) for p in pairs]
+    def __init__(self, pairs: list[Pair], *, threads: int = 1,
+                 length_ratio: float | None = None) -> None:
+        self.steps = [PairTranslator(p, threads=threads, length_ratio=length_ratio) for p in pairs]
         self.source, self.target = pairs[0].source, pairs[-1].target
 
     def translate(self, texts: list[str]) -> list[str]:

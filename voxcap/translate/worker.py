@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import collections
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -36,16 +37,32 @@ from .package import NoRouteError, RouteTranslator, TranslationModelError, insta
 log = logging.getLogger(__name__)
 
 QUEUE_LINES = 4  # lines waiting; ~4 lines is ~10 s of speech
+NICE = 10  # the worker's thread (and the model's threads it starts) below the caption path's
+
+
+def lower_priority() -> None:
+    """This thread at ``NICE`` more than the process: on a busy CPU the captions (the engine's
+    and the display's threads) go first, the translation waits (Linux: a thread's own nice,
+    which the threads it starts inherit)."""
+    try:
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + NICE))
+    except (AttributeError, OSError) as exc:  # not Linux, or not allowed: the default priority
+        log.info("translation keeps the default priority (%s)", exc)
 
 
 @dataclass(frozen=True)
 class FinishedLine:
+    """A finished line, or a sentence of several (``parts``: its lines; the sentence's own
+    fields are its last line's id, the lines' text and their span)."""
+
     line_id: int
     stream_id: str
     text: str
     start_s: float
     end_s: float
     label: str = ""
+    parts: tuple[FinishedLine, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -61,18 +78,20 @@ class LineResult:
 
 
 class Translators:
-    """Route translators from the packages in ``root``, loaded on first use and kept."""
+    """Route translators from the packages in ``root``, loaded on first use and kept
+    (``length_ratio``: ``package.PairTranslator``'s)."""
 
-    def __init__(self, root: Path, *, threads: int = 1) -> None:
+    def __init__(self, root: Path, *, threads: int = 1, length_ratio: float | None = None) -> None:
         self.root = root
         self.threads = threads
+        self.length_ratio = length_ratio
         self._loaded: dict[tuple[str, str], RouteTranslator] = {}
 
     def get(self, source: str, target: str) -> RouteTranslator:
         key = (source, target)
         if key not in self._loaded:
             self._loaded[key] = RouteTranslator(route(installed_pairs(self.root), source, target),
-                                                threads=self.threads)
+                                                threads=self.threads, length_ratio=self.length_ratio)
         return self._loaded[key]
 
 
@@ -161,6 +180,7 @@ class LineWorker:
                 log.exception("telling of a missing translation model failed")
 
     def _run(self) -> None:
+        lower_priority()
         languages: LineLanguages | None = None  # loaded with the first line: nothing at start
         while True:
             with self._cond:

@@ -1,10 +1,12 @@
-"""Previous sessions from the journal: pick one to read it, export it as SRT/VTT/TXT."""
+"""Previous sessions from the journal: pick one to read it (with its translations, if it has
+them), export it as SRT/VTT/TXT; a search hit opens at its words, highlighted."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QTextCursor
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -13,13 +15,16 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QSplitter,
+    QTextEdit,
     QVBoxLayout,
     QWidget,
 )
 
 from ...captions.export import render
 from ...captions.masking import Masker
+from ...captions.search import SearchHit
 from ...captions.sessions import Session, SessionInfo, SessionStore, length_words
+from ...captions.transcript_find import match_span, transcript_mode
 from ...errors import VoxcapError
 
 
@@ -119,7 +124,33 @@ class SessionsView(QWidget):
         self.export_button.setEnabled(True)
 
     def show_text(self) -> None:
-        """The chosen session's transcript, masked as the settings ask (its journal is not)."""
+        """The chosen session's transcript, masked as the settings ask (its journal is not),
+        each line's translation under it when it was translated."""
         if self.session is not None:
+            self.text.setExtraSelections([])
             self.text.setPlainText(render(self.session, ".txt", timestamps=True,
-                                          masker=self.masker())[0])
+                                          masker=self.masker(),
+                                          translation=transcript_mode(self.session))[0])
+
+    def show_match(self, hit: SearchHit, nth: int = 0) -> bool:
+        """Scroll the transcript to ``hit`` (the ``nth`` place of its words, ``transcript_find``),
+        select and highlight it and give it the focus; False when it is not there."""
+        if self.session is None or self.session.session_id != hit.session_id:
+            return False
+        span = match_span(self.text.toPlainText(), hit, nth, set(self.session.labels.values()))
+        if span is None:
+            return False
+        cursor = self.text.textCursor()
+        cursor.setPosition(span[0])
+        cursor.setPosition(span[1], QTextCursor.MoveMode.KeepAnchor)
+        mark = QTextEdit.ExtraSelection()  # stays when the focus leaves (the selection fades)
+        mark.cursor = QTextCursor(cursor)
+        mark.format.setBackground(QColor("#ffe14d"))
+        mark.format.setForeground(QColor("#000000"))
+        self.text.setExtraSelections([mark])
+        self.text.setTextCursor(cursor)
+        self.text.centerCursor()
+        # the tab was just shown: centred again once it is laid out at its size
+        QTimer.singleShot(0, self.text.centerCursor)
+        self.text.setFocus()
+        return True

@@ -227,7 +227,7 @@ class MainWindow(QMainWindow):
         self.act_click.toggled.connect(self.click_button.setChecked)
         self.act_find.triggered.connect(self._find)
         self.search.searched.connect(self.day_search.search)
-        self.day_search.sessionChosen.connect(self.show_session)
+        self.day_search.hitChosen.connect(self.show_hit)
         self.act_tab_captions.triggered.connect(lambda: self.tabs.setCurrentIndex(0))
         self.act_tab_sessions.triggered.connect(self._show_sessions)
         self.act_shortcuts.triggered.connect(self.show_shortcuts)
@@ -253,10 +253,16 @@ class MainWindow(QMainWindow):
         self.sessions.list.setFocus()
 
     def show_session(self, session_id: str) -> None:
-        """A hit in an earlier session: that session in Previous sessions."""
+        """A session in Previous sessions."""
         self.tabs.setCurrentIndex(1)
         self.sessions.select(session_id)
         self.sessions.list.setFocus()
+
+    def show_hit(self, hit, nth: int = 0) -> None:
+        """A hit in an earlier session (``captions.search.SearchHit``; the ``nth`` place of its
+        words there): that session in Previous sessions, at the match, highlighted."""
+        self.show_session(hit.session_id)
+        self.sessions.show_match(hit, nth)
 
     def set_state(self, state: Captioning, message: str = "", detail: str = "") -> None:
         """``detail``: stays next to the state while it lasts (e.g. "Them only" when a half of

@@ -13,8 +13,10 @@ Translations (``add_translation``, ``set_translation_shown``): a finished line's
 matched to the line by stream and start time (``app.line_translation.line_key``: the translator's
 line numbers are not the overlay's) and shown under it in italics, at the user's size and colour
 ("both": each caption line then takes two rows, so the overlay is twice as tall), or instead of
-it ("translation"). The original is shown as it is spoken, exactly as without translation, and
-stays until its translation comes (a moment after the line ends), or when it is not translated.
+it ("translation"). A sentence over several lines is translated whole: its translation goes
+under (or in place of) its last line, where a reader of a few lines still sees it all. The
+original is shown as it is spoken, exactly as without translation, and stays until its
+translation comes (a moment after the line ends), or when it is not translated.
 
 Two streams: the speaker's label ("Them:", "You:") starts each of its paragraphs, in the
 speaker's colour, and a bar of that colour marks every row, so a wrapped row whose label has
@@ -231,8 +233,12 @@ class CaptionOverlay(QWidget):
     def add_translation(self, event: LineTranslated) -> None:
         """A finished line's translation (or its language alone): shown with its line, told
         to screen readers as the user shows it."""
-        if event.translation:
-            self._translations[line_key(event.stream_id, event.start_s)] = event.translation
+        # a sentence over several lines: its whole translation under its last line (the first
+        # may have scrolled away), none under the others (no words twice)
+        text = event.sentence_translation or (
+            event.translation if event.sentence_start_s is None else "")
+        if text:
+            self._translations[line_key(event.stream_id, event.start_s)] = text
             while len(self._translations) > MAX_KEPT:
                 self._translations.popitem(last=False)
             self.update()
