@@ -8,6 +8,8 @@ import shutil
 import pytest
 from support.tiny_translation import copy_package
 
+from voxcap.commands.flag_words import in_flags
+from voxcap.gui.settings.setting_words import for_the_app
 from voxcap.translate.package import (
     PairTranslator,
     RouteTranslator,
@@ -40,7 +42,9 @@ def test_a_missing_pair_goes_through_english(tiny_package, tmp_path):
     with pytest.raises(TranslationModelError) as err:
         route(pairs, "de", "fr")
     assert "German to French" in err.value.message
-    assert err.value.fix == "voxcap translate-models download de-fr or de-en and en-fr"
+    assert in_flags(err.value.fix) == "voxcap translate-models download de-fr or de-en and en-fr"
+    assert for_the_app(err.value.fix) == ("download de-fr or de-en and en-fr in Settings → "
+                                          "Translation → Translation models")
 
 
 def test_a_half_installed_package_is_named_and_left_out(tiny_package, tmp_path):
@@ -58,7 +62,7 @@ def test_a_corrupt_model_is_named_with_its_fix(tiny_package, tmp_path):
     with pytest.raises(TranslationModelError) as err:
         PairTranslator(read_package(folder))
     assert "fr-en translation model is corrupt" in err.value.message
-    assert "translate-models remove fr-en" in err.value.fix
+    assert "translate-models remove fr-en" in in_flags(err.value.fix)
     shutil.rmtree(folder)
 
 

@@ -37,6 +37,9 @@ def _advice() -> dict[str, str]:
         "models_from_file": "from a file with --from FILE",
         "models_index": "--index URL",
         "models_folder": "--dir DIR",
+        "models_download": "voxcap translate-models download {value}",
+        "models_reinstall": "voxcap translate-models remove {value}, then "
+                            "voxcap translate-models download {value}",
     }
 
 
@@ -49,7 +52,7 @@ def _with_value(name: str, value: str) -> str:
 def say_as_flag(name: str, value: str) -> str:
     """One marker in the terminal's words: the advice, or the setting's flag and its value."""
     advice = _advice()
-    return advice[name] if name in advice else _with_value(name, value)
+    return advice[name].replace("{value}", value) if name in advice else _with_value(name, value)
 
 
 def in_flags(text: str) -> str:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import VoxcapError
+from ..setting_refs import ref
 from .languages import PIVOT, language_name
 
 log = logging.getLogger(__name__)
@@ -104,7 +105,7 @@ def route(pairs: dict[tuple[str, str], Pair], source: str, target: str) -> list[
         [f"{source}-{target}", f"or {source}-{PIVOT} and {PIVOT}-{target}"]
     raise NoRouteError(
         f"No translation model from {language_name(source)} to {language_name(target)} is installed.",
-        f"voxcap translate-models download {' '.join(need)}", source, target)
+        ref("models_download", " ".join(need)), source, target)
 
 
 def remove_package(pair: Pair) -> None:
@@ -126,8 +127,7 @@ class PairTranslator:
             raise TranslationModelError(f"Translation needs {exc.name}, which is not installed.",
                                         "pip install 'voxcap[translate]'") from None
         self.pair = pair
-        fix = (f"voxcap translate-models remove {pair.name}, then "
-               f"voxcap translate-models download {pair.name}")
+        fix = ref("models_reinstall", pair.name)
         try:
             self._sp = sentencepiece.SentencePieceProcessor(
                 model_file=str(pair.folder / SENTENCEPIECE))

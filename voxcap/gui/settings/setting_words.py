@@ -55,13 +55,16 @@ ADVICE = {
     "models_from_file": "from a model file (Settings → Translation: Install from a file)",
     "models_index": "another models index",
     "models_folder": "the models' folder",
+    "models_download": "download {value} in Settings → Translation → Translation models",
+    "models_reinstall": "remove {value} in Settings → Translation → Translation models, then "
+                        "download it again",
 }
 
 
 def say_in_the_app(name: str, value: str) -> str:
     """One marker in the app's words: the advice, or where Settings shows the setting."""
     if name in ADVICE:
-        return ADVICE[name]
+        return ADVICE[name].replace("{value}", value)
     if name == "source":
         return "the microphone in the Source list" if value == "mic" else "the Source list"
     if name not in SPECS:
