@@ -122,6 +122,9 @@ class Pending:
                if not k.startswith("VOXCAP_VLLM_") and k != "PYTHONPATH"}
         env["VLLM_PLUGINS"] = NO_PLUGINS
         env["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"  # the worker inside the core (module doc)
+        # what vLLM puts in the temporary folder (its ZeroMQ sockets: three a run, left there for
+        # good), in this run's folder, removed with it
+        env["TMPDIR"] = env["VLLM_RPC_BASE_PATH"] = str(tmp)
         self._log = open(tmp / "log.txt", "w+")  # closed in result()
         self._proc = subprocess.Popen([sys.executable, __file__, str(job_file), str(self._out)],
                                       env=env, stdout=self._log, stderr=subprocess.STDOUT,

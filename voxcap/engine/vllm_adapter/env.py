@@ -46,10 +46,11 @@ FIRST_JIT_NOTE = ("First start on this graphics card: the NVIDIA driver is compi
 
 def cache_env() -> dict[str, str]:
     """The cache variables vLLM's processes get: the person's own, else voxcap's folder."""
+    inductor = os.environ.get(INDUCTOR_CACHE_ENV) or str(paths.cache_dir() / "torchinductor")
     return {CACHE_ENV: os.environ.get(CACHE_ENV) or str(paths.cache_dir() / "vllm"),
             JIT_CACHE_ENV: str(jit_cache_dir()),
             JIT_CACHE_SIZE_ENV: os.environ.get(JIT_CACHE_SIZE_ENV) or str(JIT_CACHE_BYTES),
-            INDUCTOR_CACHE_ENV: os.environ.get(INDUCTOR_CACHE_ENV) or str(paths.cache_dir() / "torchinductor")}
+            INDUCTOR_CACHE_ENV: inductor}
 
 
 RPC_BASE_ENV = "VLLM_RPC_BASE_PATH"  # where vLLM puts its ZeroMQ socket files (default: the temporary folder)
