@@ -133,15 +133,15 @@ def private_tmp_dir() -> Path:
     folder = Path(tempfile.gettempdir()) / f"voxcap-{os.getuid()}"
     with contextlib.suppress(FileExistsError):
         folder.mkdir(mode=0o700)
-    if folder not in _private_dirs:
-        _private_dirs.add(folder)
-        atexit.register(_remove_if_empty, folder)
     st = folder.lstat()
     if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
         raise PermissionError(f"{folder} is not a folder of this user's (uid {st.st_uid} made it): "
                               "remove it (as root), or set TMPDIR to a folder of your own")
     if st.st_mode & 0o077:
         os.chmod(folder, 0o700)  # this user's, made wider by hand: narrowed again
+    if folder not in _private_dirs:  # this user's own: removed at exit when empty
+        _private_dirs.add(folder)
+        atexit.register(_remove_if_empty, folder)
     return folder
 
 
