@@ -8,8 +8,10 @@ ids of the streams it opened.
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
+import shutil
 import signal
 import tempfile
 
@@ -26,13 +28,16 @@ from voxcap.eventhub import EventHub
 # filled once (and the quiet turnstile and shared references work). They inherit the folders
 # the controller set here when it loaded this file, so data, settings and state are shared by
 # the workers too (no clash seen in the parallel runs); the per-run cache name below is for
-# workers started without them.
-_TEST_HOME = tempfile.mkdtemp(prefix="voxcap-test-dirs-")
+# workers started without them. The process that makes the folders removes them when it ends.
 _RUN = os.environ.get("PYTEST_XDIST_TESTRUNUID")
 _SHARED_CACHE = os.path.join(tempfile.gettempdir(), f"voxcap-test-cache-{_RUN[:12]}") if _RUN else None
-for _name in ("DATA", "CONFIG", "CACHE", "STATE"):
-    _dir = _SHARED_CACHE if _name == "CACHE" and _SHARED_CACHE else os.path.join(_TEST_HOME, _name.lower())
-    os.environ.setdefault(f"VOXCAP_{_name}_DIR", _dir)
+_NAMES = ("DATA", "CONFIG", "CACHE", "STATE")
+if not all(os.environ.get(f"VOXCAP_{name}_DIR") for name in _NAMES):
+    _TEST_HOME = tempfile.mkdtemp(prefix="voxcap-test-dirs-")
+    atexit.register(shutil.rmtree, _TEST_HOME, True)
+    for _name in _NAMES:
+        _shared = _SHARED_CACHE if _name == "CACHE" else None
+        os.environ.setdefault(f"VOXCAP_{_name}_DIR", _shared or os.path.join(_TEST_HOME, _name.lower()))
 
 # The Ctrl-C tests send SIGINT as a terminal would. A suite started in the background of a
 # non-interactive shell (`nohup scripts/test.sh &`) inherits SIGINT ignored, and so would every

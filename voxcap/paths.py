@@ -105,16 +105,31 @@ def remove_run_tempdir(path: Path) -> None:
 
 
 def remove_run_tempdirs() -> None:
-    """Remove every folder ``run_tempdir`` made in this process that is still there."""
+    """Remove every folder ``run_tempdir`` made in this process that is still there, and the
+    ``private_tmp_dir`` it used if nothing is left in it: this process's mark on the temporary
+    folder."""
     for path in list(_run_dirs):
         remove_run_tempdir(path)
+    for folder in _private_dirs:
+        _remove_if_empty(folder)
+
+
+_private_dirs: set[Path] = set()  # private_tmp_dir's folders this process used
+
+
+def _remove_if_empty(folder: Path) -> None:
+    with contextlib.suppress(OSError):  # not empty: another run's, or this one's that stays
+        folder.rmdir()
 
 
 def private_tmp_dir() -> Path:
     """``<tmp>/voxcap-<uid>``: this user's own folder (0700) in the shared temporary folder, for
     sockets and files other users must neither read nor plant; made when missing. One that is
     not this user's own folder (another user made it first, or a link) raises PermissionError,
-    its message naming the fix."""
+    its message naming the fix. It is removed at this process's exit if nothing is left in it
+    (another run's socket keeps it)."""
+    import atexit
+
     folder = Path(tempfile.gettempdir()) / f"voxcap-{os.getuid()}"
     with contextlib.suppress(FileExistsError):
         folder.mkdir(mode=0o700)
@@ -124,6 +139,9 @@ def private_tmp_dir() -> Path:
                               "remove it (as root), or set TMPDIR to a folder of your own")
     if st.st_mode & 0o077:
         os.chmod(folder, 0o700)  # this user's, made wider by hand: narrowed again
+    if folder not in _private_dirs:  # this user's own: removed at exit when empty
+        _private_dirs.add(folder)
+        atexit.register(_remove_if_empty, folder)
     return folder
 
 

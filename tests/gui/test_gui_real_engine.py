@@ -106,7 +106,7 @@ def test_real_engine_behind_the_gui(qtbot, make_app, fake_audio, tiny_weights_di
     assert session.info.settings["delay_ms"] == 960
 
 
-QUIT_S = 30  # quit waits 3 s for the engine (QUIT_ENGINE_WAIT_S); a start takes longer
+QUIT_S = 30  # quit waits 1 s for the engine (QUIT_ENGINE_WAIT_S); a start takes longer
 
 
 def test_quit_while_a_real_engine_starts(tiny_weights_dir, tmp_path):

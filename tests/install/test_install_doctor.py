@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -45,8 +46,11 @@ def doctor(*args: str, env: dict | None = None, bare: bool = False, timeout: flo
         cmd = [sys.executable, "-S", "-m", "voxcap.cli", "doctor", "--json", *args]
     else:
         cmd = [sys.executable, "-m", "voxcap.cli", "doctor", "--json", *args]
-    r = subprocess.run(cmd, env=full_env, cwd=REPO, capture_output=True, text=True,
-                       timeout=timeout)
+    try:
+        r = subprocess.run(cmd, env=full_env, cwd=REPO, capture_output=True, text=True,
+                           timeout=timeout)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
     try:
         report = json.loads(r.stdout)
     except json.JSONDecodeError:

@@ -1,6 +1,6 @@
 """The real app on the real engine (LocalEngine through build_engine, as ``voxcap gui`` makes
 it) and fake audio, in its own process, steered by lines on stdin; it leaves as ``voxcap gui``
-does (``run_gui``: the event loop, then out at once if the engine's thread is still starting).
+does (``run_gui``: the event loop, then out at once, without the interpreter's finalisation).
 Used by tests/gui/test_gui_real_engine.py to quit during a real engine start.
 
     python tests/support/real_engine_app.py MODEL_DIR   # QT_QPA_PLATFORM, VOXCAP_DATA_DIR set
@@ -36,7 +36,7 @@ from voxcap.events import EngineProgress, TextDelta
 
 def main(model_dir: str) -> int:
     qapp = qt_app()
-    from voxcap.gui.application import _leave_now_if_engine_still_starting
+    from voxcap.gui.application import leave_at_once
 
     audio = FakeAudio()
     deltas: list[str] = []
@@ -88,7 +88,7 @@ def main(model_dir: str) -> int:
     commands = steer_by_stdin(handle)  # noqa: F841 - kept while the app runs
     app.start()
     code = qapp.exec()
-    _leave_now_if_engine_still_starting(code)  # as run_gui leaves
+    leave_at_once(code)  # as run_gui leaves
     return code
 
 

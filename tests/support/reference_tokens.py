@@ -122,6 +122,12 @@ class Pending:
                if not k.startswith("VOXCAP_VLLM_") and k != "PYTHONPATH"}
         env["VLLM_PLUGINS"] = NO_PLUGINS
         env["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"  # the worker inside the core (module doc)
+        # what vLLM puts in the temporary folder (its ZeroMQ sockets: three a run, left there for
+        # good), in this run's folder, removed with it; torch's compile cache kept for the next
+        env["TMPDIR"] = env["VLLM_RPC_BASE_PATH"] = str(tmp)
+        if os.environ.get("VOXCAP_CACHE_DIR"):  # the tests' (conftest.py), as voxcap's engine has it
+            env.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(os.environ["VOXCAP_CACHE_DIR"],
+                                                                   "torchinductor"))
         self._log = open(tmp / "log.txt", "w+")  # closed in result()
         self._proc = subprocess.Popen([sys.executable, __file__, str(job_file), str(self._out)],
                                       env=env, stdout=self._log, stderr=subprocess.STDOUT,

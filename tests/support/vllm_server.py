@@ -9,8 +9,10 @@ Start-up takes ~40-60 s on 2 cores: start one per test module/session. ``stop()`
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -60,6 +62,10 @@ class VllmServer:
         self.log_path = Path(log_path) if log_path else Path(
             tempfile.mkstemp(prefix="voxcap-serve-", suffix=".log")[1])
         self.home = Path(tempfile.mkdtemp(prefix="voxcap-serve-dirs-"))
+        # both read by tests after the server stopped: removed when the tests' process ends
+        atexit.register(shutil.rmtree, self.home, True)
+        if not log_path:
+            atexit.register(self.log_path.unlink, missing_ok=True)
         self.server_log = self.home / "state" / "vllm-server.log"  # vLLM's own output
         self.proc: subprocess.Popen | None = None
         self.start_seconds: float | None = None

@@ -23,10 +23,9 @@ import re
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
-from pathlib import Path
 
+from .. import paths
 from .app_stream import _die_with_parent
 
 log = logging.getLogger(__name__)
@@ -88,7 +87,8 @@ class PipeWireEchoProcess:
 
     def __init__(self, mic: str, master: str, source_name: str, description: str) -> None:
         self.source_name = source_name
-        self._dir = Path(tempfile.mkdtemp(prefix="voxcap-ec-"))
+        # <tmp>/voxcap-ec-<pid>-*: one a killed app left is removed by the next (paths.run_tempdir)
+        self._dir = paths.run_tempdir("voxcap-ec-")
         self.config = self._dir / "echo-cancel.conf"
         self.config.write_text(config_text(mic, master, source_name, description, PW_MODULE))
         self.log_path = self._dir / "pipewire.log"
@@ -135,4 +135,4 @@ class PipeWireEchoProcess:
                 log.warning("PipeWire's echo canceller did not stop on SIGTERM; killing it")
                 proc.kill()
                 proc.wait(3)
-        shutil.rmtree(self._dir, ignore_errors=True)
+        paths.remove_run_tempdir(self._dir)

@@ -144,14 +144,16 @@ def _serve(args, command, extra_env, key_file, created, served, settings, sessio
     from ..engine.server.process import ServerProcess, child_env
     from ..engine.server.stages import ServerStages, new_workdir
     from ..engine.vllm_adapter.env import rpc_env
+    from ..engine.vllm_adapter.rendezvous import RENDEZVOUS_DIR_ENV
 
     log_path = paths.state_dir() / "vllm-server.log"
     # the stage file and vLLM's logging config, read by the server's processes while they live
     workdir = new_workdir()
     stages = ServerStages(workdir, sys.stdout)
-    # vLLM's ZeroMQ sockets in the run's folder, removed with it (else left in the temporary one)
-    server = ServerProcess(command, child_env({**extra_env, **stages.env(), **rpc_env(workdir)}),
-                           log_path)
+    # vLLM's ZeroMQ sockets and rendezvous file in the run's folder, removed with it (else left
+    # in the temporary one)
+    server = ServerProcess(command, child_env({**extra_env, **stages.env(), **rpc_env(workdir),
+                                               RENDEZVOUS_DIR_ENV: str(workdir)}), log_path)
     print(f"Starting vLLM's server for {served} on {args.host}:{args.port} (its log: {log_path}); "
           "the first start on a GPU takes a few minutes.", flush=True)
     from ..engine.vllm_adapter import platform as engine_platform

@@ -33,6 +33,7 @@ from ..setting_refs import ref
 from .stats import EngineStats
 
 log = logging.getLogger(__name__)
+LONG_WAIT_S = 5.0  # a shutdown given this long that is still running is worth a warning
 EventSink = Callable[[Event], None]
 _STREAM_IDS = itertools.count(1)
 
@@ -165,7 +166,9 @@ class EngineBase(CaptionEngine):
         if self._thread is not None:
             self._thread.join(timeout)
             if self._thread.is_alive():
-                log.warning("%s did not stop within %.0f s", self.what, timeout)
+                # a quitting app gives it a moment only (QUIT_ENGINE_WAIT_S): not a problem then
+                log.log(logging.WARNING if timeout >= LONG_WAIT_S else logging.INFO,
+                        "%s did not stop within %.0f s", self.what, timeout)
                 self._left_running()
 
     def __enter__(self):

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from PySide6.QtCore import QByteArray, QObject, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from .. import logs
+from .. import logs, paths
 from ..app.controller import QUIT_ENGINE_WAIT_S, SessionController
 from ..app.diagnostics import DiagnosticsReady, diagnostics_text
 from ..app.glossary_file import read_terms
@@ -658,24 +658,32 @@ def run_gui(args) -> int:
     server = InstanceServer(vapp)
     server.messageReceived.connect(vapp.handle_message)
     server.listen()
+    from .quit_signals import QuitOnSignals
+
+    def leave() -> None:
+        server.server.close()  # its socket file goes with it
+        leave_at_once(1)
+    signals = QuitOnSignals(vapp.quit, leave)  # noqa: F841 - kept while the app runs
     vapp.start()
     t0 = time.monotonic()
     code = app.exec()
     log.info("the app ran %.0f s", time.monotonic() - t0)
-    _leave_now_if_engine_still_starting(code)
+    leave_at_once(code)
     return code
 
 
-def _leave_now_if_engine_still_starting(code: int) -> None:
-    """Quit while the engine starts or stops slowly: the controller waited a few seconds for it
-    (``QUIT_ENGINE_WAIT_S``), but its thread is still importing, loading or tearing vLLM down in
-    C++ code; letting the interpreter finalise around it took seconds and could abort
-    ("exception not rethrown"). Captions and journal are closed by now, and vLLM's processes die
-    with this one (PR_SET_PDEATHSIG), so leave at once."""
-    if any(t.name == "voxcap-engine" and t.is_alive() for t in threading.enumerate()):
-        import os
+def leave_at_once(code: int) -> None:
+    """Leave once the app has closed (captions flushed, journal closed, capture and echo
+    canceller stopped): the temporary folders are removed and the log flushed, and nothing else
+    runs, neither the exit handlers nor the interpreter's finalisation. Those tore torch, Qt and
+    vLLM down after the window was gone: 2 s on the tiny CPU engine, and multiprocessing's
+    handler waited for an engine core still stopping (5.9 s on a loaded CPU), or the
+    interpreter could abort around an engine thread still starting ("exception not rethrown").
+    vLLM's processes die with this one (PR_SET_PDEATHSIG)."""
+    import os
 
-        logging.shutdown()
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
+    paths.remove_run_tempdirs()
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

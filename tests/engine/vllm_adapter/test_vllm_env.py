@@ -6,7 +6,7 @@ from voxcap.engine.vllm_adapter.env import JIT_CACHE_BYTES, cache_env
 
 
 def test_caches_live_in_voxcaps_folder_and_the_jit_cache_is_large(tmp_path, monkeypatch):
-    for name in ("VLLM_CACHE_ROOT", "CUDA_CACHE_PATH", "CUDA_CACHE_MAXSIZE"):
+    for name in ("VLLM_CACHE_ROOT", "CUDA_CACHE_PATH", "CUDA_CACHE_MAXSIZE", "TORCHINDUCTOR_CACHE_DIR"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("VOXCAP_CACHE_DIR", str(tmp_path))
     env = cache_env()
@@ -15,6 +15,8 @@ def test_caches_live_in_voxcaps_folder_and_the_jit_cache_is_large(tmp_path, monk
     # voxcap's folder (uninstall removes it), and the driver keeps entries only below its size
     assert env["CUDA_CACHE_PATH"] == str(tmp_path / "cuda-jit")
     assert int(env["CUDA_CACHE_MAXSIZE"]) == JIT_CACHE_BYTES == 4 * 2**30
+    # torch's compile cache: not torchinductor_<user> in the temporary folder
+    assert env["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "torchinductor")
 
 
 def test_what_the_person_set_wins(tmp_path, monkeypatch):
@@ -22,8 +24,9 @@ def test_what_the_person_set_wins(tmp_path, monkeypatch):
     monkeypatch.setenv("CUDA_CACHE_PATH", "/elsewhere/jit")
     monkeypatch.setenv("CUDA_CACHE_MAXSIZE", "1000")
     monkeypatch.setenv("VLLM_CACHE_ROOT", "/elsewhere/vllm")
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", "/elsewhere/inductor")
     assert cache_env() == {"VLLM_CACHE_ROOT": "/elsewhere/vllm", "CUDA_CACHE_PATH": "/elsewhere/jit",
-                           "CUDA_CACHE_MAXSIZE": "1000"}
+                           "CUDA_CACHE_MAXSIZE": "1000", "TORCHINDUCTOR_CACHE_DIR": "/elsewhere/inductor"}
 
 
 

@@ -47,6 +47,7 @@ from ..vllm_adapter.env import (
 from ..vllm_adapter.pad_stall import stall_extra_args
 from ..vllm_adapter.patches import SESSION_FIX_ENV, TOKEN_CARRY_ENV
 from ..vllm_adapter.plugin import APP_PID_ENV, CHILD_STDERR_ENV, EARLY_HOOK_DIR, tie_forked_children
+from ..vllm_adapter.rendezvous import RENDEZVOUS_DIR_ENV
 from .feed import TokenFeed
 from .progress import STAGE_ENV, StageTail, kv_cache_capacity, write_logging_config
 
@@ -191,8 +192,8 @@ class LocalEngine(EngineBase):
                # vLLM's CPU build: its worker inside the engine core and the fork above, as on
                # one GPU (vllm_adapter/cpu_processes.py: 42 s → 18.5 s to ready here). =0: as vLLM does
                CPU_AS_GPU_ENV: os.environ.get(CPU_AS_GPU_ENV, "1"),
-               # vLLM's ZeroMQ sockets in this engine's folder, removed with it
-               **rpc_env(self._workdir),
+               # vLLM's ZeroMQ sockets and rendezvous file in this engine's folder, removed with it
+               **rpc_env(self._workdir), RENDEZVOUS_DIR_ENV: str(self._workdir),
                # its TCP ports (gloo, NCCL) on loopback, whatever the host name resolves to
                **loopback_env(),
                # without -v the terminal shows voxcap's own line for a failure, never vLLM's

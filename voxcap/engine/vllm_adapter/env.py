@@ -13,6 +13,10 @@ build carries machine code for compute capability 8.x only (its fatbin: sm_80 SA
 card of another major version that runs it (RTX 50, sm_120) has the driver compile the PTX at the
 first graph capture, minutes long (seen on the H200 forced to FA2: 117 s to over 200 s). Cached,
 that happens once; the driver's default cache may be too small to keep it.
+
+PyTorch's inductor cache (``torchinductor_<user>`` in the temporary folder by default, made even
+when nothing is compiled) goes there as well: a cache kept across runs belongs in the cache
+folder, and a logout must leave nothing in the temporary one.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ log = logging.getLogger(__name__)
 CACHE_ENV = "VLLM_CACHE_ROOT"
 JIT_CACHE_ENV = "CUDA_CACHE_PATH"
 JIT_CACHE_SIZE_ENV = "CUDA_CACHE_MAXSIZE"
+INDUCTOR_CACHE_ENV = "TORCHINDUCTOR_CACHE_DIR"
 JIT_CACHE_BYTES = 4 * 2**30  # the driver's largest
 # Cards whose first start has the driver compile FA2's PTX: RTX 50 (12.0) and later. 8.x runs the
 # sm_80 code as it is; Hopper (9.0) runs FlashAttention 3. On the H200 forced to FA2 the first
@@ -41,9 +46,11 @@ FIRST_JIT_NOTE = ("First start on this graphics card: the NVIDIA driver is compi
 
 def cache_env() -> dict[str, str]:
     """The cache variables vLLM's processes get: the person's own, else voxcap's folder."""
+    inductor = os.environ.get(INDUCTOR_CACHE_ENV) or str(paths.cache_dir() / "torchinductor")
     return {CACHE_ENV: os.environ.get(CACHE_ENV) or str(paths.cache_dir() / "vllm"),
             JIT_CACHE_ENV: str(jit_cache_dir()),
-            JIT_CACHE_SIZE_ENV: os.environ.get(JIT_CACHE_SIZE_ENV) or str(JIT_CACHE_BYTES)}
+            JIT_CACHE_SIZE_ENV: os.environ.get(JIT_CACHE_SIZE_ENV) or str(JIT_CACHE_BYTES),
+            INDUCTOR_CACHE_ENV: inductor}
 
 
 RPC_BASE_ENV = "VLLM_RPC_BASE_PATH"  # where vLLM puts its ZeroMQ socket files (default: the temporary folder)

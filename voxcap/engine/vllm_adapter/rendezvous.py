@@ -1,9 +1,12 @@
 """Where voxcap's vLLM processes meet: vLLM's processes find each other through a file (torch's
 FileStore, ``vllm_dist_<random>``) that vLLM 0.32 puts straight in the temporary folder, and a
 run that is killed leaves it there, with nothing in it saying whose it was. voxcap's vLLM
-processes put theirs in ``<tmp>/voxcap-<uid>/`` instead (``paths.private_tmp_dir``: 0700),
-named after the process that made it (``vllm_dist_<pid>_<random>``): those of processes now
-gone (killed) are removed when the next one starts; installer/uninstall.sh removes the folder.
+processes put theirs in the run's own folder (``VOXCAP_RENDEZVOUS_DIR``: the in-process
+engine's or ``voxcap serve``'s, removed when the run ends and by the next start after a
+kill), named after the process that made it (``vllm_dist_<pid>_<random>``). Without that
+variable they use ``<tmp>/voxcap-<uid>/`` (``paths.private_tmp_dir``: 0700), where those of
+processes now gone (killed) are removed when the next one starts; installer/uninstall.sh
+removes the folder.
 
 Set by voxcap's vLLM plugin (plugin.py) in each of voxcap's vLLM processes; an engine core
 forked from one inherits it."""
@@ -28,10 +31,12 @@ NAME = "get_file_store_init_method"
 
 
 PREFIX = "vllm_dist_"
+RENDEZVOUS_DIR_ENV = "VOXCAP_RENDEZVOUS_DIR"  # the run's folder, set by whoever starts vLLM
 
 
 def rendezvous_dir() -> Path:
-    return Path(tempfile.gettempdir()) / f"voxcap-{os.getuid()}"
+    run = os.environ.get(RENDEZVOUS_DIR_ENV)
+    return Path(run) if run else Path(tempfile.gettempdir()) / f"voxcap-{os.getuid()}"
 
 
 def file_store_init_method() -> str:
@@ -51,7 +56,8 @@ def remove_left_behind(folder: Path) -> None:
 def keep_rendezvous_in_voxcaps_folder() -> bool:
     """vLLM's rendezvous files of this process (and those it forks) in ``rendezvous_dir()``."""
     try:
-        remove_left_behind(paths.private_tmp_dir())
+        if not os.environ.get(RENDEZVOUS_DIR_ENV):  # a run's own folder goes as a whole
+            remove_left_behind(paths.private_tmp_dir())
         import importlib
 
         importlib.import_module(SOURCE)
