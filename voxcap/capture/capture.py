@@ -263,8 +263,11 @@ class Capture:
         self._generation += 1
         stream: RawStream | AppRawStream
         if self.spec.kind == APP:
+            # silence fills a playing stream's wait well before the watchdog would call it
+            # stalled (a recording slow to start on a loaded machine): equal, they raced, and a
+            # reopen lost the start of what the app played
             stream = AppRawStream(self.spec.name, self._q, self._generation, self.block_ms,
-                                  self._token, on_notice=self._notice)
+                                  self._token, on_notice=self._notice, stuck_s=self.stall_s / 2)
         else:
             stream = RawStream(dev, self._q, self._generation, self.block_ms, self._token)
         stream.open()  # raises CaptureError
