@@ -9,8 +9,8 @@ unrelated speech gives < 0.05, the mixed speaker monitor would give ~0.7 for bot
 from __future__ import annotations
 
 import json
-import os
 import logging
+import os
 import subprocess
 import time
 
