@@ -225,7 +225,7 @@ def _after(rec, reason: str) -> list[str]:
 
 
 SLOW_PAREC = """#!/bin/sh
-# the real parec, started late while {flag} exists: a loaded machine (issue 52, item 9)
+# the real parec, started late while {flag} exists, as on a loaded machine
 [ -e {flag} ] && sleep {delay}
 exec {parec} "$@"
 """
