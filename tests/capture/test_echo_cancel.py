@@ -22,6 +22,7 @@ import time
 
 import pytest
 from support.capture_helpers import Recorder
+from support.capture_helpers import wait_until as _wait
 from support.echo_path import AcousticPath, measure
 from support.pulse import speech_wav
 from support.xcorr import match
@@ -86,15 +87,6 @@ ec = EchoCanceller("virtmic", "system", "on")
 print(ec.start(), ec._reaper.pid if ec._reaper else 0, flush=True)
 time.sleep(60)
 """
-
-
-def _wait(cond, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
 
 
 def test_module_unloaded_when_the_app_is_killed(sound_server, request):

@@ -9,11 +9,12 @@ canceller, "echo cancelling lost — rebuilding" while it is being built again.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 
 import pytest
-from support.capture_helpers import Recorder
+from support.capture_helpers import Recorder, wait_until
 from support.pulse import speech_wav
 
 from voxcap.capture import Capture
@@ -80,6 +81,9 @@ class TruthWatch:
         return self
 
     def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def stop(self) -> None:
         self._stop.set()
         self._thread.join(5)
 
@@ -97,20 +101,23 @@ class TruthWatch:
 
 
 def _wait(cond, timeout=15.0):
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
+    return wait_until(cond, timeout)
 
 
-def _start(rec: Recorder) -> Capture:
+@contextlib.contextmanager
+def _watched(server):
+    """(capture, recorder, truth watch) of "You" with echo cancelling on, audio flowing."""
+    rec = Recorder()
     cap = Capture(SourceSpec(MIC, label="You", echo_ref="system", echo="on"), rec.on_block,
                   rec.on_event).start()
-    assert cap.device is not None and cap.device.name.startswith(echo_mod.PREFIX)
-    assert CANCELLED in reading(rec), readings(rec)
-    return cap
+    try:
+        assert cap.device is not None and cap.device.name.startswith(echo_mod.PREFIX)
+        assert CANCELLED in reading(rec), readings(rec)
+        rec.wait_audio(0.3)
+        with TruthWatch(server, cap, rec) as truth:
+            yield cap, rec, truth
+    finally:
+        cap.stop()
 
 
 def _back_on_a_canceller(server, cap: Capture, rec: Recorder, old: str) -> str:
@@ -140,21 +147,16 @@ def _hears_the_mic(server, rec: Recorder, near) -> None:
 
 
 def test_echo_cancelling_rebuilt_after_the_sound_server_restarts(sound_server, near):
-    rec = Recorder()
-    cap = _start(rec)
-    try:
+    with _watched(sound_server) as (cap, rec, truth):
         old = cap.device.name
-        rec.wait_audio(0.3)
-        with TruthWatch(sound_server, cap, rec) as truth:
-            sound_server.kill()
-            assert _wait(lambda: REBUILDING in reading(rec), 5.0), readings(rec)
-            time.sleep(0.5)
-            sound_server.reset()  # the server is back, with its devices
-            _back_on_a_canceller(sound_server, cap, rec, old)
+        sound_server.kill()
+        assert _wait(lambda: REBUILDING in reading(rec), 5.0), readings(rec)
+        time.sleep(0.5)
+        sound_server.reset()  # the server is back, with its devices
+        _back_on_a_canceller(sound_server, cap, rec, old)
+        truth.stop()
         assert truth.worst_s <= LATE_S, (truth.worst_s, truth.worst_at, readings(rec))
         _hears_the_mic(sound_server, rec, near)
-    finally:
-        cap.stop()
     said = readings(rec)
     lost = next(i for i, text in enumerate(said) if REBUILDING in text)
     assert CANCELLED in said[-1] and all(CANCELLED not in text for text in said[1:lost]), said
@@ -163,30 +165,25 @@ def test_echo_cancelling_rebuilt_after_the_sound_server_restarts(sound_server, n
 
 def test_echo_cancelling_rebuilt_when_its_output_returns(sound_server, near, request):
     """The speakers go away (unplugged) and come back: the canceller is rebuilt for them."""
-    rec = Recorder()
-    cap = _start(rec)
-    try:
+    with _watched(sound_server) as (cap, rec, truth):
         old = cap.device.name
-        rec.wait_audio(0.3)
-        with TruthWatch(sound_server, cap, rec) as truth:
-            sound_server.unload_sink("vspeaker")
-            # PulseAudio unloads the canceller with its output: lost, then not rebuilt for the
-            # output left, the one the virtual microphone records (its remapped source says so);
-            # PipeWire makes that output the default first: a canceller for it (its remapped
-            # source does not say what it records)
-            assert _wait(lambda: read_source(sound_server, cap) not in ("", old)
-                         and REBUILDING not in reading(rec)), readings(rec)
-            sound_server.load_sink("vspeaker")
-            sound_server.set_default_sink("vspeaker")
-            source = _back_on_a_canceller(sound_server, cap, rec, old)
+        sound_server.unload_sink("vspeaker")
+        # PulseAudio unloads the canceller with its output: lost, then not rebuilt for the
+        # output left, the one the virtual microphone records (its remapped source says so);
+        # PipeWire makes that output the default first: a canceller for it (its remapped
+        # source does not say what it records)
+        assert _wait(lambda: read_source(sound_server, cap) not in ("", old)
+                     and REBUILDING not in reading(rec)), readings(rec)
+        sound_server.load_sink("vspeaker")
+        sound_server.set_default_sink("vspeaker")
+        source = _back_on_a_canceller(sound_server, cap, rec, old)
+        truth.stop()
         assert truth.worst_s <= LATE_S, (truth.worst_s, truth.worst_at, readings(rec))
         if request.node.callspec.params["sound_server"] == "pulseaudio":  # (PipeWire's has no module)
             modules = sound_server.pactl("list", "short", "modules").splitlines()
             assert any(f"source_name={source} " in m and "sink_master=vspeaker " in m for m in modules), \
                 (source, modules)
         _hears_the_mic(sound_server, rec, near)
-    finally:
-        cap.stop()
     said = readings(rec)
     assert CANCELLED in said[-1], said
     if request.node.callspec.params["sound_server"] == "pulseaudio":
