@@ -69,9 +69,18 @@ class EchoKeeper:
         self.mic = mic
         ec = EchoCanceller(mic.name, self.spec.echo_ref, self.spec.echo,
                            lambda reason, msg: self._held.append((reason, msg)), self.label)
-        source = ec.start()
-        self.built_for = ec.master
-        dev = state().device(source) if source else None
+        try:
+            source = ec.start()
+            self.built_for = ec.master
+            dev = state().device(source) if source else None
+        except Exception:  # no server, or it went away meanwhile: built again once it can be
+            ec.stop()
+            self.canceller, self._retired = self._retired, None  # for ``lost`` to stop
+            if self.state == ON:
+                self.lost("the sound server went away")
+            elif self.built_for is not None:
+                self.state = LOST
+            raise
         if source is None or dev is None:
             if source is not None:
                 ec.stop()
