@@ -196,3 +196,34 @@ def test_echo_cancelling_rebuilt_when_its_output_returns(sound_server, near, req
     else:
         on = [e.message for e in rec.events_of(CaptureDeviceChanged) if e.reason == "echo on"]
         assert len(on) == 3 and "'Mic Feed'" in on[1] and "'Virtual Speaker'" in on[2], on
+
+
+def test_automatic_echo_cancelling_follows_the_headphones_out_and_in(sound_server):
+    """"auto": none while headphones are the output (and the meter says why); the speakers
+    become the output again: a canceller for them; headphones again: none."""
+    sound_server.pactl("load-module", "module-null-sink", "sink_name=phones", "norewinds=1",
+                       "sink_properties=device.form_factor=headphone")
+    rec = Recorder()
+    cap = None
+    try:
+        assert _wait(lambda: "phones" in sound_server.pactl("list", "short", "sinks"))
+        assert _wait(lambda: sound_server.pactl("set-default-sink", "phones", check=False) is not None
+                     and "Default Sink: phones" in sound_server.pactl("info"))
+        cap = Capture(SourceSpec(MIC, label="You", echo_ref="system", echo="auto"), rec.on_block,
+                      rec.on_event).start()
+        assert "(not echo cancelled: the output" in reading(rec) and "is headphones)" in reading(rec)
+        assert read_source(sound_server, cap) == "virtmic"
+        sound_server.set_default_sink("vspeaker")
+        _back_on_a_canceller(sound_server, cap, rec, "")
+        sound_server.set_default_sink("phones")
+        assert _wait(lambda: read_source(sound_server, cap) == "virtmic"
+                     and "is headphones)" in reading(rec)), readings(rec)
+    finally:
+        if cap is not None:
+            cap.stop()
+        sound_server.set_default_sink("vspeaker")
+        idx = sound_server._module_index("sink_name=phones")
+        if idx is not None:
+            sound_server.pactl("unload-module", str(idx))
+    assert not [m for m in sound_server.pactl("list", "short", "modules").splitlines()
+                if echo_mod.PREFIX in m]
