@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import subprocess
 import time
 
@@ -221,3 +222,44 @@ def _after(rec, reason: str) -> list[str]:
     """The reasons of the notices after the first ``reason`` one."""
     changes = [e.reason for e in rec.events_of(CaptureDeviceChanged)]
     return changes[changes.index(reason) + 1:] if reason in changes else []
+
+
+SLOW_PAREC = """#!/bin/sh
+# the real parec, started late while {flag} exists, as on a loaded machine
+[ -e {flag} ] && sleep {delay}
+exec {parec} "$@"
+"""
+
+
+def test_a_recording_slow_to_start_does_not_interrupt_the_capture(sound_server, clips, tmp_path,
+                                                                 monkeypatch):
+    """The app starts its next stream right after the last one, and the recording of it (parec)
+    is slow to start, as on a loaded machine: silence fills the wait (the app capture's
+    ``stuck_s``) before the capture's watchdog would call the stream stalled and reopen it,
+    which lost the start of what the app played (and said "audio stopped"). With the default
+    ``stall_s`` (2.0 s) and ``stuck_s`` equal to it, the watchdog came first in 5 of 6 runs of a
+    parec 2.3 s late; ``stall_s`` 1.0 here makes it certain with the old ``stuck_s``."""
+    import shutil
+
+    flag = tmp_path / "slow"
+    shim = tmp_path / "bin"
+    shim.mkdir()
+    (shim / "parec").write_text(SLOW_PAREC.format(flag=flag, delay=1.6, parec=shutil.which("parec")))
+    (shim / "parec").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{shim}:{os.environ['PATH']}")
+    rec = Recorder()
+    cap = Capture("app:PlayerA", rec.on_block, rec.on_event, stall_s=1.0).start()
+    try:
+        rec.wait_audio(0.3)
+        play(sound_server, clips["a1"][0], "PlayerA").wait(30)
+        flag.touch()
+        play(sound_server, clips["a2"][0], "PlayerA").wait(30)
+        start = rec.mark()
+        rec.wait_audio(0.3, since=start)
+    finally:
+        stats = cap.stop()
+    assert stats.interruptions == 0 and stats.dropped_blocks == 0, \
+        [e.message for e in rec.events if hasattr(e, "message")]
+    # what the recording got, once started, is the app's sound (its first 1.6 s never reached it)
+    late = clips["a2"][1][int(2.2 * 16000):]
+    assert match(late, rec.audio()).r >= MIN_R

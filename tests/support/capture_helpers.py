@@ -69,3 +69,13 @@ class Recorder:
             if time.monotonic() > deadline:
                 raise AssertionError(f"less than {seconds} s of audio within {timeout} s")
             time.sleep(0.05)
+
+
+def wait_until(cond, timeout: float = 10.0) -> bool:
+    """Whether ``cond()`` came true within ``timeout`` seconds (looked at every 50 ms)."""
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True

@@ -46,6 +46,8 @@ def _capture(event, _labels: Labels) -> Notice | None:
     if not event.message:
         return None
     lifetime = {events.CaptureInterrupted: 0.0, events.CaptureLoss: LOSS_S}.get(type(event), NEWS_S)
+    if getattr(event, "reason", "") == "echo lost":  # a problem: stays until the canceller is back
+        lifetime = 0.0
     # a stop is asked for (Pause, Stop): the state says it; only a loss in it is news to hear
     quiet = isinstance(event, events.CaptureStopped) and not (
         event.dropped_blocks or event.overflows or event.interruptions or event.gap_seconds >= 0.005)

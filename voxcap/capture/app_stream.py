@@ -119,7 +119,7 @@ class AppRawStream:
 
     Blocks go to ``out`` as ``RawBlock``s at 48 kHz stereo; silence fills the time the app plays
     nothing (``idle_fill_s`` behind the wall clock; while a stream plays, only once it sent
-    nothing for ``stuck_s``).
+    nothing for ``stuck_s``, which must stay below the capture watchdog's ``stall_s``).
     """
 
     counts_gaps = False  # the app legitimately sends nothing at times: no upstream loss to see
@@ -127,7 +127,7 @@ class AppRawStream:
     def __init__(self, app: str, out: queue.Queue[RawBlock], generation: int,
                  block_ms: float = 20.0, token: str = "",
                  on_notice: Callable[[str, str], None] | None = None,
-                 idle_fill_s: float = 0.15, stuck_s: float = 2.0) -> None:
+                 idle_fill_s: float = 0.15, stuck_s: float = 1.0) -> None:
         self.app = app
         self.device = app_device(app)
         self.rate, self.channels = RATE, CHANNELS

@@ -37,7 +37,7 @@ from ..events import (
 from ..framing import SAMPLE_RATE
 from .app_stream import AppRawStream
 from .devices import DeviceInfo, ServerState, SoundServer, server_state, uses_sound_server
-from .echo import EchoCanceller
+from .echo_keeper import LOST, EchoKeeper
 from .sources import APP, DEVICE, MIC, SYSTEM, Resolution, SourceSpec, parse_sources, resolve, resolve_initial
 from .stream import TAG_KEY, Converter, RawBlock, RawStream
 from .watchdog import Backoff, GapMeter, health
@@ -125,8 +125,8 @@ class Capture:
         self._proc_thread: threading.Thread | None = None
         self._watch_thread: threading.Thread | None = None
         self._processor_error: BaseException | None = None
-        self._echo: EchoCanceller | None = None
-        self._echo_source = ""  # the echo-cancelled microphone while echo cancellation is on
+        self._keeper: EchoKeeper | None = None  # "You" through the echo canceller, kept
+        self._echo_look = False  # the server changed something: is the canceller still right?
 
     # ------------------------------------------------------------------------------ public ----
     def start(self, state: ServerState | None = None) -> Capture:
@@ -137,13 +137,20 @@ class Capture:
         self._kind_hint = dev.kind
         self._wanted = dev.description
         if self.spec.kind == MIC and self.spec.echo_ref and self.spec.echo != "off":
-            dev = self._start_echo(dev)
+            self._keeper = EchoKeeper(self.spec, self.label, self._echo_notice)
+            try:
+                dev = self._keeper.build(dev, server_state)
+            except CaptureError:
+                self._stop_echo()
+                raise
         try:
             stream = self._open(dev)
         except CaptureError:
             self._stop_echo()
             raise
-        self._emit(CaptureStarted(self.label, dev.name, dev.description, stream.rate, stream.channels,
+        if self._keeper is not None:
+            self._keeper.say(dev)
+        self._emit(CaptureStarted(self.label, dev.name, self._words(dev), stream.rate, stream.channels,
                                   f"{self.label}: capturing {dev.description!r} ({stream.rate} Hz, "
                                   f"{stream.channels} ch)"))
         self._connect_server()  # now, not in the first tick: its events are seen from the start
@@ -203,43 +210,64 @@ class Capture:
         msg = message if message.startswith(f"{self.label}:") else f"{self.label}: {message}"
         self._emit(CaptureDeviceChanged(self.label, before, before, reason, msg))
 
-    def _start_echo(self, mic: DeviceInfo) -> DeviceInfo:
-        """The echo-cancelled microphone (or ``mic`` itself when that is off or impossible)."""
-        self._echo = EchoCanceller(mic.name, self.spec.echo_ref, self.spec.echo, self._notice, self.label)
-        source = self._echo.start()
-        if source is None:
-            self._echo = None
-            return mic
-        dev = server_state().device(source)
-        if dev is None:
-            self._stop_echo()
-            return mic
-        self._echo_source = source
-        return dev
+    def _echo_notice(self, reason: str, message: str, words: str) -> None:
+        """The echo canceller's news; ``words``: what is read now, as the meter says it."""
+        before = self._words(self.device)
+        self._emit(CaptureDeviceChanged(self.label, before, words, reason, message))
+
+    def _words(self, dev: DeviceInfo | None) -> str:
+        """The device read, in words (with the echo cancelling's state on a kept microphone)."""
+        if self._keeper is not None:
+            return self._keeper.words(dev)
+        return dev.description if dev is not None else ""
 
     def _stop_echo(self) -> None:
-        echo, self._echo = self._echo, None
-        self._echo_source = ""
-        if echo is not None:
-            echo.stop()
+        keeper, self._keeper = self._keeper, None
+        if keeper is not None:
+            keeper.stop()
 
     def _resolve(self, state: ServerState) -> Resolution | None:
         """``sources.resolve``, except that an echo-cancelled mic stays on the canceller."""
-        if self._echo_source:
-            dev = state.device(self._echo_source)
-            if dev is not None:
-                return Resolution(dev)
-            self._echo_source = ""  # the server unloaded it (its microphone or output went away)
-            self._notice("echo off", "echo cancellation stopped: its microphone or its output went "
-                         "away; the microphone is captured as it is")
-        return resolve(self.spec, state, self._kind_hint)
+        res = self._keeper.resolve(state) if self._keeper is not None else None
+        return res or resolve(self.spec, state, self._kind_hint)
+
+    def _tend_echo(self, server: SoundServer, now: float) -> None:
+        """Build the canceller again when it was lost or listens to an output no longer the
+        server's default, and move the stream onto it (supervisor thread)."""
+        keeper = self._keeper
+        if keeper is None or self._stream is None or (keeper.state != LOST and not self._echo_look):
+            return
+        self._echo_look = False
+        try:
+            state = server.state()
+            if not keeper.due(state, now):
+                return
+            mic = keeper.microphone(state, self._kind_hint)
+            if mic is None:
+                keeper.failed()
+                return
+            target = keeper.build(mic, server.state)
+            mine = server.streams_tagged(TAG_KEY, self._token)
+            if mine and mine[0][1] != target.index:
+                server.move_stream(mine[0][0], target.index)
+        except Exception:  # no server, or it went away mid-query: later
+            log.warning("%s: rebuilding the echo canceller failed; trying again", self.label, exc_info=True)
+            keeper.failed()
+            return
+        self.device = target
+        if self._stream is not None:
+            self._stream.device = target
+        keeper.say(target)
 
     def _open(self, dev: DeviceInfo) -> RawStream | AppRawStream:
         self._generation += 1
         stream: RawStream | AppRawStream
         if self.spec.kind == APP:
+            # silence fills a playing stream's wait well before the watchdog would call it
+            # stalled (a recording slow to start on a loaded machine): equal, they raced, and a
+            # reopen lost the start of what the app played
             stream = AppRawStream(self.spec.name, self._q, self._generation, self.block_ms,
-                                  self._token, on_notice=self._notice)
+                                  self._token, on_notice=self._notice, stuck_s=self.stall_s / 2)
         else:
             stream = RawStream(dev, self._q, self._generation, self.block_ms, self._token)
         stream.open()  # raises CaptureError
@@ -329,16 +357,23 @@ class Capture:
                 except Exception:  # noqa: BLE001 (the server went away mid-query: reconnect)
                     self._drop_server()
                 check_route = False
-            # 5. losses
+            # 5. the echo canceller: built again when lost or listening to the wrong output
+            if self._server is not None:
+                self._tend_echo(self._server, now)
+            # 6. losses
             if now >= next_loss:
                 self._report_losses()
                 next_loss = now + self.loss_report_s
-            # 6. wait for a server event or the next tick
+            # 7. wait for a server event or the next tick
             if self._server is not None:
                 try:
-                    check_route = self._server.wait_event(0.1) or check_route
-                except CaptureError:
+                    came = self._server.wait_event(0.1)
+                    check_route = came or check_route
+                    self._echo_look = came or self._echo_look
+                except CaptureError:  # the server went away, and its echo canceller with it
                     self._drop_server()
+                    if self._keeper is not None:
+                        self._keeper.lost("the sound server went away")
             else:
                 self._stop.wait(0.1)
         self._report_losses()
@@ -389,6 +424,8 @@ class Capture:
     def _interrupt(self, reason: str, now: float) -> None:
         log.info("%s: interrupted (%s); reopening", self.label, reason)
         self._close_stream()
+        if reason == "server gone" and self._keeper is not None:
+            self._keeper.lost("the sound server went away")
         if self._down_since is None:
             self._down_since = self._last_audio_at or now
             self._down_reason = reason
@@ -426,7 +463,7 @@ class Capture:
             return True
         if res.fallback:
             self._emit(CaptureDeviceChanged(
-                self.label, self._wanted, dev.description, "lost",
+                self.label, self._wanted, self._words(dev), "lost",
                 f"{self.label}: {self._wanted!r} is gone: capturing {dev.description!r} until it returns"))
         return True
 
@@ -434,8 +471,8 @@ class Capture:
         outage = max(0.0, time.monotonic() - self._down_since) if self._down_since else 0.0
         dev = s.device
         self._down_since = None
-        self._emit(CaptureRecovered(self.label, dev.name, dev.description, outage,
-                                    f"{self.label}: capturing again from {dev.description!r} after "
+        self._emit(CaptureRecovered(self.label, dev.name, self._words(dev), outage,
+                                    f"{self.label}: capturing again from {self._words(dev)!r} after "
                                     f"{outage:.1f} s without audio"))
 
     def _check_route(self, server: SoundServer) -> None:
@@ -475,7 +512,7 @@ class Capture:
         else:
             reason = "moved"
             msg = f"{self.label}: now capturing {target.description!r}"
-        self._emit(CaptureDeviceChanged(self.label, before.description, target.description, reason, msg))
+        self._emit(CaptureDeviceChanged(self.label, self._words(before), self._words(target), reason, msg))
 
     def _report_losses(self) -> None:
         st = self.stats()

@@ -113,6 +113,7 @@ class EchoCanceller:
         self._lock = threading.Lock()
         self._listening = False
         self._dirty = True
+        self.why_off = ""  # why there is no canceller, in a few words ("" while there is one)
 
     # ------------------------------------------------------------------------ public ----
     def start(self) -> str | None:
@@ -132,6 +133,7 @@ class EchoCanceller:
             return self._start(pulsectl)
         except Exception as exc:
             log.warning("echo cancellation could not start", exc_info=True)
+            self.why_off = "it could not start"
             self._say("echo failed", f"echo cancellation could not start ({exc}); the microphone is "
                       "captured as it is, so it may repeat what the speakers play")
             self.stop()
@@ -143,17 +145,26 @@ class EchoCanceller:
         self.master = p.server_info().default_sink_name or ""
         sink = next((s for s in p.sink_list() if s.name == self.master), None)
         if sink is None:
+            self.why_off = "no output device"
             self._say("echo off", "no output device, so no echo to cancel")
             return None
         if self.mode == "auto" and is_headphones(sink):
             log.info("echo cancellation off: %s is headphones", sink.description)
+            self.why_off = f"the output {sink.description!r} is headphones"
             self._say("echo off", f"echo cancellation off: the output {sink.description!r} is "
                       "headphones (Settings: echo cancellation \"on\" to force it)")
             return None
         mic = next((s for s in p.source_list() if s.name == self.mic), None)
         if mic is None or mic.monitor_of_sink != 0xFFFFFFFF and \
                 any(k.index == mic.monitor_of_sink for k in p.sink_list()):
+            self.why_off = f"{self.mic!r} is not a microphone"
             self._say("echo off", f"echo cancellation needs a microphone, and {self.mic!r} is not one")
+            return None
+        if mic.proplist.get("device.master_device", "") == sink.monitor_source_name:
+            # (a remapped monitor used as the microphone: what it "hears" is the output itself)
+            self.why_off = f"the microphone records {sink.description!r} itself"
+            self._say("echo off", f"echo cancellation off: the microphone records the output "
+                      f"{sink.description!r} itself, so there is no echo to remove")
             return None
         desc = mic.description or mic.name
         server = p.server_info().server_name or ""
@@ -180,6 +191,7 @@ class EchoCanceller:
             self.module = int(p.module_load(MODULE, args))
         except pulsectl.PulseError as exc:
             log.warning("loading %s failed", MODULE, exc_info=True)
+            self.why_off = "this sound server has no echo canceller"
             self._say("echo unavailable",
                       f"this sound server has no echo canceller ({MODULE}: {exc}); the microphone is "
                       "captured as it is, so on speakers it may repeat the other side",

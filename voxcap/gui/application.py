@@ -45,6 +45,8 @@ from ..events import (
     Captioning,
     CaptioningAsked,
     CaptioningState,
+    CaptureDeviceChanged,
+    CaptureRecovered,
     CaptureStarted,
     DevicesChanged,
     EngineFailed,
@@ -300,6 +302,9 @@ class VoxcapApp(QObject):
             StreamFinished: lambda ev: self._show(self.assembler.finish(ev.stream_id), None),
             StreamOpened: self._on_stream_opened,
             CaptureStarted: self._on_capture_started,
+            # what is read now (a fallback, the echo canceller lost, rebuilt): the meter says it
+            CaptureRecovered: lambda ev: w.meter.set_origin(ev.source, ev.description),
+            CaptureDeviceChanged: lambda ev: w.meter.set_origin(ev.source, ev.to_device),
             CaptioningState: self._on_captioning_state,
             EngineProgress: w.engine_status.progress,
             EngineReady: self._on_engine_ready,
