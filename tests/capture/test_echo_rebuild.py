@@ -141,10 +141,12 @@ def _hears_the_mic(server, rec: Recorder, near) -> None:
     unrelated speech gives < 0.05; test_echo_cancel.py measures the quality, alone)."""
     from support.xcorr import load_16k, match_tracked
 
+    said = load_16k(near)
     start = rec.mark()
     server.play(near, sink="micfeed")
-    time.sleep(0.4)
-    m = match_tracked(load_16k(near), rec.audio(start))
+    # all of it captured (paplay ends when the server has it; a busy capture thread is later)
+    rec.wait_audio(said.size / 16000 + 0.4, since=start)
+    m = match_tracked(said, rec.audio(start))
     assert m.r >= 0.3, str(m)
 
 
