@@ -13,7 +13,8 @@ writer (``journal``) and the reader (``sessions``).
     {"type":"resume","session":S,"wall":T}   # it resumed (same session, new streams)
     {"type":"line","session":S,"stream":ID,"line":N,"start":0.24,"end":2.1,"text":"...",
      "lang":"fr","to":"en","translation":"...","wall":T}   # a finished line's language and
-                                                          # translation (voxcap.translate)
+                                                          # translation (voxcap.translate);
+     ... ,"refined":true}    # again: its share of its sentence's translation, read in its place
 
 ``start``/``end`` are seconds of the stream's audio, ``wall`` is Unix time. Readers ignore
 unknown types and unknown keys (forward compatible).
