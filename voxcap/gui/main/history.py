@@ -27,6 +27,7 @@ from PySide6.QtWidgets import QPlainTextEdit
 from ...captions.assembly import CaptionLine
 
 UNTAGGED_LINES = 200  # lines kept waiting for their language (it comes within seconds)
+TRANSLATED_KEPT = 200  # translations kept for their sentence's, which comes within seconds
 
 
 class HistoryView(QPlainTextEdit):
@@ -106,8 +107,8 @@ class HistoryView(QPlainTextEdit):
 
     def _add_note(self, text: str) -> QTextBlock:
         """A line that is not a caption, after the paragraphs so far."""
-        return self._add_paragraph(len(self._paragraphs), self._heard[-1] if self._heard else -1.0,
-                            "", text)
+        return self._add_paragraph(len(self._paragraphs),
+                                   self._heard[-1] if self._heard else -1.0, "", text)
 
     def note_source(self, label: str, origin: str) -> None:
         """A line saying where a stream's captions come from (when it opens)."""
@@ -134,7 +135,7 @@ class HistoryView(QPlainTextEdit):
         block = self._add_note(note)
         if key is not None:
             self._translated[key] = block
-            while len(self._translated) > UNTAGGED_LINES:
+            while len(self._translated) > TRANSLATED_KEPT:
                 del self._translated[next(iter(self._translated))]
         if follow:
             bar.setValue(bar.maximum())
