@@ -19,12 +19,14 @@ consumer is what the app runs on each event: the display's ``CaptionAssembler``,
 each: no line worker (as before translation existed), languages only, translation on.
 
 Figures: the caption path's lateness (when an event was handled minus when it was due) p50/p95
-per phase; a translation's wait once its sentence went to the translator, and a finished line's
-wait for its translation (from when the next line started it; a line waits for the rest of its
-sentence), p50/p95; the process's CPU share per phase (of one core); the machine's load average
-(others share it); the model's time per line and per output token alone; and, for the tiny
-model, an estimate for an OPUS-MT base model from its FLOPs per token and the float32 matrix
-throughput measured here on one core (``--real-shape`` measures that model's size instead).
+per phase; a finished line's wait for its own translation (from when the next line started it:
+what the live displays wait for) and for its share of its sentence's (the record's; the line
+waits for the rest of its sentence), p50/p95; the translator's time from a line's or a
+sentence's submission to its result, p50/p95; the process's CPU share per phase (of one core);
+the machine's load average (others share it); the model's time per line and per output token
+alone; and, for the tiny model, an estimate for an OPUS-MT base model from its FLOPs per token
+and the float32 matrix throughput measured here on one core (``--real-shape`` measures that
+model's size instead).
 """
 
 from __future__ import annotations
@@ -187,8 +189,10 @@ def main() -> None:
                          "load_average_before": [round(x, 2) for x in os.getloadavg()]}
         figures["off"] = _phase(args.seconds, None)
         figures["languages_only"] = _phase(args.seconds, LineTranslation(lambda e: None))
-        waits: list[float] = []  # a sentence's, from when it went to the translator
-        line_waits: list[float] = []  # a line's, from when it was finished
+        # from submission to result: a line's own translation, a sentence's (refined)
+        waits: dict[bool, list[float]] = {False: [], True: []}
+        # from when a line was finished to its own translation, to its share of its sentence's
+        line_waits: dict[bool, list[float]] = {False: [], True: []}
         finished: dict[tuple[str, float], float] = {}
         lock = threading.Lock()
 
@@ -196,7 +200,7 @@ def main() -> None:
             if event.translation and (t := finished.get(line_key(event.stream_id,
                                                                   event.start_s))) is not None:
                 with lock:
-                    line_waits.append(time.monotonic() - t)
+                    line_waits[event.refined].append(time.monotonic() - t)
         lines = LineTranslation(shown, target="en",
                                 translators=Translators(models, length_ratio=ratio))
         real = lines.worker.on_result
@@ -204,18 +208,22 @@ def main() -> None:
         def timed(result) -> None:
             if result.translation:
                 with lock:
-                    waits.append(result.latency_s)
+                    waits[result.line.refined].append(result.latency_s)
             real(result)
         lines.worker.on_result = timed
         figures["translation_on"] = _phase(args.seconds, lines, finished)
         figures["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
-        figures["translations"] = len(waits)
-        figures["translated_lines"] = len(line_waits)
-        figures["dropped_behind"] = lines.worker.dropped
-        figures["translation_wait_p50_ms"] = _ms(waits, 50)
-        figures["translation_wait_p95_ms"] = _ms(waits, 95)
-        figures["line_wait_p50_ms"] = _ms(line_waits, 50)
-        figures["line_wait_p95_ms"] = _ms(line_waits, 95)
+        figures["lines_translated"] = len(waits[False])
+        figures["sentences_translated"] = len(waits[True])
+        figures["dropped_lines_behind"] = lines.worker.dropped
+        figures["dropped_sentences_behind"] = lines.worker.dropped_sentences
+        for name, refined in (("line", False), ("sentence", True)):
+            figures[f"{name}_translation_p50_ms"] = _ms(waits[refined], 50)
+            figures[f"{name}_translation_p95_ms"] = _ms(waits[refined], 95)
+        for name, refined in (("own", False), ("share", True)):
+            figures[f"line_wait_{name}_p50_ms"] = _ms(line_waits[refined], 50)
+            figures[f"line_wait_{name}_p95_ms"] = _ms(line_waits[refined], 95)
+            figures[f"line_wait_{name}_count"] = len(line_waits[refined])
         figures["alone_on_one_core"] = _model_alone(folder, ratio)
         if not args.real_shape:
             gflops = _matmul_gflops()

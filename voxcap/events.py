@@ -82,10 +82,11 @@ class LineTranslated:
     ``line_id`` numbers the line in its session; ``start_s``/``end_s`` is its audio span, as in
     ``TextDelta``. ``language``: an ISO 639-1 code of the speech model's 13 languages, "other",
     or "" (too short to tell); ``target``/``translation`` are "" when the line was not translated.
-    A sentence over several lines is translated as one piece (``app.line_sentences``): each of
-    its lines gets its share as ``translation`` and its first line's start as
-    ``sentence_start_s``, and the last one also the whole as ``sentence_translation`` (a display
-    of few lines puts the whole under the last line; a screen reader hears it once).
+    Each line comes twice when it is part of a sentence over several lines: first translated
+    alone at once (``refined`` False: what the live displays show and a screen reader hears),
+    then, when the sentence has ended, with its share of the sentence's translation
+    (``app.line_sentences``; ``refined`` True: what the journal, history and exports keep in
+    place of the first). A line that is a sentence by itself comes once, not refined.
     """
 
     stream_id: str
@@ -96,8 +97,7 @@ class LineTranslated:
     language: str
     target: str = ""
     translation: str = ""
-    sentence_translation: str = ""
-    sentence_start_s: float | None = None
+    refined: bool = False
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,6 @@ user shows it (after the line, or instead of it)."""
 from __future__ import annotations
 
 from voxcap.app.caption_announcer import CaptionAnnouncer
-from voxcap.app.line_sentences import HOLD_S
 from voxcap.app.translation_settings import BOTH, TRANSLATION
 from voxcap.captions.assembly import CaptionAssembler
 from voxcap.events import LineTranslated, StreamFinished, TextDelta
@@ -62,10 +61,10 @@ def _french_lines(ann):
     return said, [line for line in asm.history]
 
 
-def _translated(line, text, line_id=99):
+def _translated(line, text, line_id=99, refined=False):
     """The translator's event for ``line``: its own line number, the same stream and times."""
     return LineTranslated(line.stream_id, line_id, line.text, line.start_s, line.end_s, "fr", "en",
-                          text)
+                          text, refined)
 
 
 def test_both_tells_each_line_then_its_translation_when_it_comes():
@@ -101,16 +100,30 @@ def test_translation_only_tells_the_original_when_no_translation_comes():
 
 
 def test_translation_only_tells_a_translation_that_comes_after_the_original():
-    """A line waits for its sentence's end before it is translated: when the original was told
-    meanwhile, its translation is told when it comes all the same, saying its language."""
+    """A translator behind: when the original was told meanwhile, the line's translation is told
+    when it comes all the same, saying its language."""
     ann = CaptionAnnouncer()
-    assert ann.translation_wait_s > HOLD_S  # a line of a sentence still spoken is held
     ann.shown = TRANSLATION
     _said, lines = _french_lines(ann)
     assert ann.idle(ann.translation_wait_s + 5) == ["Them: bonjour à tous", "Them: merci beaucoup"]
     assert ann.translated(_translated(lines[0], "hello everyone")) == \
         ["Them, in English: hello everyone"]
     assert ann.translated(_translated(lines[0], "hello everyone")) == []  # once
+
+
+def test_a_line_s_share_of_its_sentence_is_never_told():
+    """Each line's own translation is told once; its share of its sentence's translation, which
+    comes later (``refined``), is not told again, nor in place of one that did not come."""
+    for shown in (BOTH, TRANSLATION):
+        ann = CaptionAnnouncer()
+        ann.shown = shown
+        _said, lines = _french_lines(ann)
+        told = ann.translated(_translated(lines[0], "hello everyone"))
+        assert told == [("Them, in English: " if shown == BOTH else "Them: ") + "hello everyone"]
+        assert ann.translated(_translated(lines[0], "hello all", refined=True)) == []
+        assert ann.translated(_translated(lines[1], "thanks a lot", refined=True)) == []
+        assert ann.idle(ann.translation_wait_s + 5) == (["Them: merci beaucoup"]
+                                                         if shown == TRANSLATION else [])
 
 
 def test_original_only_ignores_translations():

@@ -151,6 +151,39 @@ def test_a_translation_goes_to_its_line_by_stream_and_start(script, tmp_path):
     journal.close()
 
 
+def test_a_line_s_share_of_its_sentence_updates_the_page_not_obs(script, tmp_path):
+    """A line's own translation, then its share of its sentence's (``refined``): the page's line
+    is updated with the share (marked so), OBS, which showed the first, sends nothing again;
+    rebuilt from the journal, the line has the share."""
+    from voxcap.framing import STEP_SECONDS
+    from voxcap.share.obs import TRANSLATION, CaptionPicker
+
+    journal = Journal.create({"model": "test"}, kind="test", root=tmp_path)
+    live = CaptionFeed()
+    viewer = live.add_viewer(lambda: None)
+    publish = lambda ev: (journal.on_event(ev), live.on_event(ev))  # noqa: E731
+    them = script(publish, session_id=journal.session_id)
+    journal.stream_opened(them.stream_id, label=them.label, source="test")
+    them.say(4, pause_every=4)
+    them.finish()
+    picker = CaptionPicker(TRANSLATION)
+    picker.latest(viewer.take())
+    end = 4 * STEP_SECONDS
+    publish(LineTranslated("s1", 0, "w0 w1 w2 w3", 0.0, end, "fr", "en", "x0 x1 x2"))
+    first = viewer.take()
+    assert picker.latest(first) == "x0 x1 x2"
+    publish(LineTranslated("s1", 0, "w0 w1 w2 w3", 0.0, end, "fr", "en", "x0 x1 x2 x3", True))
+    again = viewer.take()
+    assert [(m["translation"], m.get("refined")) for m in map(json.loads, again)] == [
+        ("x0 x1 x2 x3", True)]
+    assert picker.latest(again) is None  # OBS leaves the line it showed as it was
+    rebuilt = CaptionFeed()
+    rebuilt.load(journal.session())
+    for feed in (live, rebuilt):
+        assert [ln["translation"] for ln in feed.snapshot()["lines"]] == ["x0 x1 x2 x3"]
+    journal.close()
+
+
 def test_a_line_already_in_the_target_language_keeps_its_words():
     """Part of a line not translated (already in the target language) is its original in the
     line's translation; a line with nothing translated has none (the page shows its original)."""

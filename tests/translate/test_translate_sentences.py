@@ -1,8 +1,10 @@
-"""A sentence the caption lines split is translated as one piece, through the real tiny
-CTranslate2 model: when its last line is finished, the whole sentence goes to the translator once
-and its translation is spread over its lines (each keeps its own stream, start and text, so the
-overlay, history, exports and journal attach each piece to its line); a fragment whose sentence
-does not end is translated alone a moment later; the caption path never waits."""
+"""Each finished caption line is translated alone at once, and a sentence the caption lines
+split is translated again as one piece, through the real tiny CTranslate2 model: a line's own
+translation comes without waiting for its sentence's end (the live displays), and when its last
+line is finished the whole sentence goes to the translator once and its translation is spread
+over its lines (each keeps its own stream, start and text), which the journal, its loader and
+the exports keep in place of the lines' own; a sentence of one line is translated once; the
+caption path never waits."""
 
 from __future__ import annotations
 
@@ -73,38 +75,65 @@ def test_a_sentence_over_three_lines_is_translated_once_and_spread_over_them(mod
     alone = [direct.translate([ln.text])[0] for ln in first]
     assert " ".join(alone).split() != whole.split()  # the test can tell them apart
 
+    # each line first alone (the live displays), then its share of the sentence (the record)
+    ours = [e for e in seen if e.text != "Merci beaucoup."]
+    assert [(e.text, e.refined) for e in ours] == \
+        [(ln.text, False) for ln in first] + [(ln.text, True) for ln in first]
+    assert [e.translation for e in ours[:3]] == alone
     session = read_session_dir(journal.dir)
     records = [ln for ln in session.lines if ln.text != "Merci beaucoup."]
-    # each line keeps its own record (stream, start, text): matched to the line shown...
+    # the journal holds both; its loader keeps one record a line (stream, start, text): matched
+    # to the line shown...
+    assert (journal.dir / "journal.jsonl").read_text().count('"type":"line"') == 7
     assert [(r.stream_id, r.start_s, r.text) for r in records] == \
         [(ln.stream_id, round(ln.start_s, 3), ln.text) for ln in first]
-    # ...and its share of the whole sentence's translation
+    # ...with its share of the whole sentence's translation
     assert " ".join(r.translation for r in records).split() == whole.split()
-    assert all(r.translation for r in records) and {r.target for r in records} == {"en"}
-    assert [e.translation for e in seen if e.text != "Merci beaucoup."] == \
-        [r.translation for r in records]
+    assert all(r.translation and r.refined for r in records) and {r.target for r in records} == {"en"}
+    assert [e.translation for e in ours[3:]] == [r.translation for r in records]
+    merci = [e for e in seen if e.text == "Merci beaucoup."]  # a sentence of one line: once
+    assert [e.refined for e in merci] == [False]
     translated_only = render(session, ".txt", translation="translation")[0]
     assert " ".join(translated_only.split()).startswith(" ".join(whole.split()))
+    # the terminal's export takes the events as they came: the same
+    assert render(session, ".txt", translation="translation", lines=seen)[0] == translated_only
     # Previous sessions shows the translations: every word said has its line's record...
     assert transcript_mode(session) == "both"
     session.lines.pop(1)  # ...unless a line has none (dropped by a translator behind)
     assert transcript_mode(session) == "original"
 
 
-def test_a_fragment_whose_sentence_does_not_end_is_translated_alone_soon(models):
+def test_a_line_is_translated_at_once_without_waiting_for_its_sentence_s_end(models):
     seen: list[LineTranslated] = []
     lines = LineTranslation(seen.append, target="en", models_dir=models, width=WIDTH,
-                            hold_s=0.5)
+                            hold_s=60.0)
+    # the sentence's first two lines are finished (the next began); it goes on, not ended
+    for event in _events(speech(SENTENCE.split(), gap_steps=2), stream_end=False):
+        lines.on_event(event)
+    deadline = time.monotonic() + 10  # the tiny model: well under a second a line
+    while len(seen) < 2 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    lines.close()
+    direct = PairTranslator(read_package(models / "fr_en"))
+    assert [(e.text, e.refined) for e in seen] == [("Je pense que nous devrions", False),
+                                                   ("déplacer la réunion à jeudi", False)]
+    assert [e.translation for e in seen] == direct.translate([e.text for e in seen])
+
+
+def test_a_fragment_whose_sentence_does_not_end_is_translated_once(models):
+    seen: list[LineTranslated] = []
+    lines = LineTranslation(seen.append, target="en", models_dir=models, width=WIDTH,
+                            hold_s=0.3)
     # a line without a sentence's end, finished by the next line, then nothing more arrives
     for event in _events(speech("Je pense que nous devrions partir".split(), gap_steps=2),
                          stream_end=False):
         lines.on_event(event)
-    t = time.monotonic()
-    deadline = t + 30
+    deadline = time.monotonic() + 30
     while not seen and time.monotonic() < deadline:
         time.sleep(0.02)
+    time.sleep(1.0)  # its hold ends: nothing more to translate
     lines.close()
-    assert [e.text for e in seen] == ["Je pense que nous devrions"]  # alone, without waiting
+    assert [(e.text, e.refined) for e in seen] == [("Je pense que nous devrions", False)]
     direct = PairTranslator(read_package(models / "fr_en"))
     assert seen[0].translation == direct.translate(["Je pense que nous devrions"])[0]
 

@@ -117,6 +117,33 @@ def test_slow_translation_never_holds_the_captions_and_keeps_the_latest(models):
     assert len([n for n in got.notices if "cannot keep up" in n]) == 1
 
 
+def test_lines_go_before_sentences_and_a_sentence_gives_way_first(models, caplog):
+    """A sentence (translated again as one piece) waits while lines wait: the live displays
+    show lines; when the queue is full a sentence is dropped first, said in the log only."""
+    got = Collect()
+    worker = LineWorker(target="en", translators=Translators(models), on_result=got.result,
+                        on_notice=got.notice, queue_lines=3)  # not started: all wait
+
+    def sentence(line_id, *parts):
+        return FinishedLine(line_id, "s1", " ".join(p.text for p in parts), parts[0].start_s,
+                            parts[-1].end_s, "Them", parts)
+    a, b, c, d = _lines(["Je pense que nous", "devrions partir.", "Le train de dix heures",
+                         "est en retard."])
+    first, second = sentence(2, a, b), sentence(4, c, d)
+    assert first.refined and not a.refined
+    with caplog.at_level("INFO", logger="voxcap.translate.worker"):
+        for item in (first, c, second, d):  # the fourth: the oldest sentence gives way
+            worker.submit(item)
+        worker.submit(sentence(5, c, d))  # and again: the other sentence, not a line
+    assert worker.dropped_sentences == 2 and worker.dropped == 0
+    worker.start()
+    results = got.wait(3)
+    worker.stop()
+    assert [(r.line.line_id, r.line.refined) for r in results] == [(3, False), (4, False), (5, True)]
+    assert results[2].translation and not got.notices  # the user is not told: lines are there
+    assert len([r for r in caplog.records if "whole sentences dropped" in r.getMessage()]) == 1
+
+
 def test_no_model_for_the_pair_is_said_once_and_lines_go_on(models):
     got = Collect()
     worker = LineWorker(target="de", translators=Translators(models), on_result=got.result,

@@ -11,9 +11,9 @@ each line as above and its translation when it comes ("Them, in English: …"); 
 holds a finished line until its translation comes and tells that instead, or the original when
 the line is not translated or nothing came within ``TRANSLATION_WAIT_S`` (a line dropped by a
 translator that could not keep up is still told; a translation that comes after all is told
-then, "Them, in English: …"). A sentence over several lines is translated whole: its
-translation is told once, with its last line (``LineTranslated.sentence_translation``). A line
-is matched to its translation by stream and start time (``line_translation.line_key``).
+then, "Them, in English: …"). Each line's own translation is told, once; the better one of
+its whole sentence that comes later (``LineTranslated.refined``) is never told. A line is
+matched to its translation by stream and start time (``line_translation.line_key``).
 
 No Qt here: the GUI feeds the assembler's updates and calls ``idle`` once a second.
 """
@@ -22,14 +22,11 @@ from __future__ import annotations
 
 from ..events import LineTranslated
 from ..translate.languages import language_name
-from .line_sentences import HOLD_S
 from .line_translation import line_key
 from .translation_settings import BOTH, ORIGINAL, TRANSLATION
 
 IDLE_S = 2.0
-# a translation takes well under a second once its sentence has ended, and a line waits for its
-# sentence's end up to ``HOLD_S`` after the line after it: the original after this
-TRANSLATION_WAIT_S = HOLD_S + 3.0
+TRANSLATION_WAIT_S = 3.0  # a line's translation takes about a second; the original after this
 LATE_KEPT = 64  # lines told untranslated whose translation may still come
 
 
@@ -81,12 +78,11 @@ class CaptionAnnouncer:
 
     def translated(self, event: LineTranslated) -> list[str]:
         """What a line's translation (or its language alone) adds to what was told."""
+        if event.refined:  # the line's own translation was told (or the line, as said)
+            return []
         key = line_key(event.stream_id, event.start_s)
         late = self._told_untranslated.pop(key, 0) is None
-        if event.sentence_start_s is not None and not event.sentence_translation:
-            self._held.pop(key, None)  # a sentence's line before its last: told with the last
-            return []
-        text = event.sentence_translation or event.translation  # a sentence's: whole, once
+        text = event.translation
         if (self.shown == BOTH or late) and text:
             label = self._labels.get(event.stream_id, "")
             said = f"in {language_name(event.target)}"

@@ -2,22 +2,22 @@
 back over its lines.
 
 A caption line is cut at the display's width, often mid-sentence; translated alone, each piece
-comes out as a broken sentence in the other language's word order. So a stream's finished lines
-wait here until one ends a sentence (anywhere in it: the start of the next sentence on the same
-line goes along), and go to the translator together:
+comes out as a broken sentence in the other language's word order. Each line is translated alone
+at once all the same (a reader of live captions cannot wait), and its stream's finished lines
+also wait here until one ends a sentence (anywhere in it: the start of the next sentence on the
+same line goes along), to be translated again together, as the record's better translation:
 
     groups = SentenceGroups(hold_s=4.0)
     groups.add(line, now)        # [] while the sentence goes on; [[line1, line2]] when it ends
-    groups.due(now)              # the fragments no line has followed for ``hold_s``: alone
+    groups.due(now)              # the fragments no line has followed for ``hold_s``
     groups.flush("s1")           # the stream ended: what it has, as it is
     spread("I think we should move the meeting.", [30, 12])  # ["I think we should move", "the meeting."]
 
 A fragment whose sentence does not end within ``hold_s`` of its last line (the speaker stopped
-mid-sentence), or a sentence of more than ``max_lines`` lines, is translated as it is: nothing
-waits for long. The translation is spread over the sentence's lines in proportion to their
-length, so each line keeps one translation (every display, export and the journal match a
-translation to its line by stream and start time) and the lines' translations, read in order,
-are the sentence's.
+mid-sentence), or a sentence of more than ``max_lines`` lines, goes as it is: nothing waits for
+long. The translation is spread over the sentence's lines in proportion to their length, so each
+line keeps one translation (every display, export and the journal match a translation to its
+line by stream and start time) and the lines' translations, read in order, are the sentence's.
 """
 
 from __future__ import annotations

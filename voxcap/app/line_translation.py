@@ -6,13 +6,17 @@
     lines.close()
 
 It keeps its own ``CaptionAssembler`` (the overlay's line width), so a line is the one people
-saw; when a line is finished (the next one of its stream started, or the stream ended) it waits
-for the rest of its sentence (``line_sentences``: at most ``hold_s`` after its stream's latest
-line) and the sentence goes to ``translate.worker.LineWorker`` as one piece. The result comes back
-as one ``events.LineTranslated`` per line, the sentence's translation spread over its lines and
-whole with its last line, through ``record`` (the controller journals it and publishes it; the
-overlay, history, exports and the caption page take it from there). ``on_event`` only
-assembles and queues: the captions never wait for a translation.
+saw; when a line is finished (the next one of its stream started, or the stream ended) it goes
+to ``translate.worker.LineWorker`` at once, alone: its translation comes within a second (a
+reader of live captions cannot wait for the speaker's sentence to end). A line cut mid-sentence
+translates worse alone, so it also waits for the rest of its sentence (``line_sentences``: at
+most ``hold_s`` after its stream's latest line), and a sentence over several lines goes to the
+worker again as one piece (after the lines: they go first). Each result comes back through
+``record`` (the controller journals it and publishes it) as one ``events.LineTranslated`` per
+line: the line's own translation, then its share of its sentence's (``refined``). The live
+displays (overlay, screen reader, OBS) keep the first; the journal, history, exports and the
+caption page's past lines take the second in its place. ``on_event`` only assembles and queues:
+the captions never wait for a translation.
 """
 
 from __future__ import annotations
@@ -98,17 +102,21 @@ class LineTranslation:
         if line.line_id in self._sent or not line.text.strip():
             return
         self._sent.add(line.line_id)
-        self._send(self._sentences.add(FinishedLine(line.line_id, line.stream_id, line.text,
-                                                    line.start_s, line.end_s, line.label),
-                                       time.monotonic()))
+        finished = FinishedLine(line.line_id, line.stream_id, line.text, line.start_s, line.end_s,
+                                line.label)
+        self.worker.submit(finished)
+        self._send(self._sentences.add(finished, time.monotonic()))
 
     def _send(self, sentences: list[list[FinishedLine]]) -> None:
-        """Queue each sentence as one piece; then wake up when the next fragment is due."""
+        """Queue each sentence of several lines as one piece (a sentence of one line was
+        translated as that line; nothing to refine when only languages are asked for); then
+        wake up when the next fragment is due."""
         for lines in sentences:
-            last = lines[-1]
-            self.worker.submit(last if len(lines) == 1 else FinishedLine(
-                last.line_id, last.stream_id, " ".join(ln.text.strip() for ln in lines),
-                lines[0].start_s, last.end_s, last.label, tuple(lines)))
+            if len(lines) > 1 and self.worker.target:
+                last = lines[-1]
+                self.worker.submit(FinishedLine(
+                    last.line_id, last.stream_id, " ".join(ln.text.strip() for ln in lines),
+                    lines[0].start_s, last.end_s, last.label, tuple(lines)))
         due = self._sentences.next_due()
         if due == self._timer_due:
             return  # armed for it already (on_event calls this for every event)
@@ -127,16 +135,15 @@ class LineTranslation:
             self._send(self._sentences.due(time.monotonic()))
 
     def _result(self, r: LineResult) -> None:
-        """One event per line: a sentence's translation spread over its lines, the whole with
-        the last one."""
+        """One event per line: a line's own translation, or a sentence's spread over its lines
+        (none when the sentence was not translated: its lines keep their own)."""
+        if r.line.refined and not r.translation:
+            return
         lines = r.line.parts or (r.line,)
         pieces = spread(r.translation, [len(ln.text) for ln in lines])
-        in_sentence = len(lines) > 1 and bool(r.translation)
-        for n, (line, piece) in enumerate(zip(lines, pieces, strict=True), 1):
+        for line, piece in zip(lines, pieces, strict=True):
             self.record(LineTranslated(line.stream_id, line.line_id, line.text, line.start_s,
-                                       line.end_s, r.language, r.target, piece,
-                                       r.translation if in_sentence and n == len(lines) else "",
-                                       lines[0].start_s if in_sentence else None))
+                                       line.end_s, r.language, r.target, piece, r.line.refined))
 
     def retarget(self, target: str) -> None:
         """Translate the lines finished from now on into ``target`` ("" = languages only)."""
@@ -148,8 +155,8 @@ class LineTranslation:
         self.target = target
 
     def finish(self, drain_s: float) -> bool:
-        """Send every fragment still waiting for its sentence's end and wait up to ``drain_s``
-        for all to be translated (before the journal closes); True if they were."""
+        """Send every sentence still waiting for its end and wait up to ``drain_s`` for all to
+        be translated (before the journal closes); True if they were."""
         with self._lock:
             self._send(self._sentences.flush())
         return self.worker.drain(drain_s)

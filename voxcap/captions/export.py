@@ -25,10 +25,12 @@ of deltas (``TextDelta`` or ``DeltaRecord``); then give ``labels`` (stream id ->
 - An empty session gives a valid empty file of each format.
 - ``masker`` masks words in every format (the journal keeps the real words).
 - Languages and translations (``lines``: the journal's line records, a session's own by
-  default): ``translation="original"`` writes the words as heard, a WebVTT cue in the language
-  of its line (``<lang fr>``); ``"translation"`` or ``"both"`` writes one cue (or paragraph) per
-  finished line, with its translation alone or under the original (``line_cues``), each text
-  line of a WebVTT cue in its language (with no translation recorded: as ``"original"``).
+  default; a line's share of its sentence's translation in place of its own,
+  ``line_cues.settled``): ``translation="original"`` writes the words as heard, a WebVTT cue in
+  the language of its line (``<lang fr>``); ``"translation"`` or ``"both"`` writes one cue (or
+  paragraph) per finished line, with its translation alone or under the original
+  (``line_cues``), each text line of a WebVTT cue in its language (with no translation
+  recorded: as ``"original"``).
   ``language_tags``: SRT and TXT lines start with ``[fr]`` (SRT has no language markup).
   ``export(..., translation="separate")`` writes the original to the file named and each
   translation beside it (``talk.srt``, ``talk.en.srt``).
@@ -48,7 +50,7 @@ from pathlib import Path
 from .. import paths
 from ..errors import ConfigError
 from .cues import Cue, CueOptions, build_cues, build_paragraphs, prepare_words
-from .line_cues import MODES, language_at, translated_cues
+from .line_cues import MODES, language_at, settled, translated_cues
 from .masking import Masker
 from .words import words_from_deltas
 
@@ -110,7 +112,7 @@ def render(source, fmt: str, *, labels: dict[str, str] | None = None,
         raise ConfigError(f"Unknown transcript format {fmt!r}", f"use one of {', '.join(FORMATS)}")
     if translation not in MODES:
         raise ConfigError(f"Unknown translation choice {translation!r}", f"use one of {', '.join(MODES)}")
-    lines = list(getattr(source, "lines", []) if lines is None else lines)
+    lines = settled(getattr(source, "lines", []) if lines is None else lines)
     if translation != "original" and fmt != ".jsonl" and any(ln.translation for ln in lines):
         return _render_lines(lines, fmt, translation, labels or getattr(source, "labels", {}),
                              masker, options, timestamps, language_tags)

@@ -1,6 +1,7 @@
 """Cues and paragraphs from finished lines with their language and translation (the journal's
 ``line`` records, ``events.LineTranslated``), for exports that show a translation.
 
+    settled(lines)                              # one per line: its sentence's share over its own
     translated_cues(lines, "both", options)     # one cue per line: the original, then the
                                                 # translation (or the translation alone)
     language_at(lines, stream_id, t_s)          # the language of the line heard then, for a
@@ -13,11 +14,26 @@ starts sooner, and never overlaps the next cue (times in integer ms, strictly in
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Protocol, TypeVar
 
 from .cues import Cue, CueOptions
 from .linebreak import wrap_words
 
 MODES = ("original", "translation", "both")
+
+
+class _Translated(Protocol):
+    @property
+    def stream_id(self) -> str: ...
+
+    @property
+    def start_s(self) -> float: ...
+
+    @property
+    def refined(self) -> bool: ...
+
+
+L = TypeVar("L", bound=_Translated)
 
 
 def language_at(lines: Iterable, stream_id: str, t_s: float) -> str:
@@ -33,6 +49,19 @@ def language_at(lines: Iterable, stream_id: str, t_s: float) -> str:
     return best
 
 
+def settled(lines: Iterable[L]) -> list[L]:
+    """One record per line (stream and start time), in the order the lines first came: a line
+    of a sentence over several comes twice, translated alone and then with its share of the
+    sentence's translation (``refined``), which takes the first's place."""
+    kept: dict[tuple[str, float], L] = {}
+    for line in lines:
+        key = (line.stream_id, round(line.start_s, 3))
+        old = kept.get(key)
+        if old is None or line.refined or not old.refined:
+            kept[key] = line
+    return list(kept.values())
+
+
 def _wrap(text: str, width: int) -> list[str]:
     return wrap_words(text.split(), width) if text.strip() else []
 
@@ -41,7 +70,7 @@ def translated_cues(lines: Iterable, mode: str, options: CueOptions | None = Non
                     labels: dict[str, str] | None = None) -> list[tuple[Cue, list[str]]]:
     """(cue, the language of each of its text lines) per finished line, in time order."""
     opt = options or CueOptions()
-    ordered = sorted(lines, key=lambda ln: (ln.start_s, ln.line_id))
+    ordered = sorted(settled(lines), key=lambda ln: (ln.start_s, ln.line_id))
     out: list[tuple[Cue, list[str]]] = []
     for n, line in enumerate(ordered):
         texts: list[str] = []

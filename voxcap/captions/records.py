@@ -13,7 +13,8 @@ writer (``journal``) and the reader (``sessions``).
     {"type":"resume","session":S,"wall":T}   # it resumed (same session, new streams)
     {"type":"line","session":S,"stream":ID,"line":N,"start":0.24,"end":2.1,"text":"...",
      "lang":"fr","to":"en","translation":"...","wall":T}   # a finished line's language and
-                                                          # translation (voxcap.translate)
+                                                          # translation (voxcap.translate);
+     ... ,"refined":true}    # again: its share of its sentence's translation, read in its place
 
 ``start``/``end`` are seconds of the stream's audio, ``wall`` is Unix time. Readers ignore
 unknown types and unknown keys (forward compatible).
@@ -93,7 +94,8 @@ class PauseRecord:
 
 @dataclass(frozen=True)
 class LineRecord:
-    """A finished line's language and translation (``events.LineTranslated``), journalled."""
+    """A finished line's language and translation (``events.LineTranslated``), journalled
+    (``refined``: its share of its sentence's translation, which replaces its own on load)."""
 
     session_id: str
     stream_id: str
@@ -105,6 +107,7 @@ class LineRecord:
     target: str
     translation: str
     wall: float
+    refined: bool = False
 
 
 def _line(obj: dict) -> bytes:
@@ -156,7 +159,8 @@ def line_line(session_id: str, ev, wall: float) -> bytes:
     return _line({"type": "line", "session": session_id, "stream": ev.stream_id,
                   "line": ev.line_id, "start": round(ev.start_s, 3), "end": round(ev.end_s, 3),
                   "text": ev.text, "lang": ev.language, "to": ev.target,
-                  "translation": ev.translation, "wall": round(wall, 3)})
+                  "translation": ev.translation, "wall": round(wall, 3),
+                  **({"refined": True} if ev.refined else {})})
 
 
 def parse_record(obj) -> (DeltaRecord | StreamRecord | EndRecord | GapRecord | RolloverRecord
@@ -198,7 +202,8 @@ def parse_record(obj) -> (DeltaRecord | StreamRecord | EndRecord | GapRecord | R
             return LineRecord(str(obj.get("session", "")), str(obj["stream"]), int(obj["line"]),
                               float(obj["start"]), float(obj["end"]), str(obj.get("text") or ""),
                               str(obj.get("lang") or ""), str(obj.get("to") or ""),
-                              str(obj.get("translation") or ""), float(obj.get("wall", 0.0)))
+                              str(obj.get("translation") or ""), float(obj.get("wall", 0.0)),
+                              obj.get("refined") is True)
         if kind in ("pause", "resume"):
             return PauseRecord(str(obj.get("session", "")), kind == "resume", float(obj["wall"]))
     except (KeyError, TypeError) as exc:

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from .. import paths
 from ..errors import VoxcapError
+from .line_cues import settled
 from .records import (
     DELTA_PREFIX,
     JOURNAL_NAME,
@@ -63,7 +64,8 @@ class JournalContents:
     dropped: int = 0  # records the writer reported lost (gap records)
     rollovers: list[RolloverRecord] = field(default_factory=list)
     pauses: list[PauseRecord] = field(default_factory=list)
-    lines: list[LineRecord] = field(default_factory=list)  # languages and translations
+    lines: list[LineRecord] = field(default_factory=list)  # languages and translations, one
+    # per line (``line_cues.settled``)
 
 
 def read_journal_lines(path: Path | None, extra: Iterable[bytes] = (), *,
@@ -89,6 +91,7 @@ def read_journal_lines(path: Path | None, extra: Iterable[bytes] = (), *,
                             f"({len(cut_off)} bytes, probably a crash); ignored")
     for raw in extra:
         _parse_into(out, raw.rstrip(b"\n"), "unwritten record")
+    out.lines = settled(out.lines)
     return out
 
 

@@ -330,7 +330,7 @@ class CaptionRun:
                     r.lag.add(time.time() - at)
         elif isinstance(event, LineTranslated):
             r.lines.append(event)
-            if event.translation:
+            if event.translation and not event.refined:  # live: each line's own, once
                 self.term.line(f"  [{event.language}→{event.target}] {event.translation}")
         elif isinstance(event, StreamOpened):
             r.labels[event.stream_id] = event.label

@@ -28,6 +28,7 @@ from ..app.diagnostics import DiagnosticsReady, diagnostics_text
 from ..app.glossary_file import read_terms
 from ..app.lag import RecentValues
 from ..app.line_translation import attach as attach_line_translation
+from ..app.line_translation import line_key
 from ..app.meter import MeterSampler
 from ..app.notices import notice_for
 from ..app.settings import AppSettings, RunOverrides, describe_change, load_settings
@@ -335,7 +336,8 @@ class VoxcapApp(QObject):
     def _on_line_translated(self, ev: LineTranslated) -> None:
         """A finished line's language (tagged in the history) and translation (history, overlay)."""
         self.window.history.add_language(ev.stream_id, ev.start_s, ev.end_s, ev.language)
-        self.window.history.add_translation(ev.translation, ev.language, ev.target)
+        self.window.history.add_translation(ev.translation, ev.language, ev.target,
+                                            line_key(ev.stream_id, ev.start_s), ev.refined)
         self.overlay.add_translation(ev)
 
     def _on_stream_opened(self, ev: StreamOpened) -> None:

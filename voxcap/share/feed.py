@@ -24,9 +24,12 @@ Messages (JSON objects, ``type`` first):
   time the text came out of the engine, ``lang`` the language it was heard in ("" not yet or
   too short to tell), ``translation`` its text in ``target`` ("" none yet; it grows as the
   app's narrower lines within it are translated), ``translated`` true once that covers the
-  line to its end. Line ids keep increasing across sessions (and are the same when a
-  restarted server rebuilds the session from the journal). Programs that know only the
-  earlier fields keep working: the later ones are only added.
+  line to its end; a message of a line whose translation changed to the share of its sentence's
+  translation (translated again as one piece, a moment after each line alone) adds ``"refined":
+  true`` (a past line's record improved: live captions leave it out). Line ids keep increasing
+  across sessions (and are the same when a restarted server rebuilds the session from the
+  journal). Programs that know only the earlier fields keep working: the later ones are only
+  added.
 - ``state``: ``{"type", "seq", "state"}`` — captioning on/off/paused/... (``CaptioningState``),
   or "pausing"/"resuming" from the moment the person asks until the session gets there.
 - ``style``: ``{"type", "seq", "style"}`` — the overlay's style changed in the app.
@@ -250,8 +253,9 @@ class CaptionFeed:
         if done.target and first is not None:
             self._translated(first, done)
             changed[first.line_id] = first
+        refined = bool(getattr(done, "refined", False))
         for line in sorted(changed.values(), key=lambda ln: ln.line_id):
-            self._line(line, "", False, None)
+            self._line(line, "", False, None, refined)
 
     def _translated(self, line: CaptionLine, done) -> None:
         mask = self.asm.masker.mask_text if self.asm.masker is not None else str
@@ -299,12 +303,16 @@ class CaptionFeed:
                 self.open_line.pop(line.stream_id, None)
             self._line(line, u.added, u.new_line, wall)
 
-    def _line(self, line: CaptionLine, added: str, new: bool, wall: float | None) -> None:
+    def _line(self, line: CaptionLine, added: str, new: bool, wall: float | None,
+              refined: bool = False) -> None:
+        """Send the line as it is now (``refined``: it changed by its share of its sentence's
+        translation, which live captions such as OBS's leave out)."""
         when = wall if wall is not None else self.walls.get(line.line_id, 0.0)
         self.lines[line.line_id] = line
         self.walls[line.line_id] = when
         self._max_id = max(self._max_id, self.id_base + line.line_id)
-        self._broadcast({"type": "line", "new": new, "added": added, **self._line_json(line, when)})
+        self._broadcast({"type": "line", "new": new, "added": added, **self._line_json(line, when),
+                         **({"refined": True} if refined else {})})
 
     def _line_json(self, line: CaptionLine, wall: float) -> dict:
         return line_json(line, wall, self.id_base, self.langs.get(line.line_id, ""),

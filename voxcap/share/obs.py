@@ -229,7 +229,7 @@ class CaptionPicker:
     when none carries new words. The original: the line that grew (or a snapshot's last).
     The translation: a line whose translation changed, so no part of a line goes before it has
     ended and been translated (a line found to be in the target language already: its
-    original, as it grows)."""
+    original, as it grows); not again for its share of its sentence's translation."""
 
     KEPT = 64  # lines whose last text sent is remembered
 
@@ -258,6 +258,8 @@ class CaptionPicker:
             return line["text"] if grew else None
         if not line.get("target"):
             return None  # not translated yet
+        if line.get("refined") and line["id"] in self._sent:
+            return None  # its sentence's translation: the words shown already stand
         shown = line.get("translation") or line["text"]
         if self._sent.get(line["id"]) == shown:
             return None

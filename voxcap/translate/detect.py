@@ -138,3 +138,7 @@ class LineLanguages:
             self._last[stream_id] = guess.language
         say = self._watch.setdefault(stream_id, OtherLanguageWatch()).observe(guess)
         return guess, say
+
+    def of_sentence(self, stream_id: str, text: str) -> LanguageGuess:
+        """The language of lines of the stream seen already (``of_line``), taken together."""
+        return self.detector.detect(text, self._last.get(stream_id, ""))

@@ -7,10 +7,13 @@
     worker.stop()
 
 The caption path only ever calls ``submit``: it puts the line in a bounded queue and returns.
-When the queue is full (translation slower than speech) the oldest waiting line is dropped, so
-the worker translates only the latest lines, and ``on_notice`` says so once until it has caught
-up. Every line still gets its language (detection takes ~0.1 ms). With ``target`` None lines
-only get their language.
+A line goes before any sentence waiting (``FinishedLine.refined``: a sentence over several
+lines, translated again as one piece once its lines were, each alone): the live displays wait
+for a line, nobody waits for a sentence. When the queue is full (translation slower than speech)
+the oldest waiting sentence is dropped (said once in the log: its lines keep their own
+translations), else the oldest waiting line, so the worker translates only the latest lines,
+and ``on_notice`` says so once until it has caught up. Every line still gets its language
+(detection takes ~0.1 ms). With ``target`` None lines only get their language.
 
 Problems (no model for the pair, a corrupt model, a line whose language cannot be told) are
 said once each through ``on_notice`` in one line with the fix; the line goes on untranslated.
@@ -64,6 +67,11 @@ class FinishedLine:
     label: str = ""
     parts: tuple[FinishedLine, ...] = ()
 
+    @property
+    def refined(self) -> bool:
+        """A sentence of several lines: a second, better translation of lines already sent."""
+        return bool(self.parts)
+
 
 @dataclass(frozen=True)
 class LineResult:
@@ -112,8 +120,10 @@ class LineWorker:
         self._cond = threading.Condition()
         self._stopping = False
         self._behind = False
+        self._behind_sentences = False  # logged once until the queue is empty
         self._said: set[str] = set()
-        self.dropped = 0
+        self.dropped = 0  # lines
+        self.dropped_sentences = 0
         self._thread = threading.Thread(target=self._run, name="voxcap-translate", daemon=True)
 
     def start(self) -> LineWorker:
@@ -121,17 +131,36 @@ class LineWorker:
         return self
 
     def submit(self, line: FinishedLine) -> None:
-        """Queue a finished line; never blocks (the oldest waiting line gives way)."""
+        """Queue a finished line (or sentence); never blocks (the oldest waiting sentence, else
+        the oldest waiting line, gives way)."""
         with self._cond:
             if len(self._queue) >= self._queue_lines:
-                self._queue.popleft()
-                self.dropped += 1
-                if not self._behind:
-                    self._behind = True
-                    self._say("behind", "Translation cannot keep up: translating only the latest "
-                                        "lines (the captions themselves are not delayed).")
+                self._drop_one()
             self._queue.append((line, time.monotonic()))
             self._cond.notify()
+
+    def _drop_one(self) -> None:
+        sentence = next((item for item in self._queue if item[0].refined), None)
+        if sentence is not None:
+            self._queue.remove(sentence)
+            self.dropped_sentences += 1
+            if not self._behind_sentences:
+                self._behind_sentences = True
+                log.info("translation is behind: whole sentences dropped, their lines keep the "
+                         "translations they had alone")
+            return
+        self._queue.popleft()
+        self.dropped += 1
+        if not self._behind:
+            self._behind = True
+            self._say("behind", "Translation cannot keep up: translating only the latest "
+                                "lines (the captions themselves are not delayed).")
+
+    def _next(self) -> tuple[FinishedLine, float]:
+        """The oldest waiting line, else the oldest waiting sentence (under ``_cond``)."""
+        item = next((item for item in self._queue if not item[0].refined), self._queue[0])
+        self._queue.remove(item)
+        return item
 
     def drain(self, timeout_s: float = 30.0) -> bool:
         """Wait until every queued line is done (the end of a file); True if it was."""
@@ -188,10 +217,12 @@ class LineWorker:
                     self._cond.wait()
                 if self._stopping:
                     return
-                line, queued_at = self._queue.popleft()
-                if not self._queue and self._behind:
-                    self._behind = False
-                    self._said.discard("behind")
+                line, queued_at = self._next()
+                if not self._queue:
+                    self._behind_sentences = False
+                    if self._behind:
+                        self._behind = False
+                        self._said.discard("behind")
                 self._busy = True
             try:
                 if languages is None:
@@ -216,7 +247,10 @@ class LineWorker:
             return None
 
     def _handle(self, languages: LineLanguages, line: FinishedLine, queued_at: float) -> LineResult:
-        guess, say_other = languages.of_line(line.stream_id, line.text)
+        if line.refined:  # its lines were looked at one by one already
+            guess, say_other = languages.of_sentence(line.stream_id, line.text), False
+        else:
+            guess, say_other = languages.of_line(line.stream_id, line.text)
         if say_other:
             self._say(f"other:{line.stream_id}", other_language_notice(line.label or line.stream_id,
                                                                        guess))
@@ -224,10 +258,11 @@ class LineWorker:
         if not self.target or self.translators is None or guess.language == self.target:
             return plain
         if not guess.language or guess.language == OTHER:
-            self._say(f"unknown:{line.stream_id}",
-                      f"{line.label or line.stream_id}: a line was not translated because its "
-                      "language could not be told (too short, or none of the 13); longer lines "
-                      "in one of them are translated.")
+            if not line.refined:  # a sentence's lines keep what they had
+                self._say(f"unknown:{line.stream_id}",
+                          f"{line.label or line.stream_id}: a line was not translated because its "
+                          "language could not be told (too short, or none of the 13); longer "
+                          "lines in one of them are translated.")
             return plain
         try:
             translator = self.translators.get(guess.language, self.target)

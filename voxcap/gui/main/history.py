@@ -27,6 +27,7 @@ from PySide6.QtWidgets import QPlainTextEdit
 from ...captions.assembly import CaptionLine
 
 UNTAGGED_LINES = 200  # lines kept waiting for their language (it comes within seconds)
+TRANSLATED_KEPT = 200  # translations kept for their sentence's, which comes within seconds
 
 
 class HistoryView(QPlainTextEdit):
@@ -56,6 +57,7 @@ class HistoryView(QPlainTextEdit):
         # which moves along as text goes in before it)
         self._untagged: dict[int, tuple[CaptionLine, QTextCursor]] = {}
         self._spoken: dict[str, str] = {}  # stream id -> the language tagged last
+        self._translated: dict[tuple[str, float], QTextBlock] = {}  # line key -> its translation
 
     def clear_history(self) -> None:
         self.clear()
@@ -64,6 +66,7 @@ class HistoryView(QPlainTextEdit):
         self._paragraphs.clear()
         self._untagged.clear()
         self._spoken.clear()
+        self._translated.clear()
 
     def _heard_at(self, line) -> float:
         at = self.time_of(line) if self.time_of else None
@@ -102,23 +105,38 @@ class HistoryView(QPlainTextEdit):
         self._paragraphs.insert(at, (stream, block))
         return block
 
-    def _add_note(self, text: str) -> None:
+    def _add_note(self, text: str) -> QTextBlock:
         """A line that is not a caption, after the paragraphs so far."""
-        self._add_paragraph(len(self._paragraphs), self._heard[-1] if self._heard else -1.0,
-                            "", text)
+        return self._add_paragraph(len(self._paragraphs),
+                                   self._heard[-1] if self._heard else -1.0, "", text)
 
     def note_source(self, label: str, origin: str) -> None:
         """A line saying where a stream's captions come from (when it opens)."""
         self._add_note(time.strftime("[%H:%M:%S] ") + f"({label}: captions of {origin})")
 
-    def add_translation(self, text: str, language: str, target: str) -> None:
+    def add_translation(self, text: str, language: str, target: str,
+                        key: tuple[str, float] | None = None, refined: bool = False) -> None:
         """A finished line's translation (``events.LineTranslated``), as a block of its own after
-        the text so far, marked with both languages; the next caption starts a new paragraph."""
+        the text so far, marked with both languages; the next caption starts a new paragraph.
+        ``key``: the line's (``line_translation.line_key``); its share of its sentence's
+        translation (``refined``, seconds later) takes the place of its own, as the journal's
+        record does."""
         if not text:
+            return
+        note = f"    [{language}→{target}] {text}"
+        block = self._translated.get(key) if key is not None and refined else None
+        if block is not None and block.isValid():
+            cur = QTextCursor(block)
+            cur.movePosition(QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor)
+            cur.insertText(note)
             return
         bar = self.verticalScrollBar()
         follow = bar.value() >= bar.maximum() - 2
-        self._add_note(f"    [{language}→{target}] {text}")
+        block = self._add_note(note)
+        if key is not None:
+            self._translated[key] = block
+            while len(self._translated) > TRANSLATED_KEPT:
+                del self._translated[next(iter(self._translated))]
         if follow:
             bar.setValue(bar.maximum())
 

@@ -13,10 +13,11 @@ Translations (``add_translation``, ``set_translation_shown``): a finished line's
 matched to the line by stream and start time (``app.line_translation.line_key``: the translator's
 line numbers are not the overlay's) and shown under it in italics, at the user's size and colour
 ("both": each caption line then takes two rows, so the overlay is twice as tall), or instead of
-it ("translation"). A sentence over several lines is translated whole: its translation goes
-under (or in place of) its last line, where a reader of a few lines still sees it all. The
-original is shown as it is spoken, exactly as without translation, and stays until its
-translation comes (a moment after the line ends), or when it is not translated.
+it ("translation"). Each line shows its own translation, which comes within a second of its end;
+a translation on screen is never rewritten (the better one of the line's whole sentence, which
+comes later, goes to the history and exports). The original is shown as it is spoken, exactly as
+without translation, and stays until its translation comes (a moment after the line ends), or
+when it is not translated.
 
 Two streams: the speaker's label ("Them:", "You:") starts each of its paragraphs, in the
 speaker's colour, and a bar of that colour marks every row, so a wrapped row whose label has
@@ -232,13 +233,12 @@ class CaptionOverlay(QWidget):
 
     def add_translation(self, event: LineTranslated) -> None:
         """A finished line's translation (or its language alone): shown with its line, told
-        to screen readers as the user shows it."""
-        # a sentence over several lines: its whole translation under its last line (the first
-        # may have scrolled away), none under the others (no words twice)
-        text = event.sentence_translation or (
-            event.translation if event.sentence_start_s is None else "")
-        if text:
-            self._translations[line_key(event.stream_id, event.start_s)] = text
+        to screen readers as the user shows it. A translation on screen stays as it is (words
+        changing under the reader's eyes are worse than a line translated alone): a line's share
+        of its sentence's translation (``refined``) only fills a line that has none."""
+        key = line_key(event.stream_id, event.start_s)
+        if event.translation and not (event.refined and key in self._translations):
+            self._translations[key] = event.translation
             while len(self._translations) > MAX_KEPT:
                 self._translations.popitem(last=False)
             self.update()
