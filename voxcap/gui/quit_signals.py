@@ -18,8 +18,9 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QSocketNotifier
 
+from ..quit_signals import QUIT_SIGNALS
+
 log = logging.getLogger(__name__)
-QUIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
 class QuitOnSignals(QObject):
