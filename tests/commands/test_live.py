@@ -244,6 +244,7 @@ def test_sigterm_to_the_group_stops_live_as_ctrl_c(pulse, tiny_weights_dir, tmp_
         run.wait_line("live: captioning (Ctrl-C to stop)")
         time.sleep(2.0)
         took = _signal_group_and_time(run.proc, signal.SIGTERM)
+        print(f"SIGTERM to every process gone: {took:.2f} s")
         rc, _ = run.finish()
     err = run.stderr
     assert rc == 0, err[-3000:]
@@ -270,6 +271,7 @@ def test_sighup_with_the_terminal_closed_stops_live(pulse, tiny_weights_dir, tmp
         time.sleep(2.0)
         run.hang_up()
         took = _signal_group_and_time(run.proc, signal.SIGHUP)
+        print(f"SIGHUP to every process gone: {took:.2f} s")
     finally:
         run.kill()
     log = (tmp_path / "state" / "voxcap.log").read_text()

@@ -19,6 +19,7 @@ import logging
 import os
 import queue
 import signal
+import stat
 import sys
 import time
 from collections.abc import Callable
@@ -51,7 +52,7 @@ from ..events import (
     StreamOpened,
     TextDelta,
 )
-from ..quit_signals import QuitSignals
+from ..quit_signals import QuitSignals, leave_at_once
 from ..settings_schema import add_setting_flags
 from ..translate.worker import QUEUE_LINES
 from .flag_words import in_flags
@@ -151,11 +152,13 @@ class Terminal:
 
 
 def _to_devnull(*streams) -> None:
-    """The file descriptors of ``streams`` lead to /dev/null; what their buffers hold goes there."""
+    """The file descriptors of ``streams`` lead to /dev/null; what their buffers hold goes there.
+    A file is left as it is (stderr is the library log while vLLM starts: logs.py)."""
     null = os.open(os.devnull, os.O_WRONLY)
     for stream in streams:
         try:
-            os.dup2(null, stream.fileno())
+            if not stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
+                os.dup2(null, stream.fileno())
         except (OSError, ValueError):  # no file descriptor (a test's capture)
             log.info("%r not sent to %s", stream, os.devnull, exc_info=True)
     os.close(null)
@@ -420,7 +423,16 @@ class CaptionRun:
                 self._show(event)
 
     def finish(self, labelled: bool) -> int:
-        """The closing lines (session, transcript, measurements); the exit code."""
+        """The closing lines (session, transcript, measurements); the exit code. Stopped by
+        SIGTERM or SIGHUP (a logout: everything it ran waits to be gone), the process ends here
+        (``leave_at_once``: torch's and vLLM's teardown at the interpreter's exit took 2 s)."""
+        code = self._closing_lines(labelled)
+        if self.quit.received:
+            log.info("%s: closed after %s: leaving", self.name, self.quit.received)
+            leave_at_once(code)
+        return code
+
+    def _closing_lines(self, labelled: bool) -> int:
         r, say = self.result, self.term.line
         self.term.release()  # words shown while shutting down
         if r.session_id:
