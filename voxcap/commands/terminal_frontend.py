@@ -110,8 +110,7 @@ class Terminal:
         if not text or self.gone:
             return
         if len(set(self.labels.values())) > 1 and stream_id != self.current:
-            sys.stdout.write(("\n" if self.mid_line else "") + f"[{self.labels[stream_id]}] ")
-            text = text.lstrip()
+            text = ("\n" if self.mid_line else "") + f"[{self.labels[stream_id]}] " + text.lstrip()
         self.current = stream_id
         self.mid_line = True
         self._out(sys.stdout, text)
