@@ -11,6 +11,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import stat
 import tempfile
 import time
@@ -71,30 +72,49 @@ def pid_alive(pid: int) -> bool:
 
 
 _run_dirs: set[Path] = set()  # this process's run_tempdir folders, removed at exit at the latest
+# a run_tempdir folder of any of voxcap's prefixes: <tmp>/voxcap-<words>-<pid>-<mkdtemp's random>
+_RUN_TEMPDIR_NAME = re.compile(r"voxcap-(?:[a-z]+-)+(\d+)-[a-z0-9_]+")
 
 
 def run_tempdir(prefix: str) -> Path:
     """A new temporary folder ``<tmp>/<prefix><pid>-<random>`` for this process, removed at its
     exit (``remove_run_tempdirs``; an app that leaves with ``os._exit`` calls it first). Those
-    with the same prefix that processes now gone left behind (killed, crashed) are removed
-    first: the pid in the name says whether their process still lives."""
+    with the same prefix that processes now gone left behind are removed first (every voxcap
+    start removes them all: ``remove_dead_run_tempdirs``)."""
     import atexit
-    import tempfile
 
-    tmp = Path(tempfile.gettempdir())
-    for old in tmp.glob(f"{prefix}*-*"):
-        pid = old.name[len(prefix):].split("-", 1)[0]
-        try:
-            mine = old.is_dir() and old.stat().st_uid == os.getuid()
-        except OSError:  # removed meanwhile by another start
-            continue
-        if pid.isdigit() and mine and not pid_alive(int(pid)):
-            remove_run_tempdir(old)
+    remove_dead_run_tempdirs(prefix)
     if not _run_dirs:
         atexit.register(remove_run_tempdirs)
     new = Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-"))
     _run_dirs.add(new)
     return new
+
+
+def remove_dead_run_tempdirs(prefix: str | None = None) -> int:
+    """Remove the ``run_tempdir`` folders (of ``prefix``; None: of any of voxcap's) that
+    processes now gone left behind (killed, crashed: no exit handler ran), this user's only:
+    the pid in the name says whether their process still lives. Returns how many went."""
+    removed = 0
+    for old in Path(tempfile.gettempdir()).glob(f"{prefix or 'voxcap-'}*-*"):
+        pid = _run_pid(old.name, prefix)
+        try:
+            mine = old.is_dir() and old.stat().st_uid == os.getuid()
+        except OSError:  # removed meanwhile by another start
+            continue
+        if pid is not None and mine and not pid_alive(pid):
+            remove_run_tempdir(old)
+            removed += 1
+    return removed
+
+
+def _run_pid(name: str, prefix: str | None) -> int | None:
+    if prefix is not None:
+        pid = name[len(prefix):].split("-", 1)[0]
+    else:
+        match = _RUN_TEMPDIR_NAME.fullmatch(name)
+        pid = match.group(1) if match else ""
+    return int(pid) if pid.isdigit() else None
 
 
 def remove_run_tempdir(path: Path) -> None:

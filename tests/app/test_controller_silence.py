@@ -5,8 +5,10 @@ sound plays. The levels on the way are the controller's reading (``input_levels(
 
 from __future__ import annotations
 
+import subprocess
 import time
 
+import numpy as np
 import pytest
 from support.event_wait import Events
 from support.event_wait import wait_for as _wait
@@ -16,7 +18,7 @@ from voxcap.app.controller import SessionController
 from voxcap.app.session.input_levels import SILENT_DBFS
 from voxcap.app.sources import AudioSources
 from voxcap.engine.settings import InProcessSettings
-from voxcap.events import CaptioningState, EngineReady, SourceSilence
+from voxcap.events import CaptioningState, CaptureDeviceChanged, EngineReady, SourceSilence
 
 pytestmark = pytest.mark.slow
 AFTER_S = 2.0  # the bound, short for a test (the app's default is 10 s)
@@ -111,6 +113,40 @@ def test_system_audio_alone_with_nothing_playing_is_said_after_three_times_the_b
         ctl.stop_captioning()
         _wait(q, lambda e: isinstance(e, CaptioningState) and e.state == "off", timeout=15)
         assert ctl.input_levels() == {}  # nothing captured: no levels
+    finally:
+        if player is not None:
+            player.kill()
+        assert ctl.shutdown().wait(30)
+
+
+def test_an_application_playing_nothing_is_waited_for_not_said_silent(pulse, tmp_path):
+    """Captioning one application that plays nothing: its capture says "waiting for PlayerA",
+    and "no sound" is not said on top of it. Once it plays (silence here), its silence is said
+    after the bound, counted from when it began to play."""
+    import soundfile as sf
+
+    silence = tmp_path / "silence.wav"
+    sf.write(silence, np.zeros(int(16000 * (3 * AFTER_S + LATE_S + 4))), 16000)
+    q = Events()
+    ctl = _controller(tmp_path, q)
+    player = None
+    try:
+        ctl.start_captioning("app:PlayerA")
+        # said as its capture opens, before captioning is on
+        waiting, _ = _wait(q, lambda e: isinstance(e, CaptureDeviceChanged) and e.reason == "waiting",
+                           timeout=15)
+        _wait(q, _on, timeout=15)
+        time.sleep(3 * AFTER_S + LATE_S + 1)
+        assert not [e for e in q.all if isinstance(e, SourceSilence)], waiting
+        player = subprocess.Popen(["paplay", f"--server={pulse.server}", "--device=vspeaker",
+                                   "--client-name=PlayerA", str(silence)], env=pulse.env())
+        _wait(q, lambda e: isinstance(e, CaptureDeviceChanged) and e.reason == "playing", timeout=5)
+        playing = time.monotonic()
+        alarm, _ = _wait(q, _silence(waiting.source, "silent"), timeout=3 * AFTER_S + LATE_S + 3)
+        took = time.monotonic() - playing
+        assert 3 * AFTER_S <= alarm.silent_s and took <= 3 * AFTER_S + LATE_S, (took, alarm)
+        player.wait(30)  # it ends: waiting again, and the silence said is over
+        _wait(q, _silence(waiting.source, "back"), timeout=5)
     finally:
         if player is not None:
             player.kill()

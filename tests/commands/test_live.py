@@ -196,3 +196,88 @@ def test_ctrl_z_pauses_and_resumes_the_live_session(pulse, tiny_weights_dir, tmp
     kinds = [json.loads(ln)["type"] for ln in (session / "journal.jsonl").read_text().splitlines()]
     assert [k for k in kinds if k in ("pause", "resume")] == ["pause", "resume"]
     assert kinds.count("stream") == 2  # the same session, a new stream after the resume
+
+
+@pytest.fixture
+def short_tmp():
+    """A fresh temporary folder (TMPDIR) with a short path, as /tmp is (vLLM's socket paths
+    must fit 107 bytes)."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    folder = Path(tempfile.mkdtemp(prefix="vx-", dir="/tmp"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _signal_group_and_time(proc, sig) -> float:
+    """``sig`` to every process of the command's group at once, as a logout sends it; seconds
+    until the command and every process it started are gone."""
+    import psutil
+    from support.engine_helpers import check_children_gone
+
+    kids = psutil.Process(proc.pid).children(recursive=True)
+    t0 = time.monotonic()
+    os.killpg(proc.pid, sig)
+    proc.wait(30)
+    check_children_gone(proc, kids, 5.0)
+    return time.monotonic() - t0
+
+
+def _closed_session(data) -> None:
+    """The journal ended as a stopped session's does: each stream's end, the session closed."""
+    from voxcap.captions.sessions import read_session_dir
+
+    (folder,) = (data / "sessions").iterdir()
+    session = read_session_dir(folder)
+    assert session.info.state == "finished" and session.stream_lengths, session.info
+
+
+def test_sigterm_to_the_group_stops_live_as_ctrl_c(pulse, tiny_weights_dir, tmp_path, short_tmp):
+    """A logout's SIGTERM to `voxcap live`'s process group: the last words flushed, the journal
+    closed, nothing left in the temporary folder, every process gone within 5 s."""
+    out = tmp_path / "live.jsonl"
+    env = {**_env(pulse, tmp_path), "TMPDIR": str(short_tmp)}
+    with LiveRun(["--source", "system", "--model", str(tiny_weights_dir), "--eager",
+                  "--max-model-len", "2048", "-o", str(out)], env) as run:
+        run.wait_line("live: captioning (Ctrl-C to stop)")
+        time.sleep(2.0)
+        took = _signal_group_and_time(run.proc, signal.SIGTERM)
+        print(f"SIGTERM to every process gone: {took:.2f} s")
+        rc, _ = run.finish()
+    err = run.stderr
+    assert rc == 0, err[-3000:]
+    assert "live: SIGTERM received (SIGTERM again to leave at once): flushing" in err, err
+    assert "live: done" in err and "Traceback" not in err, err
+    assert took < 5.0, f"{took:.1f} s from SIGTERM to every process gone"
+    assert sorted(p.name for p in short_tmp.iterdir()) == []
+    _closed_session(tmp_path / "data")
+    stopped = next(ln for ln in run.lines if ln.startswith("capture: Them: stopped after"))
+    seconds = float(re.search(r"stopped after ([0-9.]+) s of audio", stopped).group(1))
+    assert abs(_records(out)[-1]["end"] - seconds) < 0.2  # flushed to the last word
+
+
+def test_sighup_with_the_terminal_closed_stops_live(pulse, tiny_weights_dir, tmp_path, short_tmp):
+    """The terminal window closed: SIGHUP to its process group, and every write to the terminal
+    fails (EIO). `voxcap live` stops as Ctrl-C does, its lines in the log, no traceback."""
+    from support.on_terminal import OnTerminal
+
+    env = {**_env(pulse, tmp_path), "TMPDIR": str(short_tmp), "VOXCAP_STATE_DIR": str(tmp_path / "state")}
+    run = OnTerminal([sys.executable, "-m", "voxcap.cli", "live", "--source", "system", "--model",
+                      str(tiny_weights_dir), "--eager", "--max-model-len", "2048"], env)
+    try:
+        run.wait_for("live: captioning (Ctrl-C to stop)", 600)
+        time.sleep(2.0)
+        run.hang_up()
+        took = _signal_group_and_time(run.proc, signal.SIGHUP)
+        print(f"SIGHUP to every process gone: {took:.2f} s")
+    finally:
+        run.kill()
+    log = (tmp_path / "state" / "voxcap.log").read_text()
+    assert run.proc.returncode == 0, log[-3000:]
+    assert "SIGHUP received: stopping" in log and "the terminal is gone" in log, log[-3000:]
+    assert "live: done" in log and "Traceback" not in log, log[-3000:]
+    assert took < 5.0, f"{took:.1f} s from SIGHUP to every process gone"
+    assert sorted(p.name for p in short_tmp.iterdir()) == []
+    _closed_session(tmp_path / "data")

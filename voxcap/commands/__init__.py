@@ -20,7 +20,7 @@ import importlib
 import logging
 import sys
 
-from .. import __version__, logs
+from .. import __version__, logs, paths
 from ..errors import VoxcapError
 from .flag_words import in_flags
 
@@ -103,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 0
     logs.setup(logs.level_of(args), words=in_flags)
+    sweep_dead_runs()
     from ..engine.vllm_adapter.env import use_voxcap_caches
 
     use_voxcap_caches()  # before anything imports vLLM: its caches go under voxcap's folder
@@ -122,6 +123,14 @@ def main(argv: list[str] | None = None) -> int:
     except Exception:
         log.exception("voxcap %s failed", args.command)
         raise
+
+
+def sweep_dead_runs() -> None:
+    """What runs killed with ``kill -9`` (or crashed) left in the temporary folder: the engine's
+    folder, PipeWire's echo canceller's (paths.run_tempdir), removed at every start, not only
+    when the next of its kind starts."""
+    if removed := paths.remove_dead_run_tempdirs():
+        log.info("removed %d temporary folders that ended runs of voxcap left", removed)
 
 
 def fix_in_flags(exc: VoxcapError) -> str:

@@ -3,8 +3,8 @@
 A front end on the session controller (``commands.terminal_frontend``): captions go to stdout as
 they arrive, capture events (device lost/back, interruptions, losses) to stderr as one line
 each. With ``both``, system audio and the microphone are two engine streams, "Them" and "You".
-Ctrl-C (or ``--duration``) stops capturing, lets the engine flush the words it still holds,
-and exits; a second Ctrl-C gives up on them.
+Ctrl-C (or ``--duration``, SIGTERM, SIGHUP) stops capturing, lets the engine flush the words it
+still holds, and exits; a second Ctrl-C gives up on them, a second SIGTERM or SIGHUP leaves at once.
 """
 
 from __future__ import annotations

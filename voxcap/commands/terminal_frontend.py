@@ -5,7 +5,10 @@ under the GUI; this prints its events and turns Ctrl-C and ``--duration`` into i
 Captions go to stdout as they arrive (with several streams a new line with the speaker's label
 whenever the speaker changes); engine stages, capture events and problems to stderr, one line
 each. The first Ctrl-C stops the sources and flushes the words the engine still holds; a second
-one gives up on them. At the end: the journal's session id, the transcript file, and what was
+one gives up on them. SIGTERM (a logout, ``kill``) and SIGHUP (the terminal window closed) stop
+as Ctrl-C does; a second one leaves at once (``voxcap.quit_signals``). A terminal gone (SIGHUP)
+fails every write: the lines then go to the log only (``Terminal``).
+At the end: the journal's session id, the transcript file, and what was
 measured (audio dropped, caption lag, engine step times).
 """
 
@@ -13,8 +16,10 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import queue
 import signal
+import stat
 import sys
 import time
 from collections.abc import Callable
@@ -47,6 +52,7 @@ from ..events import (
     StreamOpened,
     TextDelta,
 )
+from ..quit_signals import QuitSignals, leave_at_once
 from ..settings_schema import add_setting_flags
 from ..translate.worker import QUEUE_LINES
 from .flag_words import in_flags
@@ -72,10 +78,14 @@ def add_run_options(p, engine_help: dict[str, str] | None = None) -> None:
 
 
 class Terminal:
-    """Captions on stdout as they arrive; notices on stderr, after ending a caption line."""
+    """Captions on stdout as they arrive; notices on stderr, after ending a caption line. Once a
+    write fails (the terminal closed: EIO; a pipe's reader gone: EPIPE) the lines go to the log
+    and the captions nowhere, and stdout and stderr lead to /dev/null, so that nothing else
+    fails on them (a traceback at the exit's flush)."""
 
     def __init__(self, quiet: bool, masker: Masker | None = None) -> None:
         self.quiet = quiet
+        self.gone = False
         self.labels: dict[str, str] = {}  # stream id -> label
         self.current: str | None = None
         self.mid_line = False
@@ -97,28 +107,60 @@ class Terminal:
                 self._write(stream_id, self.masking.release(stream_id))
 
     def _write(self, stream_id: str, text: str) -> None:
-        if not text:
+        if not text or self.gone:
             return
         if len(set(self.labels.values())) > 1 and stream_id != self.current:
-            sys.stdout.write(("\n" if self.mid_line else "") + f"[{self.labels[stream_id]}] ")
-            text = text.lstrip()
+            text = ("\n" if self.mid_line else "") + f"[{self.labels[stream_id]}] " + text.lstrip()
         self.current = stream_id
-        sys.stdout.write(text)
-        sys.stdout.flush()
         self.mid_line = True
+        self._out(sys.stdout, text)
 
-    def line(self, msg: str) -> None:
+    def line(self, msg: str, *, caption: bool = False) -> None:
+        """``msg`` on stderr; ``caption``: it holds caption text (kept out of the log)."""
         if self.quiet:
             return
         self.end_line()
-        print(in_flags(msg), file=logs.terminal(), flush=True)  # stderr, also while vLLM starts
+        if not self._out(logs.terminal(), in_flags(msg) + "\n"):  # stderr, also while vLLM starts
+            log.info("%s", logs.caption_text(msg) if caption else in_flags(msg))
+
+    def error(self, msg: str) -> None:
+        """The last word on a failure, shown even with --quiet."""
+        if not self._out(sys.stderr, f"error: {in_flags(msg)}\n"):
+            log.error("%s", in_flags(msg))
 
     def end_line(self) -> None:
         if self.mid_line:
-            sys.stdout.write("\n")
-            sys.stdout.flush()
             self.mid_line = False
             self.current = None
+            self._out(sys.stdout, "\n")
+
+    def _out(self, stream, text: str) -> bool:
+        """Whether ``text`` reached the terminal."""
+        if self.gone:
+            return False
+        try:
+            stream.write(text)
+            stream.flush()
+            return True
+        except OSError as exc:
+            self.gone = True
+            log.warning("the terminal is gone (%s): voxcap's lines go to this log only",
+                        exc.strerror or exc)
+            _to_devnull(stream, sys.stdout, sys.stderr)
+            return False
+
+
+def _to_devnull(*streams) -> None:
+    """The file descriptors of ``streams`` lead to /dev/null; what their buffers hold goes there.
+    A file is left as it is (stderr is the library log while vLLM starts: logs.py)."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    for stream in streams:
+        try:
+            if not stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
+                os.dup2(null, stream.fileno())
+        except (OSError, ValueError):  # no file descriptor (a test's capture)
+            log.info("%r not sent to %s", stream, os.devnull, exc_info=True)
+    os.close(null)
 
 
 @dataclass
@@ -181,6 +223,7 @@ class CaptionRun:
         self.name = name  # "live" / "transcribe": the prefix of this run's own lines
         self.show_capture = show_capture
         self.events: queue.Queue = queue.Queue()
+        self.quit = QuitSignals()  # SIGTERM, SIGHUP: as Ctrl-C
         self.hub = EventHub()  # the controller's events: this terminal, and --share
         self.hub.subscribe(self.events.put)
         self.result = RunResult()
@@ -204,16 +247,17 @@ class CaptionRun:
         self.ctl.before_journal_close.append(lambda: self.lines.finish(5.0 if live else 120.0))
 
     def run(self, source: str = "", duration: float | None = None) -> RunResult:
-        try:
-            self._start_engine()
-            self.ctl.start_captioning(source)
-            self._caption(duration)
-            r = self.result
-            r.stats, r.dropped_s = self.ctl.stats(), self.ctl.dropped_audio_s()
-        finally:
-            self.ctl.shutdown().wait(60)
-            self.lines.close()
-            self._drain()
+        with self.quit:
+            try:
+                self._start_engine()
+                self.ctl.start_captioning(source)
+                self._caption(duration)
+                r = self.result
+                r.stats, r.dropped_s = self.ctl.stats(), self.ctl.dropped_audio_s()
+            finally:
+                self.ctl.shutdown().wait(60)
+                self.lines.close()
+                self._drain()
         return self.result
 
     def _start_engine(self) -> None:
@@ -221,7 +265,13 @@ class CaptionRun:
         self.ctl.start_engine(self.settings)
         noted = ""
         while True:
-            event = self.events.get()
+            try:
+                event = self.events.get(timeout=0.2)
+            except queue.Empty:
+                if self.quit.received:  # as Ctrl-C does now
+                    log.info("%s received while the engine starts: stopping", self.quit.received)
+                    raise KeyboardInterrupt from None
+                continue
             if isinstance(event, EngineProgress):
                 say(f"engine: {event.stage}"
                     + (f" ({event.elapsed_s:.0f} s)" if event.elapsed_s >= 1 else ""))
@@ -262,10 +312,8 @@ class CaptionRun:
                     seen += 1
                     raise KeyboardInterrupt
                 self._pause_on_ctrl_z(ctrl_z, started and not stopping)
-                if deadline is not None and not stopping and time.monotonic() >= deadline:
-                    stopping = True
-                    self.term.line(f"{self.name}: {duration:g} s done: flushing")
-                    self.ctl.stop_captioning()
+                if not stopping:
+                    stopping = self._stop_on_signal() or self._stop_at(deadline, duration)
                 try:
                     event = self.events.get(timeout=0.2)
                 except queue.Empty:
@@ -305,6 +353,24 @@ class CaptionRun:
         if self.result.failure is None:
             self.term.line(f"{self.name}: done")
 
+    def _stop_on_signal(self) -> bool:
+        """Whether SIGTERM or SIGHUP came: then stop, as Ctrl-C does."""
+        name = self.quit.received
+        if not name:
+            return False
+        log.info("%s received: stopping", name)
+        self.term.line(f"{self.name}: {name} received ({name} again to leave at once): flushing")
+        self.ctl.stop_captioning()
+        return True
+
+    def _stop_at(self, deadline: float | None, duration: float | None) -> bool:
+        """Whether --duration is over: then stop."""
+        if deadline is None or time.monotonic() < deadline:
+            return False
+        self.term.line(f"{self.name}: {duration:g} s done: flushing")
+        self.ctl.stop_captioning()
+        return True
+
     def _say_started(self, duration: float | None, pausable: bool, problems: list) -> None:
         self.term.line(f"{self.name}: captioning" + (f" for {duration:g} s" if duration else "")
                        + " (Ctrl-C to stop)")
@@ -331,7 +397,8 @@ class CaptionRun:
         elif isinstance(event, LineTranslated):
             r.lines.append(event)
             if event.translation and not event.refined:  # live: each line's own, once
-                self.term.line(f"  [{event.language}→{event.target}] {event.translation}")
+                self.term.line(f"  [{event.language}→{event.target}] {event.translation}",
+                               caption=True)
         elif isinstance(event, StreamOpened):
             r.labels[event.stream_id] = event.label
             self.term.labels[event.stream_id] = event.label
@@ -355,7 +422,16 @@ class CaptionRun:
                 self._show(event)
 
     def finish(self, labelled: bool) -> int:
-        """The closing lines (session, transcript, measurements); the exit code."""
+        """The closing lines (session, transcript, measurements); the exit code. Stopped by
+        SIGTERM or SIGHUP (a logout: everything it ran waits to be gone), the process ends here
+        (``leave_at_once``: torch's and vLLM's teardown at the interpreter's exit took 2 s)."""
+        code = self._closing_lines(labelled)
+        if self.quit.received:
+            log.info("%s: closed after %s: leaving", self.name, self.quit.received)
+            leave_at_once(code)
+        return code
+
+    def _closing_lines(self, labelled: bool) -> int:
         r, say = self.result, self.term.line
         self.term.release()  # words shown while shutting down
         if r.session_id:
@@ -367,7 +443,7 @@ class CaptionRun:
         if r.dropped_s > 0:
             say(f"{self.name}: {r.dropped_s:.1f} s of audio could not be captioned (see above)")
         if r.failure:
-            print(f"error: {in_flags(r.failure)}", file=sys.stderr)
+            self.term.error(r.failure)
             return 1
         return 0
 

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from PySide6.QtCore import QByteArray, QObject, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from .. import logs, paths
+from .. import logs
 from ..app.controller import QUIT_ENGINE_WAIT_S, SessionController
 from ..app.diagnostics import DiagnosticsReady, diagnostics_text
 from ..app.glossary_file import read_terms
@@ -60,6 +60,7 @@ from ..events import (
     StreamOpened,
     TextDelta,
 )
+from ..quit_signals import leave_at_once
 from .bridge import EventBridge
 from .global_shortcuts import GlobalShortcuts
 from .icons import app_icon
@@ -677,20 +678,3 @@ def run_gui(args) -> int:
     log.info("the app ran %.0f s", time.monotonic() - t0)
     leave_at_once(code)
     return code
-
-
-def leave_at_once(code: int) -> None:
-    """Leave once the app has closed (captions flushed, journal closed, capture and echo
-    canceller stopped): the temporary folders are removed and the log flushed, and nothing else
-    runs, neither the exit handlers nor the interpreter's finalisation. Those tore torch, Qt and
-    vLLM down after the window was gone: 2 s on the tiny CPU engine, and multiprocessing's
-    handler waited for an engine core still stopping (5.9 s on a loaded CPU), or the
-    interpreter could abort around an engine thread still starting ("exception not rethrown").
-    vLLM's processes die with this one (PR_SET_PDEATHSIG)."""
-    import os
-
-    paths.remove_run_tempdirs()
-    logging.shutdown()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)

@@ -18,8 +18,9 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QSocketNotifier
 
+from ..quit_signals import QUIT_SIGNALS, forked_children_get_defaults
+
 log = logging.getLogger(__name__)
-QUIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
 class QuitOnSignals(QObject):
@@ -37,12 +38,11 @@ class QuitOnSignals(QObject):
             signal.signal(sig, _noted)  # not the default, which ends the process at once
         self._notifier = QSocketNotifier(self._read.fileno(), QSocketNotifier.Type.Read, self)
         self._notifier.activated.connect(self._arrived)
+        forked_children_get_defaults()
         os.register_at_fork(after_in_child=self._forked)
 
     def _forked(self) -> None:
         signal.set_wakeup_fd(-1)
-        for sig in QUIT_SIGNALS:
-            signal.signal(sig, signal.SIG_DFL)
         self._read.close()
         self._write.close()
 

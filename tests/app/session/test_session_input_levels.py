@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from voxcap.app.session.input_levels import InputLevels
-from voxcap.events import SourceSilence
+from voxcap.events import CaptureDeviceChanged, SourceSilence
 
 BLOCK = 320  # 20 ms
 
@@ -93,3 +93,31 @@ def test_blocks_of_a_source_not_begun_are_ignored():
     levels, said = _both()
     levels.feed("talk.wav", np.zeros(16000, np.float32))
     assert "talk.wav" not in levels.levels() and said == []
+
+
+def _app_says(levels: InputLevels, reason: str) -> None:
+    """The application capture's news, as capture/app_stream.py gives it."""
+    message = {"waiting": "Zoom: waiting for Zoom: it plays nothing now; captions resume when it plays",
+               "playing": "Zoom: capturing 'Meeting' (only this application's sound)"}[reason]
+    levels.capture_said(CaptureDeviceChanged("Zoom", "", "", reason, message))
+
+
+def test_an_application_waiting_to_play_is_not_said_silent():
+    """Its capture says "waiting for Zoom" (before its first block): that says it better than
+    "no sound". Once it plays, its silence counts from then."""
+    said: list[SourceSilence] = []
+    levels = InputLevels(said.append, 2.0)
+    _app_says(levels, "waiting")
+    levels.begin("Zoom", "app", "Zoom (application)")
+    _feed(levels, "Zoom", 10.0, 0.0)  # over three times the bound: silence delivered while it waits
+    assert said == []
+    _app_says(levels, "playing")  # it plays, silence
+    _feed(levels, "Zoom", 5.5, 0.0)
+    assert said == []  # counted from the end of the wait
+    _feed(levels, "Zoom", 1.0, 0.0)
+    assert [(e.source, e.state) for e in said] == [("Zoom", "silent")]
+    _app_says(levels, "waiting")  # it stopped: the wait says it now
+    (back,) = said[1:]
+    assert (back.state, back.message) == ("back", "Zoom: Zoom (application) plays nothing now")
+    _feed(levels, "Zoom", 10.0, 0.0)
+    assert len(said) == 2

@@ -67,10 +67,14 @@ class CaptureRouting:
         """Start a capture for every (spec, description); returns those that could not start
         (spec, error)."""
         failed = []
+
+        def said(event: object) -> None:
+            self.levels.capture_said(event)  # an application waiting to play is not "no sound"
+            on_event(event)
         for spec, desc in sources:
             try:
                 self._captures[spec.label] = audio.open(
-                    spec, lambda block, label=spec.label: self.on_block(label, block), on_event)
+                    spec, lambda block, label=spec.label: self.on_block(label, block), said)
                 if self._live():
                     self.levels.begin(spec.label, spec.kind, desc)
             except VoxcapError as exc:

@@ -13,7 +13,9 @@ or both sides together, after ``ALONE_FACTOR`` times that (30 s: listening to a 
 long is rarer than the other side talking for 10 s). Time is each source's own audio time (a
 capture that stalls is said by the capture itself). Said once, while captures run (also while
 the engine starts: that audio is captioned later); "back" at its first sound. A file is not
-judged (its silence is its content).
+judged (its silence is its content), nor an application's sound while its capture waits for the
+application to play (``capture_said``): "waiting for <app>" says it better; its silence counts
+from the end of the wait.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...capture.sources import APP, MIC, SYSTEM
-from ...events import SourceSilence
+from ...events import CaptureDeviceChanged, SourceSilence
 from ...setting_refs import ref
 from ..lag import SAMPLE_RATE
 
@@ -35,6 +37,7 @@ FLOOR_DBFS = -90.0  # digital silence is shown as this, not minus infinity
 LEVEL_WINDOW_S = 0.25
 SILENT_AFTER_S = 10.0
 ALONE_FACTOR = 3.0
+APP_WAITING = "waiting"  # capture/app_stream.py's notice while the application plays nothing
 
 
 def dbfs(mean_square: float) -> float:
@@ -49,6 +52,7 @@ class _Source:
     description: str
     audio_s: float = 0.0  # its audio since the capture started (time here: a stall stops it)
     heard_s: float | None = None  # the end of its last window with sound
+    since_s: float = 0.0  # its silence counts from here at the earliest (the end of a wait)
     squares: float = 0.0  # this window's so far
     samples: int = 0
     level: float | None = None  # dBFS of the last complete window
@@ -83,6 +87,7 @@ class InputLevels:
         self.after_s = after_s
         self._lock = threading.Lock()
         self._sources: dict[str, _Source] = {}
+        self._waiting: set[str] = set()  # application sources waiting for their app to play
         self._window = int(LEVEL_WINDOW_S * SAMPLE_RATE)
 
     def begin(self, label: str, kind: str, description: str) -> None:
@@ -94,6 +99,27 @@ class InputLevels:
         """The captures stopped: no levels, nothing judged (a silence said is over with them)."""
         with self._lock:
             self._sources.clear()
+            self._waiting.clear()
+
+    def capture_said(self, event: object) -> None:
+        """A capture's event: an application source waiting for its app to play (a
+        ``CaptureDeviceChanged`` "waiting", said before its first block) is not judged while it
+        waits; its other news ends the wait. A silence said before the wait is over with it."""
+        if not isinstance(event, CaptureDeviceChanged):
+            return
+        back = None
+        with self._lock:
+            if event.reason != APP_WAITING:
+                self._waiting.discard(event.source)
+                return
+            self._waiting.add(event.source)
+            src = self._sources.get(event.source)
+            if src is not None and src.said:
+                src.said = False
+                back = SourceSilence(src.label, "back", 0.0,
+                                     f"{src.label}: {src.what()} plays nothing now")
+        if back is not None:
+            self._emit(back)
 
     def levels(self) -> dict[str, float | None]:
         """Each live source's level now (dBFS of its last ``LEVEL_WINDOW_S``; None: none yet)."""
@@ -126,7 +152,10 @@ class InputLevels:
                 src.said = False
                 return SourceSilence(src.label, "back", 0.0, f"{src.label}: sound again")
             return None
-        silent_s = src.audio_s - (src.heard_s or 0.0)
+        if src.label in self._waiting:
+            src.since_s = src.audio_s
+            return None
+        silent_s = src.audio_s - max(src.heard_s or 0.0, src.since_s)
         others_heard = any(o.heard_s is not None and o.audio_s - o.heard_s < self.after_s
                            for o in self._sources.values() if o is not src)
         bound = self.after_s if others_heard else self.after_s * ALONE_FACTOR
