@@ -47,7 +47,7 @@ def test_live_masks_its_captions_and_its_shared_feed(capsys):
     args = build_parser()[0].parse_args(["live", "--no-journal", "--mask-profanity", "--share",
                                          str(port), "--model", "x"])
     cap = CaptionRun(args, None, FakeAudio(), name="live")
-    sharing = start_sharing(args, cap, settings_from_flags(args).share)
+    sharing = start_sharing(args, cap, settings_from_flags(args))
     assert sharing is not None
     try:
         def publish(event) -> None:  # as the controller's events reach the run's loop
