@@ -6,7 +6,9 @@ reader may not voice the hidden window's line (before, only the hidden window sa
 
 from __future__ import annotations
 
+import os
 import time
+from pathlib import Path
 
 import pytest
 from support.atspi import pyatspi_available, until, walk
@@ -17,6 +19,7 @@ pytestmark = [
     pytest.mark.skipif(not pyatspi_available(),
                        reason="system python3 without pyatspi: run scripts/setup-dev.sh"),
 ]
+SHOTS = os.environ.get("VOXCAP_SHOTS")
 NOTICE = "You: no sound from the microphone for 3 s"
 NO_CAPTIONS = "Them: speech, but no captions for 8 s"
 
@@ -34,7 +37,7 @@ def _level_bars(tree: dict) -> list[str]:
 
 @pytest.mark.parametrize("hidden", [False, True], ids=["window-shown", "window-hidden"])
 def test_a_notice_the_band_shows_is_said_once_by_a_window_on_screen(tmp_path, hidden):
-    with atspi_app_ready(tmp_path) as (_x, bus, listener, app):
+    with atspi_app_ready(tmp_path) as (x, bus, listener, app):
         app.send("caption")
         assert listener.wait_for(lambda ev: ev["type"] == "object:announcement"
                                  and ev["data"].startswith("Captioning"), 30), listener.events
@@ -56,3 +59,5 @@ def test_a_notice_the_band_shows_is_said_once_by_a_window_on_screen(tmp_path, hi
                 assert name == "Live captions", heard
             else:
                 assert role == "label" and name == text, heard  # the notice line
+            if SHOTS and hidden:
+                x.screenshot(str(Path(SHOTS) / f"window-hidden-{command.split()[0]}.png"))

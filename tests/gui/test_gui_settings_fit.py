@@ -2,10 +2,12 @@
 keyboard user does (``support/settings_fit_app.py``): on every tab each control is reached and
 shown whole once it has the focus, nothing is squeezed below what its text needs, no page scrolls
 sideways, and the dialog with OK and Cancel stays on the screen; the same for the first-use offer
-of a translation model. Before, only the first tab scrolled: at 1.6x on 1024x768 the Share
-captions tab (sharing on the network, its QR code shown) pushed OK and Cancel off the screen,
-and at 1.6x on 1400x900 the first page scrolled sideways (the session length's note and the
-memory estimate did not wrap)."""
+of a translation model; the Translation tab and the offer also while a model downloads.
+
+Before, only the first tab scrolled: at 1.6x on 1024x768 the Share captions tab (sharing on the
+network, its QR code shown) pushed OK and Cancel off the screen; at 1.6x on 1400x900 the first
+page scrolled sideways (the session length's note and the memory estimate did not wrap); the
+offer squeezed its row of buttons at 1.6x."""
 
 from __future__ import annotations
 
@@ -36,7 +38,7 @@ def test_every_tab_fits_the_screen_and_is_walked_by_keyboard(width, height, scal
     report = json.loads(line.removeprefix("REPORT "))
     settings = report["settings"]
     sx, sy, sw, sh = settings["screen"]
-    assert len(settings["tabs"]) == 4, settings["tabs"].keys()
+    assert len(settings["tabs"]) == 5, settings["tabs"].keys()  # the Translation tab twice
     for title, tab in settings["tabs"].items():
         print(title, "stops reached:", len(tab["reached"]), "frame:", tab["frame"])
         fx, fy, fw, fh = tab["frame"]
@@ -47,7 +49,13 @@ def test_every_tab_fits_the_screen_and_is_walked_by_keyboard(width, height, scal
         assert tab["squeezed"] == [], (title, tab["squeezed"])
         assert not tab["sideways"], title
     assert len(settings["tabs"]["Share captions"]["reached"]) == 12  # all its fields on
+    assert "QPushButton Do&wnload" in settings["tabs"]["Translation"]["reached"]
+    assert "QPushButton Ca&ncel download" in settings["tabs"]["Translation, downloading"]["reached"]
     offer = report["offer"]
-    assert offer["missed"] == [] and offer["hidden"] == [], offer
-    assert offer["squeezed"] == [], offer  # its row of buttons whole
-    assert offer["reached"][-1] == "QPushButton &Not now", offer
+    for state in (offer, offer["downloading"]):
+        assert state["missed"] == [] and state["hidden"] == [], state
+        assert state["squeezed"] == [], state  # its row of buttons whole
+    assert offer["reached"] == ["QComboBox Language spoken", "QPushButton &Download",
+                                "QPushButton Install from a &file…", "QPushButton &Not now"]
+    assert sorted(offer["downloading"]["reached"]) == ["QPushButton &Cancel download",
+                                                       "QPushButton &Not now"]

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from support.app_process import qt_app
+from support.model_index import ModelIndexServer
 from support.xvfb import pump
 from voxcap.app.settings import AppSettings
 from voxcap.engine.choice import EngineChoice
@@ -97,13 +98,13 @@ def walk(window: QWidget, area: QWidget, first: QWidget, limit: int = 120) -> di
     pump(QApplication.instance(), 3.0, lambda: QApplication.activeWindow() is window)
     first.setFocus()
     pump(QApplication.instance(), 0.1)
-    reached: list[QWidget] = [first] if area.isAncestorOf(first) else []
+    reached: list[QWidget] = [first] if area.isAncestorOf(first) and first.hasFocus() else []
     hidden: list[str] = []
     for _ in range(limit):
         QTest.keyClick(QApplication.focusWidget() or window, Qt.Key.Key_Tab)
         pump(QApplication.instance(), 0.05)
         w = QApplication.focusWidget()
-        if w is None or w is first:
+        if w is None or w is first or w in reached:  # round once
             break
         if area.isAncestorOf(w):
             reached.append(w)
@@ -136,8 +137,6 @@ def settings_report(qapp, shots: Path | None, scale: float) -> dict:
     screen = dlg.screen().availableGeometry()
     report: dict = {"screen": [screen.x(), screen.y(), screen.width(), screen.height()],
                     "frame": dlg.frameGeometry().getRect(), "tabs": {}}
-    buttons = [dlg.buttons.button(b) for b in (QDialogButtonBox.StandardButton.Ok,
-                                               QDialogButtonBox.StandardButton.Cancel)]
     for i in range(dlg.tabs.count()):
         dlg.tabs.setCurrentIndex(i)
         pump(qapp, 0.5)
@@ -148,8 +147,7 @@ def settings_report(qapp, shots: Path | None, scale: float) -> dict:
         tab["frame"] = dlg.frameGeometry().getRect()
         tab["squeezed"] = squeezed(page.widget() if scrolls else page)
         tab["sideways"] = scrolls and page.horizontalScrollBar().isVisible()
-        tab["buttons"] = [(b.text().replace("&", ""), _rect(b), _shown_in(b, dlg) and _on_screen(b))
-                          for b in buttons]
+        tab["buttons"] = _ok_cancel(dlg)
         report["tabs"][title] = tab
         if shots:
             dlg.tabs.tabBar().setFocus()
@@ -159,14 +157,53 @@ def settings_report(qapp, shots: Path | None, scale: float) -> dict:
             name = f"settings-{screen.width()}x{screen.height()}-{scale}x-{i}.png"
             subprocess.run(["import", "-window", "root", str(shots / name)], check=False,
                            timeout=30)
+    report["tabs"]["Translation, downloading"] = downloading(qapp, dlg, shots, scale)
     dlg.reject()
     return report
+
+
+def _ok_cancel(dlg) -> list:
+    """OK and Cancel: (text, where, shown whole on the screen)."""
+    buttons = [dlg.buttons.button(b) for b in (QDialogButtonBox.StandardButton.Ok,
+                                               QDialogButtonBox.StandardButton.Cancel)]
+    return [(b.text().replace("&", ""), _rect(b), _shown_in(b, dlg) and _on_screen(b))
+            for b in buttons]
+
+
+def _download_by_keyboard(qapp, window: QWidget, button: QWidget, cancel: QWidget) -> None:
+    window.activateWindow()
+    pump(qapp, 3.0, lambda: QApplication.activeWindow() is window)
+    button.setFocus()
+    QTest.keyClick(button, Qt.Key.Key_Space)
+    pump(qapp, 10.0, lambda: cancel.isEnabled())
+    pump(qapp, 1.0)  # its progress shown
+
+
+def downloading(qapp, dlg, shots: Path | None, scale: float) -> dict:
+    """The Translation tab with a model on offer chosen and its download running."""
+    models = dlg.translation.models
+    dlg.show_tab(dlg.translation)
+    pump(qapp, 10.0, lambda: models.available.currentData() is not None)
+    _download_by_keyboard(qapp, dlg, models.download_button, models.cancel_button)
+    page = dlg.tabs.currentWidget()
+    tab = walk(dlg, page.viewport(), dlg.tabs.tabBar())
+    tab.update(frame=dlg.frameGeometry().getRect(), squeezed=squeezed(page.widget()),
+               sideways=page.horizontalScrollBar().isVisible(), buttons=_ok_cancel(dlg))
+    if shots:
+        screen = dlg.screen().availableGeometry()
+        name = f"settings-{screen.width()}x{screen.height()}-{scale}x-downloading.png"
+        subprocess.run(["import", "-window", "root", str(shots / name)], check=False, timeout=30)
+    models.cancel()
+    pump(qapp, 5.0, lambda: not models.jobs.busy)
+    return tab
 
 
 def offer_report(qapp, shots: Path | None, scale: float) -> dict:
     from voxcap.gui.translation_offer import ModelOfferDialog
 
-    index = [IndexEntry("en", "pt", "1.9", ("http://127.0.0.1:9/en_pt.argosmodel",), 31 * 2**20)]
+    url = os.environ["VOXCAP_TRANSLATE_INDEX"].removesuffix("index.json")
+    index = [IndexEntry("en", "pt", "1.0", (f"{url}files/translate-en_pt-1_0.argosmodel",),
+                        2 * 2**20)]
     dlg = ModelOfferDialog("pt", "en", index, "", default_models_dir())
     dlg.show()
     pump(qapp, 1.0)
@@ -176,6 +213,15 @@ def offer_report(qapp, shots: Path | None, scale: float) -> dict:
     if shots:
         subprocess.run(["import", "-window", "root", str(shots / f"offer-{scale}x.png")],
                        check=False, timeout=30)
+    _download_by_keyboard(qapp, dlg, dlg.download_button, dlg.cancel_button)
+    busy = walk(dlg, dlg, dlg.source)
+    busy["squeezed"] = squeezed(dlg)
+    report["downloading"] = busy
+    if shots:
+        subprocess.run(["import", "-window", "root", str(shots / f"offer-{scale}x-downloading.png")],
+                       check=False, timeout=30)
+    dlg.jobs.cancel()
+    pump(qapp, 5.0, lambda: not dlg.jobs.busy)
     dlg.reject()
     return report
 
@@ -183,6 +229,14 @@ def offer_report(qapp, shots: Path | None, scale: float) -> dict:
 def main() -> int:
     for name in ("CONFIG", "DATA", "CACHE"):  # none of the user's (read when first asked)
         os.environ[f"VOXCAP_{name}_DIR"] = tempfile.mkdtemp(prefix="voxcap-fit-")
+    index = ModelIndexServer()  # models on offer, each download slow enough to walk past
+    index.delay_s = 0.5
+    folder = Path(tempfile.mkdtemp(prefix="voxcap-fit-"))
+    for source, target in (("en", "pt"), ("pt", "en"), ("en", "ja"), ("nl", "en")):
+        archive = folder / f"translate-{source}_{target}-1_0.argosmodel"
+        archive.write_bytes(os.urandom(2 * 2**20))
+        index.add(archive, source, target)
+    os.environ["VOXCAP_TRANSLATE_INDEX"] = index.index_url
     scale = float(sys.argv[1])
     shots = Path(sys.argv[2]) if len(sys.argv) > 2 and sys.argv[2] else None
     qapp = qt_app()
