@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,7 +21,10 @@ from pathlib import Path
 import pytest
 from support.xvfb import Xvfb
 
-pytestmark = pytest.mark.slow
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(shutil.which("Xvfb") is None, reason="no Xvfb: run scripts/setup-dev.sh"),
+]
 APP = Path(__file__).resolve().parents[1] / "support" / "settings_fit_app.py"
 SHOTS = os.environ.get("VOXCAP_SHOTS", "")
 
