@@ -130,9 +130,10 @@ class EnginePanel(QGroupBox):
         # session length are its own: not set, nor estimated, here)
         local_rows: tuple[QWidget, ...] = (
             self._model_row, self.model_check, self.dummy, self.graph_mode, self.precision,
-            self.precision_note, self.kv, self.kv_note, self.max_len, self.max_len_note, self.eager)
+            self.precision_note, self.kv, self.max_len, self.max_len_note, self.eager)
         for row in local_rows:
             self.form.setRowVisible(row, local)
+        self.form.setRowVisible(self.kv_note, local and bool(self.kv_note.text()))
         remote_rows: tuple[QWidget, ...] = (self.server_url, self.server_model, self.api_key)
         for row in remote_rows:
             self.form.setRowVisible(row, not local)
@@ -198,6 +199,7 @@ class EnginePanel(QGroupBox):
         self.kv.setSpecialValueText("Automatic" if kv else SPECS["kv_cache_gib"].automatic)
         self.kv_note.setText(f"Automatic: {kv}" if kv else "")
         self.kv.setAccessibleDescription(self.kv_note.text())
+        self.form.setRowVisible(self.kv_note, bool(kv) and self.engine.currentData() == "local")
         if reason:
             self.model_check.setText(f"✗ {reason}" + (f"\nFix: {fix}" if fix else ""))
             self.model_check.setStyleSheet("color: #c62828;")
