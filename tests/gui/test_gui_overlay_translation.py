@@ -127,8 +127,8 @@ def test_settings_translation_tab_named_and_reached_by_its_mnemonics(qtbot):
     dlg.activateWindow()
     qtbot.waitUntil(lambda: QApplication.activeWindow() is dlg)
     page = dlg.translation
-    dlg.tabs.setCurrentWidget(page)
-    assert dlg.tabs.tabText(dlg.tabs.indexOf(page)) == "Translation"
+    dlg.show_tab(page)
+    assert dlg.tabs.tabText(dlg.tabs.currentIndex()) == "Translation"
     assert page.target.accessibleName() == "Translate captions into"
     assert page.show_choice.accessibleName() == "Translation shown"
     assert [page.target.itemText(i) for i in range(page.target.count())][:3] == \

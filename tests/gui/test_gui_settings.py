@@ -81,9 +81,10 @@ def test_settings_panel_round_trip(qtbot, make_app, tmp_path, monkeypatch, tiny_
 
     fp = memory.footprint(inspect_model_dir(tiny_model_dir, True), 2, None)
     where = "GPU memory" if eng.cuda else "this computer's memory (no GPU here)"
-    assert eng.kv.value() == 0 and eng.kv.specialValueText() == (
-        f"Automatic (≈{memory.gib(fp.kv_cache_bytes)} KV cache for 2 streams, "
-        f"≈{memory.gib(fp.total_bytes)} of {where} in all)")
+    assert eng.kv.value() == 0 and eng.kv.specialValueText() == "Automatic"
+    assert eng.kv_note.text() == eng.kv.accessibleDescription() == (  # wrapped under the box
+        f"Automatic: ≈{memory.gib(fp.kv_cache_bytes)} KV cache for 2 streams, "
+        f"≈{memory.gib(fp.total_bytes)} of {where} in all")
     eng.graph_mode.setCurrentIndex(eng.graph_mode.findData("FULL_AND_PIECEWISE"))
     dlg.overlay_panel.lines.setValue(3)
     dlg.overlay_panel.font_size.setValue(36)

@@ -22,7 +22,7 @@ def test_settings_show_graph_mode_and_gpu_memory_as_not_applicable(qtbot, make_a
     assert not panel.graph_mode.isEnabled()
     assert panel.graph_note.isVisible() and "Not applicable on this computer" in \
         panel.graph_note.text()
-    auto = panel.kv.specialValueText()
+    auto = panel.kv_note.text()
     assert "GPU memory" not in auto and "this computer's memory" in auto, auto
 
 

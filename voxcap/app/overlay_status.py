@@ -43,8 +43,8 @@ class OverlayStatus:
     rows_current: bool = True  # False: the rows shown are from before (a pause, a stop, a restart)
     error: bool = False  # an engine error: screen readers are told at once
     topic: str = ""  # what it is about: screen readers hear a new topic, not every new figure
-    # the app's notice (app.notices) says it aloud, with its fix: the band only shows it, so a
-    # screen reader hears it once
+    # the app's notice (app.notices) says it aloud, with its fix (from the overlay while the main
+    # window is hidden): the band only shows it, so a screen reader hears it once
     said_by_notice: bool = False
     window_says: bool = False  # a state the main window announces (its state or engine status)
 

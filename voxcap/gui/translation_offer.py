@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QFormLayout,
     QLabel,
+    QLayout,
     QPushButton,
     QVBoxLayout,
     QWidget,
@@ -73,7 +74,6 @@ class ModelOfferDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle("Translation model")  # Qt appends " — voxcap"
         self.setAccessibleName("Translation model")
-        self.setMinimumWidth(520)
         self.target, self.index, self.models_dir = target, index, models_dir
         self.index_problem = index_problem
         self.needed: list[IndexEntry] = []
@@ -85,6 +85,7 @@ class ModelOfferDialog(QDialog):
                             "translation model for that is not on this computer yet. Until it is, "
                             "the captions go on untranslated.", self)
         self.intro.setWordWrap(True)
+        self.intro.setMinimumWidth(500)  # a paragraph, not a column of words
         self.source = QComboBox(self)
         self.source.setAccessibleName("Language spoken")
         self.source.addItem("Choose the language spoken", "")
@@ -110,6 +111,9 @@ class ModelOfferDialog(QDialog):
         form = QFormLayout()
         form.addRow(source_label, self.source)
         lay = QVBoxLayout(self)
+        # never narrower than its row of buttons (wider at a large font, or renamed "Resume
+        # download"): a dialog's own minimum width would let Qt squeeze them
+        lay.setSizeConstraint(QLayout.SizeConstraint.SetMinimumSize)
         lay.addWidget(self.intro)
         lay.addLayout(form)
         lay.addWidget(self.need)

@@ -156,6 +156,9 @@ class MainWindow(QMainWindow):
         self.notice = status_label(QLabel("", self), "Latest notice")
         self.notice_cause = ""  # what the notice is about; cleared when that is resolved
         self._announced: dict[str, float] = {}  # cause -> when a notice about it was announced
+        # the overlay: it says the notices while this window is hidden (to the tray), as a
+        # screen reader may not voice a hidden window
+        self.hidden_voice: QWidget | None = None
         self.notice.setWordWrap(True)
         self._notice_expiry = QTimer(self, singleShot=True)  # the shown notice's, if it has one
         self._notice_expiry.timeout.connect(lambda: self.clear_notice(self.notice_cause)
@@ -319,7 +322,8 @@ class MainWindow(QMainWindow):
                     assertive: bool = False, spoken: bool = True, lifetime_s: float = 0.0) -> None:
         """Show (and announce) a notice; ``cause`` lets ``clear_notice`` remove it once the
         cause is gone; ``spoken`` False: said elsewhere already; ``lifetime_s``: stale news,
-        gone after it (0: stays until replaced or its cause is gone)."""
+        gone after it (0: stays until replaced or its cause is gone). Said by the notice line,
+        or by ``hidden_voice`` while this window is hidden: once, by a window on the screen."""
         full = for_the_app(text + (f" — {fix}" if fix else ""))  # the core writes for the terminal
         self.notice.setText(full)
         self.notice_cause = cause
@@ -333,7 +337,10 @@ class MainWindow(QMainWindow):
             return
         if assertive or not cause or now - self._announced.get(cause, -1e9) >= REPEAT_ANNOUNCE_S:
             self._announced[cause] = now
-            announce(self.notice, full, assertive)
+            voice = self.hidden_voice
+            if self.isVisible() or voice is None or not voice.isVisible():
+                voice = self.notice
+            announce(voice, full, assertive)
 
     def clear_notice(self, *causes: str) -> None:
         """Remove the notice if it is about one of ``causes`` (its cause is gone)."""

@@ -30,6 +30,7 @@ class OverlayState:
         self.tracker = OverlayStatusTracker()
         self._show(self.tracker.status)
         app.overlay.announce_lines = lambda: app.settings.announce_captions
+        app.window.hidden_voice = app.overlay  # the app's notices, while the window is hidden
         app.bridge.events.connect(self.on_event)
         app.meter_timer.timeout.connect(self.tick)
         self.aside = OverlayAside(app.overlay, app.window,
@@ -67,7 +68,9 @@ class OverlayState:
     def _show(self, status: OverlayStatus) -> None:
         """An engine error's fix in the app's words (the core names settings by markers). A
         captioning state is spoken by the main window's state label while that is shown: a
-        screen reader hears it once, not from both windows in the same millisecond."""
+        screen reader hears it once, not from both windows in the same millisecond. A status
+        ``said_by_notice`` is spoken with the notice's words and fix, by the overlay while the
+        main window is hidden (``MainWindow.hidden_voice``)."""
         spoken = not (status.window_says and self.app.window.isVisible())
         self.app.overlay.set_status(replace(status, text=for_the_app(status.text)), spoken)
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QSize, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
+    QApplication,
+    QBoxLayout,
     QDialog,
     QDialogButtonBox,
     QFrame,
@@ -53,21 +55,24 @@ class SettingsDialog(QDialog):
         general = QWidget(self)
         gen = QVBoxLayout(general)
         gen.addWidget(self.engine_panel)
-        cols = QHBoxLayout()
+        cols = self.columns = QHBoxLayout()  # one above the other on a narrow screen
         cols.addWidget(self.captions_panel)
         cols.addWidget(self.overlay_panel)
         gen.addLayout(cols)
         gen.addStretch(1)  # a screen taller than the page: the room below it, not between lines
-        share_page = self._share_page = QWidget(self)
+        share_page = QWidget(self)
         sh = QVBoxLayout(share_page)
         sh.addWidget(self.share)
         sh.addStretch(1)
         self.tabs = QTabWidget(self)  # the dialog stays short enough for a 768-pixel screen
-        self.general_page = WholePage(general, self)  # scrolls where the screen is shorter
-        self.tabs.addTab(self.general_page, "Engine, captions, overlay")
-        self.tabs.addTab(share_page, "Share captions")
-        self.tabs.addTab(self.word_list, "Word list")
-        self.tabs.addTab(self.translation, "Translation")
+        self.pages: dict[QWidget, WholePage] = {}  # a tab's panel -> its page, scrolling where short
+        for panel, page, title in ((self.engine_panel, general, "Engine, captions, overlay"),
+                                   (self.share, share_page, "Share captions"),
+                                   (self.word_list, self.word_list, "Word list"),
+                                   (self.translation, self.translation, "Translation")):
+            self.pages[panel] = WholePage(page, self)
+            self.tabs.addTab(self.pages[panel], title)
+        self.general_page = self.pages[self.engine_panel]
         lay = QVBoxLayout(self)
         lay.addWidget(self.tabs)
         lay.addWidget(self.buttons)
@@ -85,22 +90,36 @@ class SettingsDialog(QDialog):
         QTimer.singleShot(0, self, self.fit_screen)  # once laid out at its width
 
     def fit_screen(self) -> None:
-        """Its whole first page where the screen allows, else as tall as the screen with that
-        page scrolling (a large font); Qt opens a dialog at most two thirds of the screen."""
+        """Each whole page where the screen allows, else as tall as the screen with the longer
+        pages scrolling (a large font); Qt opens a dialog at most two thirds of the screen."""
         screen, page = self.screen(), self.general_page
-        inner = page.widget()
-        if screen is None or inner is None:
+        if screen is None:
             return
         chrome = self.size() - page.viewport().size()  # the tabs, the buttons, the margins
-        need = inner.minimumSizeHint() + chrome
         free = screen.availableGeometry()
         room = free.size() - (self.frameGeometry().size() - self.size())  # less the title bar
-        if need.height() > room.height():  # it scrolls: room for the scroll bar
-            need.setWidth(need.width() + page.verticalScrollBar().sizeHint().width())
-        self.resize(need.boundedTo(room))
+        bar = page.verticalScrollBar().sizeHint().width()
+
+        def need() -> QSize:  # with room for the scroll bar where the pages scroll
+            size = self._pages_need() + chrome
+            return size + QSize(bar if size.height() > room.height() else 0, 0)
+        self.columns.setDirection(QBoxLayout.Direction.LeftToRight)
+        if need().width() > room.width():  # a large font on a narrow screen: no sideways scrolling
+            self.columns.setDirection(QBoxLayout.Direction.TopToBottom)
+        self.resize(need().boundedTo(room))
         frame = self.frameGeometry()
         self.move(max(free.left(), min(frame.left(), free.right() - frame.width() + 1)),
                   max(free.top(), min(frame.top(), free.bottom() - frame.height() + 1)))
+
+    def _pages_need(self) -> QSize:
+        """The size every tab's page needs, all its lines shown."""
+        hints = [inner.minimumSizeHint() for p in self.pages.values()
+                 if (inner := p.widget()) is not None]
+        return QSize(max(h.width() for h in hints), max(h.height() for h in hints))
+
+    def show_tab(self, panel: QWidget) -> None:
+        """The tab of ``panel`` (``share``, ``word_list``, ``translation``...) in front."""
+        self.tabs.setCurrentWidget(self.pages[panel])
 
     def result_settings(self) -> AppSettings:
         s = self.base.copy()
@@ -116,13 +135,13 @@ class SettingsDialog(QDialog):
         the Share tab shows its line and the field gets the focus."""
         problem = self.share.origin_error()
         if problem:
-            self.tabs.setCurrentIndex(self.tabs.indexOf(self._share_page))
+            self.show_tab(self.share)
             self.share.origin.setFocus()
             announce(self.share.origin_problem, "Problem: " + problem, assertive=True)
             return False
         if self.word_list.changed():
             if self.word_list.save():  # the panel says what went wrong
-                self.tabs.setCurrentWidget(self.word_list)
+                self.show_tab(self.word_list)
                 return False
             self.word_list_saved.emit(self.word_list.saved)
         new = self.result_settings()
@@ -136,10 +155,10 @@ class SettingsDialog(QDialog):
 
 
 class WholePage(QScrollArea):
-    """A tab's page, as tall as its lines need at its width (a QFormLayout's own height for a
+    """Each tab's page, as tall as its lines need at its width (a QFormLayout's own height for a
     width counts wrapped notes at their narrower preferred width): all of it where the screen
-    allows, scrolling where it is shorter. Tab moves through its fields and scrolls to each; the
-    area itself is no stop."""
+    allows, scrolling where it is shorter. The field with the focus is scrolled to, however it got
+    it; the area itself is no stop."""
 
     def __init__(self, page: QWidget, parent=None) -> None:
         super().__init__(parent)
@@ -147,6 +166,16 @@ class WholePage(QScrollArea):
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         page.installEventFilter(self)
+        # Tab from the tab bar or OK, and a label's Alt+letter, reach a field from outside the
+        # area, which scrolls only to fields reached from one of its own
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            app.focusChanged.connect(self._follow_focus)
+
+    def _follow_focus(self, _old: QWidget | None, new: QWidget | None) -> None:
+        page = self.widget()
+        if new is not None and page is not None and page.isAncestorOf(new):
+            self.ensureWidgetVisible(new)
 
     def eventFilter(self, watched, event) -> bool:
         if watched is self.widget() and event.type() == QEvent.Type.LayoutRequest:
@@ -162,7 +191,11 @@ class WholePage(QScrollArea):
         if page is None:
             return
         need = page.minimumSizeHint()
-        size = QSize(max(view.width(), need.width()), max(view.height(), need.height()))
+        width = max(view.width(), need.width())
+        lay = page.layout()
+        if lay is not None and lay.hasHeightForWidth():  # wrapped lines at this width, else cut
+            need.setHeight(max(need.height(), lay.totalMinimumHeightForWidth(width)))
+        size = QSize(width, max(view.height(), need.height()))
         if size != page.size():
             page.resize(size)
             self.updateGeometry()

@@ -13,7 +13,6 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
-    QLabel,
     QLineEdit,
     QPushButton,
     QWidget,
@@ -69,7 +68,8 @@ class EnginePanel(QGroupBox):
                               decimals=1, step=0.5, name="GPU memory budget for the KV cache")
         self.max_len = number_box(SPECS["max_model_len"], e.max_model_len, self, suffix=" tokens",
                                   step=1024, name="Maximum engine session length in tokens")
-        self.max_len_note = QLabel("", self)
+        self.kv_note = status_label(Note(self), "Memory estimate")  # too long for the box's line
+        self.max_len_note = Note(self)
         self.eager = check_box(SPECS["enforce_eager"], e.enforce_eager, self)
         self.graph_note = status_label(Note(self), "Graph mode note")
         self.graph_note.setText(NO_CUDA)
@@ -107,8 +107,9 @@ class EnginePanel(QGroupBox):
         form.addRow("", self.precision_note)
         form.addRow(row_label(SPECS["delay_ms"]), self.delay)
         form.addRow("", self.delay.note)
-        for name, field in (("kv_cache_gib", self.kv), ("max_model_len", self.max_len)):
-            form.addRow(row_label(SPECS[name]), field)
+        form.addRow(row_label(SPECS["kv_cache_gib"]), self.kv)
+        form.addRow("", self.kv_note)
+        form.addRow(row_label(SPECS["max_model_len"]), self.max_len)
         form.addRow("", self.max_len_note)
         form.addRow("", self.eager)
         return form
@@ -132,6 +133,7 @@ class EnginePanel(QGroupBox):
             self.precision_note, self.kv, self.max_len, self.max_len_note, self.eager)
         for row in local_rows:
             self.form.setRowVisible(row, local)
+        self.form.setRowVisible(self.kv_note, local and bool(self.kv_note.text()))
         remote_rows: tuple[QWidget, ...] = (self.server_url, self.server_model, self.api_key)
         for row in remote_rows:
             self.form.setRowVisible(row, not local)
@@ -193,7 +195,11 @@ class EnginePanel(QGroupBox):
         self.model_ok = not reason
         self._precision_here = here
         self._show_precision_note()
-        self.kv.setSpecialValueText(f"Automatic ({kv})" if kv else SPECS["kv_cache_gib"].automatic)
+        # the estimate is a sentence: wrapped under the box, whose own line stays short
+        self.kv.setSpecialValueText("Automatic" if kv else SPECS["kv_cache_gib"].automatic)
+        self.kv_note.setText(f"Automatic: {kv}" if kv else "")
+        self.kv.setAccessibleDescription(self.kv_note.text())
+        self.form.setRowVisible(self.kv_note, bool(kv) and self.engine.currentData() == "local")
         if reason:
             self.model_check.setText(f"✗ {reason}" + (f"\nFix: {fix}" if fix else ""))
             self.model_check.setStyleSheet("color: #c62828;")

@@ -28,7 +28,7 @@ from ...settings_schema import specs
 from ...share import ShareStatus
 from ...share.qr import qr_png
 from ..a11y import status_label
-from ..settings.fields import choice_box, number_box, row_label
+from ..settings.fields import Note, choice_box, number_box, row_label
 
 SPECS = specs(ShareSettings)
 MASKED_TOKEN = re.compile(r"(?<=[?&]token=)[^&#]+")
@@ -50,23 +50,21 @@ class SharePanel(QGroupBox):
         self.local_token = QCheckBox("Require the access token on this computer too (others "
                                      "log in to it)", self)
         self.local_token.setChecked(settings.local_token)
-        self.exposure = QLabel(LOOPBACK_EXPOSURE, self)
-        self.exposure.setWordWrap(True)
+        self.exposure = Note(self)  # its lines whole at any width (a plain label's may be cut)
+        self.exposure.setText(LOOPBACK_EXPOSURE)
         self.exposure.setAccessibleName("What sharing on this computer exposes")
         self.port = number_box(SPECS["port"], settings.port, self, name="Share port")
         self.origin = QLineEdit(settings.allow_origin, self)
         self.origin.setPlaceholderText("none: pages of other sites cannot read the captions")
         self.origin.setAccessibleName("Site allowed to read the captions")
         self._origin_saved = settings.allow_origin
-        self.origin_problem = status_label(QLabel("", self), "Allow site problem")
-        self.origin_problem.setWordWrap(True)
+        self.origin_problem = status_label(Note(self), "Allow site problem")
         self.origin_problem.setStyleSheet("color: #c62828;")
         self.origin_problem.setVisible(False)
-        self.url = QLabel("", self)
+        self.url = Note(self)
         self.url.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse
                                          | Qt.TextInteractionFlag.TextSelectableByKeyboard)
         status_label(self.url, "Share address")  # a screen reader reads the address itself
-        self.url.setWordWrap(True)
         self.copy = QPushButton("Cop&y address", self)
         # the token shown only when asked for: a screen may be shared or streamed
         self.reveal = QPushButton("Show &token and QR code", self)
@@ -85,20 +83,21 @@ class SharePanel(QGroupBox):
         self.obs_text.setAccessibleDescription("Which text goes to OBS while captions are "
                                                "translated (Settings → Translation)")
         self.obs_status = status_label(QLabel("", self), "OBS captions status")
-        self.viewers = status_label(QLabel("Not sharing.", self), "Sharing status")
-        self.viewers.setWordWrap(True)
+        self.viewers = status_label(Note(self), "Sharing status")
+        self.viewers.setText("Not sharing.")
         self.qr = QLabel(self)
         self.qr.setAccessibleName("QR code of the share address")
-        self.qr.setVisible(False)
         self._qr_for = ""
 
-        url_row = QHBoxLayout()
-        url_row.addWidget(self.url, 1)
-        url_row.addWidget(self.copy)
-        url_row.addWidget(self.reveal)
+        url_buttons = QHBoxLayout()  # under the address (a token does not wrap): narrow
+        url_buttons.addWidget(self.copy)
+        url_buttons.addWidget(self.reveal)
+        url_buttons.addStretch(1)
         url_box = QWidget(self)
-        url_row.setContentsMargins(0, 0, 0, 0)
-        url_box.setLayout(url_row)
+        url_rows = QVBoxLayout(url_box)
+        url_rows.setContentsMargins(0, 0, 0, 0)
+        url_rows.addWidget(self.url)
+        url_rows.addLayout(url_buttons)
         form = QFormLayout()
         form.addRow("", self.enabled)
         form.addRow("", self.lan)
@@ -108,6 +107,7 @@ class SharePanel(QGroupBox):
         form.addRow(row_label(SPECS["allow_origin"]), self.origin)
         form.addRow("", self.origin_problem)
         form.addRow("Address:", url_box)
+        form.addRow("", self.qr)  # under the address, not beside the rows: narrow at a large font
         form.addRow("", self.viewers)
         form.addRow("", self.new_address)
         form.addRow("", self.obs)
@@ -115,11 +115,8 @@ class SharePanel(QGroupBox):
         form.addRow("OBS password:", self.obs_password)
         form.addRow(row_label(SPECS["obs_text"]), self.obs_text)
         form.addRow("", self.obs_status)
-        lay = QHBoxLayout(self)
-        left = QVBoxLayout()
-        left.addLayout(form)
-        lay.addLayout(left, 1)
-        lay.addWidget(self.qr, 0, Qt.AlignmentFlag.AlignTop)
+        self.form = form
+        QVBoxLayout(self).addLayout(form)
         self.copy.clicked.connect(lambda: QGuiApplication.clipboard().setText(self._status.url))
         self.reveal.toggled.connect(lambda _on: self.show_status(self._status))
         self.new_address.clicked.connect(self._ask_new_address)
@@ -218,4 +215,4 @@ class SharePanel(QGroupBox):
             pix.loadFromData(qr_png(status.url, scale=4), "PNG")
             self.qr.setPixmap(pix)
             self._qr_for = status.url
-        self.qr.setVisible(show_qr)
+        self.form.setRowVisible(self.qr, show_qr)
