@@ -97,6 +97,7 @@ class App:
         left (None: not within ``timeout``, then what was left, killed)."""
         t0, app_gone = time.monotonic(), None
         while time.monotonic() - t0 < timeout:
+            # poll() also reaps it: unreaped, the app stays in /proc and looks left over
             if app_gone is None and self.proc.poll() is not None:
                 app_gone = time.time()
             if not processes_of(self.proc.pid):
