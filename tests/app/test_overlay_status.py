@@ -3,12 +3,13 @@ marked until captions are live again (the overlay itself: tests/gui/test_gui_ove
 
 from __future__ import annotations
 
-from voxcap.app.overlay_status import LATE_S, OverlayStatusTracker
+from voxcap.app.overlay_status import LATE_S, NAMED_S, OverlayStatusTracker
 from voxcap.events import (
     Captioning,
     CaptioningState,
     CaptureInterrupted,
     CaptureRecovered,
+    CaptureStarted,
     DevicesChanged,
     EngineFailed,
     EngineProgress,
@@ -144,3 +145,37 @@ def test_a_silent_source_is_shown_with_its_fix_until_its_sound_returns():
     s = _feed(t, CaptioningState(Captioning.STOPPING), CaptioningState(Captioning.OFF),
               CaptioningState(Captioning.STARTING), CaptioningState(Captioning.ON))
     assert s.text == ""  # a new session: the old captures' silence is gone
+
+
+def _session(t, *sources):
+    return _feed(t, CaptioningState(Captioning.STOPPING), CaptioningState(Captioning.OFF),
+                 CaptioningState(Captioning.STARTING),
+                 *[CaptureStarted(label, device, description, 48000, 2)
+                   for label, device, description in sources],
+                 CaptioningState(Captioning.ON))
+
+
+def test_a_switch_of_source_names_what_is_captioned_now():
+    """The day walk: after Up Up from "Both" the overlay showed caption rows only; its reader
+    could not tell that system audio, not the microphone, was captioned now."""
+    now = [100.0]
+    t = OverlayStatusTracker(clock=lambda: now[0])
+    both = (("Them", "vspeaker.monitor", "Monitor of Virtual Speaker"),
+            ("You", "virtmic", "Virtual Microphone"))
+    s = _feed(t, READY, CaptioningState(Captioning.STARTING),
+              *[CaptureStarted(*src, 48000, 2) for src in both], CaptioningState(Captioning.ON))
+    assert s.text == ""  # a start: the person chose it a moment ago
+    t.on_switch()
+    s = _session(t, both[0])
+    assert s.text == "Now captioning Them: Monitor of Virtual Speaker", s
+    assert s.rows_current and s.said_by_notice  # the window's notice says it aloud
+    now[0] += NAMED_S - 1
+    assert t.on_lateness(None) is None
+    now[0] += 1
+    assert t.on_lateness(None).text == ""  # read, and gone
+    s = _session(t, both[1])  # a stop and a start, not a switch: nothing to name
+    assert s.text == ""
+    t.on_switch()  # Up, Up: the second choice lands while the first switch still runs
+    t.on_switch()
+    _session(t, both[1])
+    assert _session(t, both[0]).text == "Now captioning Them: Monitor of Virtual Speaker"

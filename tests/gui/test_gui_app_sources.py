@@ -114,3 +114,18 @@ def test_the_last_source_chosen_is_the_one_captioned(qtbot, make_app, fake_audio
     qtbot.wait(300)  # any switch still queued has run
     assert app.settings.source == "system"
     assert app.controller.state == "on" and app.controller._sources.asked == "system"
+    # the overlay names it: its reader sees what is captioned now (the day walk: rows only)
+    qtbot.waitUntil(lambda: app.overlay.status.text == "Now captioning Them: fake device",
+                    timeout=5000)
+
+
+def test_a_chosen_app_that_stops_playing_is_still_named_in_words(qtbot, make_app):
+    """The day walk: paplay chosen, then it ended; the box showed its key "app:paplay"."""
+    app = make_app(AppSettings(engine=EngineChoice(model_dir="/tmp/fake-model")))
+    w = app.window
+    for key, words in (("app:Firefox", "Firefox (application)"),
+                       ("both:Firefox", "Both: Firefox and the microphone")):
+        app.on_event(AppsChanged((FIREFOX,)))
+        w.set_source(key)
+        app.on_event(AppsChanged(()))  # it stopped playing
+        assert (w.source.currentText(), w.source.currentData()) == (words, key)

@@ -122,13 +122,15 @@ class AtspiBus:
         if out.returncode != 0:
             raise RuntimeError(f"AT-SPI {what} on {role} {name!r} failed: {out.stderr[-2000:]}")
 
-    def keys(self, *combos: str, timeout: float = 30) -> None:
+    def keys(self, *combos: str, timeout: float = 30) -> list[float]:
         """Type ``combos`` ("alt+p", "ctrl+shift+o", "Right") on $DISPLAY as a keyboard does, into
-        the window that has the focus (not through a control's action: what Alt and F1 reach)."""
+        the window that has the focus (not through a control's action: what Alt and F1 reach).
+        Returns when each combo's last key went down (time.time(), as listened events' "at")."""
         out = subprocess.run([SYSTEM_PYTHON, READER, "keys", *combos], capture_output=True,
                              text=True, timeout=timeout)
         if out.returncode != 0:
             raise RuntimeError(f"typing {combos} failed: {out.stderr[-2000:]}")
+        return [json.loads(line)["at"] for line in out.stdout.splitlines() if '"pressed"' in line]
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:

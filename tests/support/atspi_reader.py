@@ -101,7 +101,7 @@ def _event(ev) -> None:
         role, name = "?", "?"
     detail = ev.any_data if isinstance(ev.any_data, (str, int, float)) else str(ev.any_data)
     print(json.dumps({"type": ev.type, "role": role, "name": name, "data": detail,
-                      "detail1": ev.detail1}), flush=True)
+                      "detail1": ev.detail1, "at": time.time()}), flush=True)
 
 
 def _find(acc, role: str, name: str):
@@ -171,7 +171,9 @@ def _keys(*combos: str) -> None:
         for c in codes:  # a hand's pace: Qt's menu bar tells Alt+H from Alt alone by order
             xtst.XTestFakeKeyEvent(display, c, True, 0)
             x11.XFlush(display)
+            pressed = time.time()
             time.sleep(0.05)
+        print(json.dumps({"pressed": combo, "at": pressed}), flush=True)  # the combo's last key
         for c in reversed(codes):
             xtst.XTestFakeKeyEvent(display, c, False, 0)
             x11.XFlush(display)

@@ -13,6 +13,8 @@ No Qt here: the GUI hands over the events and, once a second, how late the capti
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..events import (
@@ -35,6 +37,7 @@ from ..events import (
 
 LATE_S = 5.0  # captions later than this are marked late...
 LIVE_S = 3.0  # ...until they are back under this (no flapping around one value)
+NAMED_S = 8.0  # after a switch of source, what is captioned now is named this long
 
 
 @dataclass(frozen=True)
@@ -50,7 +53,8 @@ class OverlayStatus:
 
 
 class OverlayStatusTracker:
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
         self.captioning = Captioning.OFF
         self.stage = ""  # the engine's start-up stage while it starts
         self.engine_ready = False
@@ -61,7 +65,16 @@ class OverlayStatusTracker:
         self.no_captions: dict[str, CaptionWatch] = {}  # stream -> the watchdog's alarm, while on
         self.asked = ""  # "pausing" / "resuming": F6 pressed, the controller not there yet
         self.sound = SoundNews()
+        self.switched = False  # another source chosen: the next session is named
+        self.captured: dict[str, str] = {}  # this session's sources -> their devices
+        self.named_until: float | None = None
         self.status = self._decide()
+
+    def on_switch(self) -> None:
+        """Another source was chosen: the next session's sources are named once it captions
+        (a switch while captioning, or the next start; the box and the window say it too, but
+        the overlay's reader looks here)."""
+        self.switched = True
 
     def on_asked(self, what: str) -> OverlayStatus | None:
         """The person asked to pause or resume: said at once (flushing the last words takes
@@ -71,6 +84,8 @@ class OverlayStatusTracker:
 
     def on_event(self, ev) -> OverlayStatus | None:
         """The new status if ``ev`` changed it, else None."""
+        if isinstance(ev, CaptureStarted):
+            self.captured[ev.source] = ev.description
         if self.sound.on_event(ev):
             return self._changed()
         if isinstance(ev, AppProblem):  # a pause refused (a file), a resume that could not open
@@ -78,15 +93,7 @@ class OverlayStatusTracker:
                 return None
             self.asked = ""
         elif isinstance(ev, CaptioningState):
-            self.asked = ""
-            if ev.state.active:
-                self.had_session = True
-            if ev.state != Captioning.ON:
-                self.late_s = None
-                self.no_captions.clear()
-            if not ev.state.capturing:
-                self.sound.captures_gone()
-            self.captioning = ev.state
+            self._on_state(ev.state)
         elif isinstance(ev, CaptionWatch):
             if ev.missing:
                 self.no_captions[ev.stream_id] = ev
@@ -108,14 +115,33 @@ class OverlayStatusTracker:
             return None
         return self._changed()
 
+    def _on_state(self, state: Captioning) -> None:
+        self.asked = ""
+        if state.active:
+            self.had_session = True
+        if state != Captioning.ON:
+            self.late_s = None
+            self.no_captions.clear()
+            self.named_until = None
+        if not state.capturing:
+            self.sound.captures_gone()
+        if state == Captioning.STARTING:
+            self.captured.clear()
+        if state == Captioning.ON and self.switched:  # kept until named: Up, Up ends on the
+            self.named_until = self.clock() + NAMED_S  # last one chosen
+        self.captioning = state
+
     def on_lateness(self, late_s: float | None) -> OverlayStatus | None:
         """How far behind the audio the newest captions are (None: unknown, e.g. silence with
         nothing waiting); the new status if that changed what is said."""
-        if self.captioning != Captioning.ON or late_s is None:
+        if self.captioning != Captioning.ON:
             return None
-        late = late_s >= LATE_S or (self.late_s is not None and late_s >= LIVE_S)
-        self.late_s = late_s if late else None
-        return self._changed()
+        if self.named_until is not None and self.clock() >= self.named_until:
+            self.switched, self.named_until = False, None  # read: the next start is not named
+        if late_s is not None:
+            late = late_s >= LATE_S or (self.late_s is not None and late_s >= LIVE_S)
+            self.late_s = late_s if late else None
+        return self._changed()  # also a source named long enough
 
     def _changed(self) -> OverlayStatus | None:
         new = self._decide()
@@ -186,6 +212,9 @@ class OverlayStatusTracker:
             return OverlayStatus(silent, topic="no sound", said_by_notice=True)
         if self.late_s is not None:
             return OverlayStatus(f"Catching up — {self.late_s:.0f} s behind", topic="late")
+        if self.named_until is not None and self.captured:
+            named = "; ".join(f"{source}: {device}" for source, device in self.captured.items())
+            return OverlayStatus(f"Now captioning {named}", topic="source", said_by_notice=True)
         return OverlayStatus()
 
 

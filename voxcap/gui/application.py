@@ -489,6 +489,7 @@ class VoxcapApp(QObject):
         # switch now if captioning (a new session): the controller decides once the switches
         # before it have run, so the last choice wins even while one is still switching
         self._captioning_source = key
+        self.overlay_state.tracker.on_switch()  # the overlay names what it captions next
         self.controller.audio.echo_cancel = self.settings.echo_cancel
         self.controller.switch_source(key)
 

@@ -61,6 +61,17 @@ def spoken_state(state: str, message: str) -> str:
     return f"{state}: {message}" if message else state
 
 
+def source_words(key: str) -> str:
+    """An application's source in words, also while the list lacks it (the application chosen
+    plays nothing now); any other key as it is (a device's name)."""
+    kind, _, name = key.partition(":")
+    if name and kind == "app":
+        return f"{name} (application)"
+    if name and kind == "both":
+        return f"Both: {name} and the microphone"
+    return key
+
+
 class MainWindow(QMainWindow):
     sourceChosen = Signal(str)
     closing = Signal()
@@ -351,7 +362,7 @@ class MainWindow(QMainWindow):
     def set_source(self, key: str) -> None:
         i = self.source.findData(key)
         if i < 0:  # a device that is not listed (yet): keep it selectable
-            self.source.addItem(key, key)
+            self.source.addItem(source_words(key), key)
             i = self.source.count() - 1
         self.source.setCurrentIndex(i)
 
@@ -378,7 +389,7 @@ class MainWindow(QMainWindow):
             self.source.insertSeparator(self.source.count())
         for a in apps:  # only that application's sound; or it ("Them") with the microphone ("You")
             self.source.addItem(f"{a.title} (application)", f"app:{a.name}")
-            self.source.addItem(f"Both: {a.name} and the microphone", f"both:{a.name}")
+            self.source.addItem(source_words(f"both:{a.name}"), f"both:{a.name}")
         self.set_source(current)
         self._offer_microphone(any(not d.is_monitor for d in devices))
 
