@@ -23,6 +23,11 @@ from voxcap.engine.settings import InProcessSettings
 from voxcap.engine.vllm_adapter.pad_stall import PAD_STALL_ENV
 from voxcap.eventhub import EventHub
 
+# A run started under nohup (or a CI runner that ignores SIGHUP) hands "ignored" to every process
+# it starts, and voxcap keeps a SIGHUP ignored at its start (the person asked for that): the
+# tests of a closed terminal need the default a terminal window gives.
+signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
 # Tests never write into the user's real folders (sessions, settings, caches). The workers of one
 # parallel run (pytest-xdist: scripts/test.sh) share the cache folder, so vLLM's caches are
 # filled once (and the quiet turnstile and shared references work). They inherit the folders
