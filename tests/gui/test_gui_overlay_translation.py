@@ -170,7 +170,7 @@ def test_a_taller_overlay_grows_up_from_the_screens_bottom_not_off_it(
         qtbot, make_app, monkeypatch, tmp_path):
     """"Both" doubles the overlay's rows. Where it starts, at the bottom of the screen, it must
     grow upwards: grown downwards its last rows, the newest line and its translation, were off
-    the screen (seen in issue 48's walk on a 1400x900 screen)."""
+    the screen (a 1400x900 screen, the overlay where it starts: 2 rows became 4)."""
     monkeypatch.setenv("VOXCAP_DATA_DIR", str(tmp_path / "data"))
     settings = AppSettings(engine=EngineChoice(model_dir="/tmp/fake-model"))
     settings.translation.translate_to = "en"
