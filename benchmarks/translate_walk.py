@@ -3,7 +3,9 @@ run: `voxcap gui` on the tiny CPU Voxtral model (random weights), a private Puls
 (support/pulse.py) with French espeak-ng speech played into the system output, Xvfb, a screen
 reader's view over AT-SPI (support/atspi.py), the tests' tiny fr-en translation model served from
 a loopback index (support/model_index.py), the caption page in headless Chromium
-(support/browser.py). Every step in the app by keyboard (XTest). Not a test: it prints.
+(support/browser.py), OBS's closed captions set to carry the translation (support/fake_obs.py:
+obs-websocket 5 as OBS Studio speaks it, the captions it is sent recorded with their time).
+Every step in the app by keyboard (XTest). Not a test: it prints.
 
     PYTHONPATH=$PWD .venv/bin/python benchmarks/translate_walk.py [--shots DIR] [--keep]
 
@@ -25,6 +27,8 @@ Figures (the launcher records them in the app's process; wall clock, as TextDelt
   ``add_translation`` (only lines still on the overlay are painted; all are counted);
 - its translation on the caption page: Chromium's clock when the translation's element was added
   (a MutationObserver), same machine and clock;
+- its translation sent to OBS: when the stand-in got it (the line whose translation ends with
+  the caption's text, ended last before it);
 - caption latency: the app's own delta -> painted (``VoxcapApp._painted``), translation off
   (before English is chosen) and on, in one run.
 """
@@ -47,6 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from support.app_walk import Walk, labels, node, until
 from support.atspi import AtspiBus, walk
+from support.fake_obs import ObsImpostor
 from support.model_index import ModelIndexServer
 from support.pulse import PulseServer
 from support.tiny_translation import make_archive, make_package
@@ -129,6 +134,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+class Stamped(list):
+    """The captions OBS's stand-in is sent, each with when it came (time.time())."""
+
+    def append(self, text: str) -> None:
+        super().append((time.time(), text))
+
+
 class App:
     def __init__(self, home: Path, model: Path, env: dict, bus: AtspiBus, x: Xvfb, shots: Path,
                  tag: str) -> None:
@@ -184,7 +196,7 @@ def records(trace: Path) -> list[dict]:
     return [json.loads(line) for line in trace.read_text().splitlines() if line.strip()]
 
 
-def figures(trace: Path, page: list[dict]) -> dict:
+def figures(trace: Path, page: list[dict], obs: list[tuple[float, str]]) -> dict:
     recs = records(trace)
     ends: dict = {}
     by_text: dict = {}
@@ -206,6 +218,15 @@ def figures(trace: Path, page: list[dict]) -> dict:
         before = [at for at in by_text.get(p["original"].strip(), ()) if at <= p["at"]]
         if before:
             on_page.append(p["at"] - max(before))
+    # OBS gets each line's translation (its last CAPTION_CHARS) once the line has ended: the
+    # line whose translation ends so, ended last before it came
+    painted = [r for r in recs if r["kind"] == "tr_painted"]
+    to_obs = []
+    for at, text in obs:
+        before = [ends[key] for r in painted if r["translation"].endswith(text)
+                  and (key := (r["stream"], round(r["start"], 3))) in ends and ends[key] <= at]
+        if before:
+            to_obs.append(at - max(before))
     lag = {on: [r["lag"] for r in recs if r["kind"] == "paint" and r["translating"] == on]
            for on in (False, True)}
 
@@ -216,6 +237,7 @@ def figures(trace: Path, page: list[dict]) -> dict:
                 "max_ms": round(max(ms), 1) if ms else None}
     return {"line_end_to_translation_painted_overlay": summary(overlay),
             "line_end_to_translation_on_caption_page": summary(on_page),
+            "line_end_to_translation_sent_to_obs": summary(to_obs), "obs_captions": len(obs),
             "delta_to_painted_translation_off": summary(lag[False]),
             "delta_to_painted_translation_on": summary(lag[True]),
             "lines_finished": len(ends), "page_lines_translated": len(first_on_page),
@@ -240,8 +262,6 @@ def main() -> int:
     home = root / "home"
     (home / "config").mkdir(parents=True)
     port = free_port()
-    (home / "config" / "settings.json").write_text(json.dumps(
-        {"source": "system", "share": {"enabled": True, "port": port}}))
     model = write_tiny_model(root / "model", max_len=4096, weights_seed=0)
     wav = root / "fr.wav"
     subprocess.run(["espeak-ng", "-v", "fr", "-s", "150", "-w", str(wav), SPEECH], check=True,
@@ -250,6 +270,11 @@ def main() -> int:
     archive = make_archive(package, root / "translate-fr_en-1_0.argosmodel")
     index = ModelIndexServer()
     index.add(archive, "fr", "en")
+    obs = ObsImpostor().__enter__()  # obs-websocket 5, as OBS Studio speaks it
+    obs.captions = Stamped()
+    (home / "config" / "settings.json").write_text(json.dumps(
+        {"source": "system", "share": {"enabled": True, "port": port, "obs": True,
+                                       "obs_url": obs.url, "obs_text": "translation"}}))
     trace = root / "trace.jsonl"
     pulse = PulseServer(root / "pulse").start(apply_env=False)
     try:
@@ -266,13 +291,15 @@ def main() -> int:
                        **{f"VOXCAP_{n.upper()}_DIR": str(home / n)
                           for n in ("config", "data", "state", "cache")})
             result = walk_translation(env, home, model, bus, x, shots, pulse, wav, port, root)
-            result["figures"] = figures(trace, result["page_tr"])
+            result["obs"] = [text for _, text in obs.captions][:40]
+            result["figures"] = figures(trace, result["page_tr"], list(obs.captions))
             print(json.dumps(result, indent=2, ensure_ascii=False))
             if args.out:
                 args.out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
     finally:
         pulse.stop()
         index.close()
+        obs.__exit__(None, None, None)
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)
     print(f"screenshots: {shots}; folder {root}")
