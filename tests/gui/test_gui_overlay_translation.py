@@ -164,3 +164,25 @@ def test_screen_readers_hear_the_translation_as_the_overlay_shows_it(qtbot, monk
     assert told == []  # held for its translation
     ov.add_translation(_translated(asm.history[1], "thank you very much"))
     assert told == ["Them: thank you very much"]
+
+
+def test_a_taller_overlay_grows_up_from_the_screens_bottom_not_off_it(
+        qtbot, make_app, monkeypatch, tmp_path):
+    """"Both" doubles the overlay's rows. Where it starts, at the bottom of the screen, it must
+    grow upwards: grown downwards its last rows, the newest line and its translation, were off
+    the screen (a 1400x900 screen, the overlay where it starts: 2 rows became 4)."""
+    monkeypatch.setenv("VOXCAP_DATA_DIR", str(tmp_path / "data"))
+    settings = AppSettings(engine=EngineChoice(model_dir="/tmp/fake-model"))
+    settings.translation.translate_to = "en"
+    settings.translation.show = ORIGINAL
+    app = make_app(settings)
+    ov = app.overlay
+    area = ov.screen().availableGeometry()
+    before = ov.geometry()
+    assert area.contains(before), (before, area)
+    new = app.settings.copy()
+    new.translation.show = BOTH
+    app.settings_control.apply(new)
+    assert ov.height() == ov.fitted_height() > before.height()
+    assert area.contains(ov.geometry()), (ov.geometry(), area)
+    assert ov.geometry().bottom() == before.bottom() and ov.x() == before.x()

@@ -213,3 +213,21 @@ def test_pausing_is_said_until_the_session_gets_there():
         "pausing", "paused", "resuming", "on", "pausing", "on"]
     feed.on_event(CaptioningAsked("pausing"))
     assert feed.snapshot()["state"] == "pausing"  # a page that opens now says it too
+
+
+def test_obs_gets_a_long_line_s_last_whole_words():
+    """A line longer than OBS's two rows goes as its last CAPTION_CHARS characters, from a
+    word's start: never the end of a cut word ("19 w1893" of "w1419 w1893")."""
+    from voxcap.share.obs import CAPTION_CHARS, ORIGINAL, TRANSLATION, CaptionPicker
+
+    words = " ".join(f"w{1000 + i}" for i in range(40))  # 5 characters and a space each
+    line = {"type": "line", "id": 1, "text": words, "added": " w1039", "new": False}
+    sent = CaptionPicker(ORIGINAL).latest([json.dumps(line)])
+    assert sent is not None and words.endswith(sent) and len(sent) <= CAPTION_CHARS
+    assert sent.split()[0] in words.split(), sent
+    assert len(sent) > CAPTION_CHARS - 6  # only the cut word is left out
+    translated = dict(line, target="en", translation=words.replace("w", "x"))
+    sent = CaptionPicker(TRANSLATION).latest([json.dumps(translated)])
+    assert sent is not None and sent.split()[0] in translated["translation"].split(), sent
+    one_word = dict(line, text="x" * 100)  # no space to cut at (a long word, or no spaces)
+    assert CaptionPicker(ORIGINAL).latest([json.dumps(one_word)]) == "x" * CAPTION_CHARS

@@ -6,21 +6,21 @@
     obs.state, obs.problem                                  # "sending", "connecting", "refused"
     obs.stop()
 
-It follows the captions as the caption page does (``feed.CaptionFeed``) and sends the line
-being spoken, as it grows, at most every ``interval_s`` (its last ``CAPTION_CHARS`` characters:
-two rows of a 608 caption). With ``text="translation"`` (``ShareSettings.obs_text``) it sends
-each line's translation instead, once the line has ended and its translation has come (a line
-found to be in the target language already, as its original); the translation's words are
+It follows the captions as the caption page does (``feed.CaptionFeed``) and sends the line being
+spoken, as it grows, at most every ``interval_s`` (its last ``CAPTION_CHARS`` characters from a
+word's start: two rows of a 608 caption). With ``text="translation"`` (``ShareSettings.obs_text``)
+it sends each line's translation instead, once the line has ended and its translation has come (a
+line found to be in the target language already, as its original); the translation's words are
 masked as the original's are. OBS shows it only while it streams; nothing is queued meanwhile
-(captions are live or useless). It reconnects with backoff when OBS is not running or restarts.
-A password OBS refuses (obs-websocket closes with 4009, "authentication failed"), a password
-OBS asks for when none is set, or a server that asks for none when one is set (OBS asks
-whenever it has one: this is something else on its port, e.g. another user's program that
-took it first) is not tried again: the state is "refused" and ``problem`` says so with the fix,
-until the settings are applied again (``Sharing`` then starts a new sender). Without a
-password, whatever answers on the port gets the captions; with one, a program that asks for it
-gets obs-websocket's challenge answer, which a long random password (OBS generates one) keeps
-from being guessed offline. The password is never logged, nor is caption text.
+(captions are live or useless). It reconnects with backoff when OBS is not running or restarts. A
+password OBS refuses (obs-websocket closes with 4009, "authentication failed"), a password OBS asks
+for when none is set, or a server that asks for none when one is set (OBS asks whenever it has one:
+this is something else on its port, e.g. another user's program that took it first) is not tried
+again: the state is "refused" and ``problem`` says so with the fix, until the settings are applied
+again (``Sharing`` then starts a new sender). Without a password, whatever answers on the port gets
+the captions; with one, a program that asks for it gets obs-websocket's challenge answer, which a
+long random password (OBS generates one) keeps from being guessed offline. The password is never
+logged, nor is caption text.
 
 On this computer, nothing at all (captions, the password's answer) goes to a program of another
 user that holds the port (obs-websocket's password check is one-way: a program that accepts any
@@ -224,6 +224,18 @@ class ObsCaptions:
             self._set("sending", f"OBS: {status.get('comment') or status.get('code')}")
 
 
+def caption_tail(text: str) -> str:
+    """The last ``CAPTION_CHARS`` characters of ``text`` from a word's start (the end of a cut
+    word reads as another word: "19" of "w1419"); with no space to cut at, the characters."""
+    if len(text) <= CAPTION_CHARS:
+        return text.lstrip()
+    tail = text[-CAPTION_CHARS:]
+    if not text[-CAPTION_CHARS - 1].isspace():  # the cut falls inside a word: leave it out
+        _, space, rest = tail.partition(" ")
+        tail = rest if space and rest.strip() else tail
+    return tail.lstrip()
+
+
 class CaptionPicker:
     """The newest caption text among the page feed's messages, cut to what OBS shows; None
     when none carries new words. The original: the line that grew (or a snapshot's last).
@@ -250,7 +262,7 @@ class CaptionPicker:
             for line in lines:
                 picked = self._pick(line, grew)
                 if picked is not None:
-                    text = picked[-CAPTION_CHARS:].lstrip()
+                    text = caption_tail(picked)
         return text
 
     def _pick(self, line: dict, grew: bool) -> str | None:

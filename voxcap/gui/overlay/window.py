@@ -204,8 +204,15 @@ class CaptionOverlay(QWidget):
         return 2 if self.translation_shown == BOTH else 1
 
     def fit_height(self) -> None:
-        """Height for exactly the configured number of lines (after a font/lines change)."""
-        self.resize(self.width(), self.fitted_height())
+        """Height for exactly the configured number of lines (after a font/lines change, or
+        "both" turning a line into two rows). Its bottom stays where it is (the newest line is
+        the last row, where the reader looks), its top inside the screen's free area: grown
+        downwards from the bottom of the screen, where it starts, its newest rows were off it."""
+        h = self.fitted_height()
+        area = self.screen().availableGeometry()
+        g = self.geometry()
+        top = max(area.top(), min(g.bottom() + 1 - h, area.bottom() + 1 - h))
+        self.setGeometry(g.x(), top, g.width(), h)
 
     # -------------------------------------------------------------------- captions ----
     def add_updates(self, updates, stamp=None) -> None:
