@@ -19,7 +19,7 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import (
     QApplication,
     QComboBox,
@@ -68,6 +68,8 @@ class ModelOfferDialog(QDialog):
     """"Translate captions from [French] into English? This needs fr-en (23.4 MB)." Download
     (progress, Cancel download), Install from a file (offline), or Not now. Non-modal: the
     captions go on behind it."""
+
+    installedNow = Signal()
 
     def __init__(self, target: str, source: str, index: list[IndexEntry], index_problem: str,
                  models_dir: Path, parent: QWidget | None = None) -> None:
@@ -187,6 +189,7 @@ class ModelOfferDialog(QDialog):
             self.file_button.setEnabled(True)
             if ev.installed:
                 self.installed = True
+                self.installedNow.emit()
                 self.progress.say(f"✓ Installed {', '.join(ev.installed)}: lines finished from "
                                   "now on are translated.")
                 self.not_now.setText("&Close")
@@ -275,6 +278,8 @@ class TranslationOffer(QObject):
         dlg = self.dialog = ModelOfferDialog(target, source, index, problem, self.models_dir,
                                              self.window)
         dlg.finished.connect(lambda _r: self._closed(dlg))
+        # "✓ Installed" in the offer: the window's "not installed" goes at once, not at its close
+        dlg.installedNow.connect(lambda: self.window.clear_notice(NOTICE_CAUSE))
         dlg.show()
         dlg.raise_()
         if QApplication.activeWindow() is not None:  # the user is in voxcap: the keys go to it
