@@ -119,7 +119,10 @@ class AppRawStream:
 
     Blocks go to ``out`` as ``RawBlock``s at 48 kHz stereo; silence fills the time the app plays
     nothing (``idle_fill_s`` behind the wall clock; while a stream plays, only once it sent
-    nothing for ``stuck_s``, which must stay below the capture watchdog's ``stall_s``).
+    nothing for ``stuck_s``, which must stay below the capture watchdog's ``stall_s``). The
+    filling has a thread of its own: a look at the server's streams or a parec's start that is
+    slow on a loaded machine must not starve the stream into a "stall" (the watchdog's reopen then
+    lost what the app played); a follower stuck for ``hung_s`` is left to the watchdog.
     """
 
     counts_gaps = False  # the app legitimately sends nothing at times: no upstream loss to see
@@ -127,7 +130,7 @@ class AppRawStream:
     def __init__(self, app: str, out: queue.Queue[RawBlock], generation: int,
                  block_ms: float = 20.0, token: str = "",
                  on_notice: Callable[[str, str], None] | None = None,
-                 idle_fill_s: float = 0.15, stuck_s: float = 1.0) -> None:
+                 idle_fill_s: float = 0.15, stuck_s: float = 1.0, hung_s: float = 10.0) -> None:
         self.app = app
         self.device = app_device(app)
         self.rate, self.channels = RATE, CHANNELS
@@ -136,7 +139,8 @@ class AppRawStream:
         self.token = token
         self._out = out
         self._notice = on_notice or (lambda reason, msg: None)
-        self.idle_fill_s, self.stuck_s = idle_fill_s, stuck_s
+        self.idle_fill_s, self.stuck_s, self.hung_s = idle_fill_s, stuck_s, hung_s
+        self._beat = 0.0  # the follower's last turn
         self._last_data = 0.0
         self.frames = self.callbacks = self.overflows = 0
         self.dropped_blocks = self.dropped_frames = 0
@@ -145,11 +149,12 @@ class AppRawStream:
         self.playing = False  # a stream of the app is being recorded now
         self.current: AppInfo | None = None
         self._stop = threading.Event()
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # _fill pushes under it
         self._parec: _Parec | None = None
         self._t0 = 0.0
         self._pulse: Any = None  # pulsectl.Pulse (untyped), while it follows the application
         self._thread: threading.Thread | None = None
+        self._clock: threading.Thread | None = None
         self._state = ""  # "", "waiting", "playing", "failing"
         self._fails = 0
         self._retry_at = 0.0
@@ -181,12 +186,20 @@ class AppRawStream:
         between them would cut its speech apart."""
         if self.playing and now - self._last_data < self.stuck_s:
             return
-        behind = int((now - self._t0) * RATE) - self.frames
-        if behind > self.idle_fill_s * RATE:
-            while behind > 0:
-                n = min(behind, self.block_frames)
-                self._push(np.zeros((n, CHANNELS), np.float32), now)
-                behind -= n
+        with self._lock:  # not between another fill's reading of frames and its pushes
+            behind = int((now - self._t0) * RATE) - self.frames
+            if behind > self.idle_fill_s * RATE:
+                while behind > 0:
+                    n = min(behind, self.block_frames)
+                    self._push(np.zeros((n, CHANNELS), np.float32), now)
+                    behind -= n
+
+    def _tick(self) -> None:
+        """Fills on time while the follower may be busy; stops filling when it is stuck."""
+        while not self._stop.wait(0.05):
+            now = time.monotonic()
+            if now - self._beat < self.hung_s and not self.finished.is_set():
+                self._fill(now)
 
     # ----------------------------------------------------------------------- control ----
     def open(self) -> AppRawStream:
@@ -204,8 +217,12 @@ class AppRawStream:
             raise CaptureError(f"No sound server is running: {exc}", NO_SERVER_FIX) from None
         self.opened_at = self._t0 = time.monotonic()
         self._follow()  # the first look happens now: "waiting for X" comes before any audio
+        self._beat = self._t0
         self._thread = threading.Thread(target=self._run, daemon=True, name=f"voxcap-app-{self.app}")
         self._thread.start()
+        self._clock = threading.Thread(target=self._tick, daemon=True,
+                                       name=f"voxcap-app-fill-{self.app}")
+        self._clock.start()
         return self
 
     def _on_event(self, ev) -> None:
@@ -218,8 +235,7 @@ class AppRawStream:
         last = time.monotonic()
         try:
             while not self._stop.is_set():
-                now = time.monotonic()
-                self._fill(now)
+                self._beat = now = time.monotonic()
                 self._listening = True
                 try:
                     self._pulse.event_listen(timeout=0.05)
@@ -309,6 +325,8 @@ class AppRawStream:
         self._stop.set()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(3)
+        if self._clock is not None:
+            self._clock.join(1)
         self._stop_parec()
         if self._pulse is not None:
             _close(self._pulse)
