@@ -94,6 +94,9 @@ def _records(path):
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
+# "none lost, never cut off" in real time: seen in a parallel run beside the other workers'
+# engines, the monitor's stream delivering nothing for the watchdog's 2 s (reopened, 0.00 s lost)
+@pytest.mark.quiet
 def test_live_both_sources_for_a_duration(pulse, tiny_weights_dir, tmp_path, speech_them, speech_you):
     out = tmp_path / "live.jsonl"
     with LiveRun(["--source", "both", "--model", str(tiny_weights_dir), "--eager",
