@@ -53,6 +53,7 @@ QUIET_TESTS = {
     "tests/capture/test_echo_cancel.py::test_echo_removed_near_talker_kept",
     "tests/capture/test_echo_cancel.py::test_both_with_an_app_keeps_its_sound_and_cancels_its_echo",
     "tests/commands/test_live.py::test_live_both_sources_for_a_duration",
+    "tests/commands/test_live.py::test_live_survives_a_server_restart_and_flushes_on_ctrl_c",
 }
 
 
