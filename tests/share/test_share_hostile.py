@@ -1,7 +1,7 @@
 """The caption server under hostile input, on loopback: every case (tests/support/hostile_http.py)
 against each way it listens — the page on 127.0.0.1 without a token, LAN sharing's token rules,
 and the app's sharing (``Sharing`` on the session controller, a scripted engine captioning) —
-asserting the refusal and then that a well-behaved viewer still gets the page within 1 s and
+asserting the refusal and then that a well-behaved viewer still gets the page within 3 s and
 the feed's snapshot; nothing on stderr, no traceback or token in the log. Then load: hundreds of
 idle sockets, sockets from one "other computer", slowloris, a slow reader, a reconnect storm and
 a viewer whose network vanished, each bounded in count and time, with what was held reported,
@@ -155,7 +155,7 @@ def listener(request, tmp_path_factory):
 
 @pytest.mark.parametrize("case", hh.CASES, ids=lambda c: c.__name__)
 def test_hostile_request(listener, case, capfd):
-    """The case's answer, then the page within 1 s and the feed to a well-behaved viewer;
+    """The case's answer, then the page within 3 s and the feed to a well-behaved viewer;
     nothing printed on the terminal (uvicorn's warnings once went there)."""
     case(listener.target)
     hh.serves_well(listener.target)
@@ -323,7 +323,7 @@ def test_one_other_computer_holds_its_share_only(script):
 @pytest.mark.slow
 def test_slowloris_is_cut_at_the_request_deadline(script):
     """20 connections that send a request one byte a second never complete it: each is closed
-    at its 10 s deadline (dripping does not extend it), while the page loads within 1 s."""
+    at its 10 s deadline (dripping does not extend it), while the page loads within 3 s."""
     server, target, stop = _talking_server(script)
     socks = _open_idle(20, server.port)
     head = f"GET {target.path('/')} HTTP/1.1\r\nHost: {target.host}\r\nX-Slow: ".encode()
@@ -392,7 +392,7 @@ def test_a_slow_reader_holds_nothing_up(script, journalled):
 @pytest.mark.slow
 def test_a_reconnect_storm_leaves_nothing_behind(script):
     """40 clients each open the feed, take the snapshot and vanish with a reset, 10 times over
-    (400 viewers come and go in a few seconds): the page loads within 1 s meanwhile, the
+    (400 viewers come and go in a few seconds): the page loads within 3 s meanwhile, the
     viewer count and the connections go back to 0, no file descriptor is left, and the log
     says a bounded number of lines about it."""
     fds0 = _fds()

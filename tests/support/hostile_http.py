@@ -1,5 +1,5 @@
 """Hostile HTTP against a caption server on loopback, and the well-behaved viewer that must still
-be served after each attack (the page within 1 s, the feed's snapshot).
+be served after each attack (the page within PAGE_WITHIN_S, the feed's snapshot).
 
     target = Target(port, token)             # token "" when the address needs none
     reply = exchange(port, raw_bytes)        # one raw request: status, headers, body, closed
@@ -21,7 +21,11 @@ import struct
 import time
 from dataclasses import dataclass, field
 
-PAGE_WITHIN_S = 1.0
+# A viewer locked out by an attack waits for the attackers' 10 s request deadline (or for ever);
+# a served one gets the page in ~10-100 ms. The bound sits between the two with room for this
+# 2-core machine's load: 1.0 s was passed twice in full runs (1.39 s during the reconnect storm
+# while the other worker ran vLLM), never with the page actually held up.
+PAGE_WITHIN_S = 3.0
 
 
 @dataclass
