@@ -116,7 +116,7 @@ def test_hostile_http_leaves_the_server_serving(serve):
         t0 = time.monotonic()
         assert _call(serve, "GET", "/v1/models", key=serve.api_key)[0] == 200
         took = time.monotonic() - t0
-        assert took < 1.0, took
+        assert took < hh.PAGE_WITHIN_S, took  # not locked out (see PAGE_WITHIN_S)
     finally:
         for s in idle:
             s.close()
