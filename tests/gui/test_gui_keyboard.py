@@ -76,6 +76,11 @@ def test_keyboard_only_first_run_settings_captioning_export_quit(qtbot, make_app
     assert w.tabs.currentIndex() == 1
     key(Qt.Key.Key_1, CTRL)
     assert w.tabs.currentIndex() == 0
+    w.source.setFocus()  # above the tabs: QTabWidget alone would not see the keys
+    key(Qt.Key.Key_PageDown, CTRL)
+    assert w.tabs.currentIndex() == 1 and focus() is w.source
+    key(Qt.Key.Key_PageUp, CTRL)
+    assert w.tabs.currentIndex() == 0
 
     # settings: every mnemonic reaches its field; Apply has one
     key(Qt.Key.Key_Comma, CTRL)

@@ -43,13 +43,17 @@ def test_alt_letters_f1_and_overlay_keys_typed_on_the_keyboard(tmp_path):
                        _showing(opened, "page tab", "Caption history"))
         x.screenshot(tmp_path / "keys-2-alt-h.png")
         bus.keys("Escape")
+        bus.keys("ctrl+Page_Down")  # the next tab, round from the last to the first
+        first = lambda t: [n for n in _showing(t, "page tab", "Caption history")  # noqa: E731
+                           if "selected" in n.get("states", ())]
+        assert first(until(tree, first)), "Ctrl+PageDown did not go round to Caption history"
 
         bus.keys("F1")  # the list of keys: generated, so it holds the newest ones too
         listed = until(tree, lambda t: any("F6" in n.get("text", "") + n.get("name", "")
                                            for n in walk(t) if n.get("role") != "menu item"))
         assert "F6" in str(listed), "F1 listed no keys"
         text = " ".join(n.get("text", "") + " " + n.get("name", "") for n in walk(listed))
-        for needed in ("Ctrl+Shift+O", "Ctrl+Alt+O", "Ctrl+Alt+C", "Ctrl+Q"):
+        for needed in ("Ctrl+Shift+O", "Ctrl+Alt+O", "Ctrl+Alt+C", "Ctrl+Q", "Ctrl+PgDown"):
             assert needed in text, needed
         x.screenshot(tmp_path / "keys-3-f1.png")
         bus.keys("Escape")

@@ -252,3 +252,34 @@ def test_no_note_in_settings_is_cut_off(qtbot, tiny_model_dir):
             dlg.reject()
     finally:
         qapp.setFont(normal)
+
+
+def test_ctrl_page_down_changes_tabs_from_any_control(qtbot, tiny_model_dir):
+    """Ctrl+PageDown / Ctrl+PageUp (the keys every tabbed dialog takes) change Settings' tab
+    whichever control has the focus: a combo box once kept them for itself, leaving a keyboard
+    user on the first tab (Ctrl+Tab did work)."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QComboBox, QLineEdit, QSpinBox
+
+    from voxcap.gui.settings.dialog import SettingsDialog
+
+    settings = AppSettings(engine=EngineChoice(model_dir=str(tiny_model_dir), dummy_weights=True))
+    dlg = SettingsDialog(settings, cuda=False)
+    qtbot.addWidget(dlg)
+    dlg.show()
+    qtbot.waitExposed(dlg)
+    first = dlg.tabs.currentWidget()
+    for kind in (QComboBox, QSpinBox, QLineEdit):
+        control = next(w for w in first.findChildren(kind) if w.isVisible() and w.isEnabled())
+        control.setFocus()
+        qtbot.waitUntil(control.hasFocus)
+        before = control.currentIndex() if isinstance(control, QComboBox) else None
+        qtbot.keyClick(control, Qt.Key.Key_PageDown, Qt.KeyboardModifier.ControlModifier)
+        assert dlg.tabs.currentIndex() == 1, kind.__name__
+        assert before is None or control.currentIndex() == before  # the choice left alone
+        qtbot.keyClick(dlg.focusWidget(), Qt.Key.Key_PageUp, Qt.KeyboardModifier.ControlModifier)
+        assert dlg.tabs.currentIndex() == 0, kind.__name__
+    dlg.tabs.setCurrentIndex(dlg.tabs.count() - 1)
+    qtbot.keyClick(dlg.focusWidget() or dlg, Qt.Key.Key_PageDown, Qt.KeyboardModifier.ControlModifier)
+    assert dlg.tabs.currentIndex() == 0  # round from the last to the first, as QTabWidget does
+    dlg.reject()

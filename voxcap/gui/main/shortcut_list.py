@@ -1,7 +1,7 @@
 """Every key the main window answers to, read from where each is defined: the window's actions
-(their shortcuts), the Alt+letter mnemonics of its menus, tabs, buttons and labels, the find
-box's keys and the global shortcuts. Help → Keyboard shortcuts (F1) lists exactly these, so a
-key added anywhere is listed without a second list to keep up to date.
+(their shortcuts) and described QShortcuts, the Alt+letter mnemonics of its menus, tabs, buttons
+and labels, the find box's keys and the global shortcuts. Help → Keyboard shortcuts (F1) lists
+exactly these, so a key added anywhere is listed without a second list to keep up to date.
 
     rows = shortcut_rows(window)          # [(keys, what it does), ...]
     clashes = mnemonic_clashes(window)    # {"p": ["&Previous sessions", "&Previous"]} when two share
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from PySide6.QtGui import QKeySequence
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QAbstractButton, QLabel, QMainWindow, QTabWidget, QWidget
 
 from ...app.desktop_environment import SHORTCUTS
@@ -86,6 +86,8 @@ def shortcut_rows(window: QMainWindow) -> list[tuple[str, str]]:
     application."""
     rows = [(key_text(a.shortcut()), plain(a.text())) for a in window.actions()
             if not a.shortcut().isEmpty()]
+    rows += [(key_text(s.key()), s.whatsThis()) for s in window.findChildren(QShortcut)
+             if s.parent() is window and s.whatsThis()]  # keys with no menu entry (gui/tab_keys.py)
     rows += [(key_text(keys), f"in the find box: {what}") for keys, what in FIND_KEYS]
     rows += _alt_rows(window)
     rows += [(key_text(keys), f"{what} (from any application, where the desktop allows)")

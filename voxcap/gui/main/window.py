@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 from ...events import Captioning
 from ..a11y import announce, status_label
 from ..settings.setting_words import for_the_app
+from ..tab_keys import page_keys
 from .day_search import DaySearch
 from .engine_status import EngineStatus
 from .history import HistoryView
@@ -199,6 +200,7 @@ class MainWindow(QMainWindow):
         # however the tab is reached (Alt+P, a click, Ctrl+2): the sessions on disk now, also
         # those of an earlier run of the app
         self.tabs.currentChanged.connect(self._tab_shown)
+        page_keys(self.tabs, self)
 
         central = QWidget(self)
         cl = QVBoxLayout(central)

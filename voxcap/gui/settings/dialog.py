@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 from ...app.settings import AppSettings
 from ..a11y import announce
 from ..share.panel import SharePanel
+from ..tab_keys import page_keys
 from .captions_page import CaptionsPanel
 from .engine_page import EnginePanel
 from .fields import point_buddies_at_fields
@@ -76,6 +77,7 @@ class SettingsDialog(QDialog):
         lay = QVBoxLayout(self)
         lay.addWidget(self.tabs)
         lay.addWidget(self.buttons)
+        page_keys(self.tabs, self)
 
         self.buttons.accepted.connect(self._ok)
         self.buttons.rejected.connect(self.reject)
