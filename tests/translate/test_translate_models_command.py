@@ -55,6 +55,21 @@ def test_offline_install_from_a_folder(tiny_package, tmp_path):
     assert (tmp_path / "data" / "translation-models" / "de_en" / "model" / "model.bin").is_file()
 
 
+def test_offline_install_from_a_file(tiny_package, tmp_path):
+    """``--from FILE``, what an unreachable index's fix says in the terminal: the file's pair is
+    installed; naming another pair says what the file held."""
+    archive = make_archive(copy_package(tiny_package, tmp_path / "src" / "de_en", "de", "en"),
+                           tmp_path / "translate-de_en-1_9.argosmodel")
+    env = {"VOXCAP_DATA_DIR": str(tmp_path / "data")}
+    r = voxcap("download", "--from", str(archive), env=env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("Installed de-en in ")
+    assert (tmp_path / "data" / "translation-models" / "de_en" / "model" / "model.bin").is_file()
+    r = voxcap("download", "fr-en", "--from", str(archive), env=env)
+    assert r.returncode == 2 and r.stderr.startswith(
+        "error: translate-de_en-1_9.argosmodel holds de-en, not fr-en."), r.stderr
+
+
 @pytest.mark.parametrize(("args", "said"), [
     (("download", "french"), "error: 'french' is not a language pair."),
     (("remove", "fr-en"), "error: No fr-en translation model is installed"),

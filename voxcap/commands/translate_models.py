@@ -2,12 +2,12 @@
 
     voxcap translate-models list                 installed pairs, their disk size, the folder
     voxcap translate-models list --available     also what the index offers (and its sizes)
-    voxcap translate-models download fr-en en-de [--from DIR] [--index URL] [--dir DIR]
+    voxcap translate-models download fr-en en-de [--from PATH] [--index URL] [--dir DIR]
     voxcap translate-models remove fr-en
 
-``download`` resumes a broken download when run again; ``--from DIR`` installs ``.argosmodel``
-files from a folder instead (an offline machine). The index is Argos Translate's (or
-``$VOXCAP_TRANSLATE_INDEX``).
+``download`` resumes a broken download when run again; ``--from PATH`` installs an
+``.argosmodel`` file, or the pairs' files from a folder, instead (an offline machine). The
+index is Argos Translate's (or ``$VOXCAP_TRANSLATE_INDEX``).
 """
 
 from __future__ import annotations
@@ -33,9 +33,9 @@ def add_parser(sub) -> list[str]:
                    help=f"the models folder (default {default_models_dir()}, where voxcap looks)")
     p.add_argument("--index", metavar="URL",
                    help=f"the package index (default ${INDEX_ENV} or {DEFAULT_INDEX})")
-    p.add_argument("--from", dest="from_dir", metavar="DIR",
-                   help="install .argosmodel files from this folder instead of downloading "
-                        "(an offline install)")
+    p.add_argument("--from", dest="from_path", metavar="PATH",
+                   help="install this .argosmodel file (its pair; PAIR may be left out), or the "
+                        "pairs' files from this folder, instead of downloading (an offline install)")
     p.add_argument("--available", action="store_true", help="list: also the index's pairs")
     return ["translate-models"]
 
@@ -82,15 +82,27 @@ def _download(args, models: Path) -> int:
     from ..translate.models import PackageDownload, fetch_index, find_entry, install_archive
 
     wanted = [_pair(p) for p in args.pairs]
+    source_path = Path(args.from_path).expanduser() if args.from_path else None
+    if source_path is not None and not source_path.exists():
+        raise ConfigError(f"{source_path} does not exist.",
+                          "give the .argosmodel file, or the folder you copied the models to")
+    if source_path is not None and source_path.is_file():
+        pair = install_archive(source_path, models)
+        print(f"Installed {pair.name} in {pair.folder}")
+        others = [f"{s}-{t}" for s, t in wanted if (s, t) != (pair.source, pair.target)]
+        if others:
+            raise ConfigError(f"{source_path.name} holds {pair.name}, not {', '.join(others)}.",
+                              "give each pair's .argosmodel file, or download without --from")
+        return 0
     if not wanted:
         raise ConfigError("Name the pairs to download.", "e.g. voxcap translate-models download fr-en")
-    if args.from_dir:
-        folder = Path(args.from_dir).expanduser()
+    if source_path is not None:
         for source, target in wanted:
-            found = sorted(folder.glob(f"translate-{source}_{target}*.argosmodel"))
+            found = sorted(source_path.glob(f"translate-{source}_{target}*.argosmodel"))
             if not found:
-                raise ConfigError(f"{folder} has no translate-{source}_{target}-*.argosmodel file.",
-                                  "copy the pair's .argosmodel file there, or download without --from")
+                raise ConfigError(f"{source_path} has no translate-{source}_{target}-*.argosmodel "
+                                  "file.", "copy the pair's .argosmodel file there, or download "
+                                           "without --from")
             pair = install_archive(found[-1], models)
             print(f"Installed {pair.name} in {pair.folder}")
         return 0
