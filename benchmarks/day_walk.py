@@ -35,14 +35,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from support.app_walk import Walk, labels, node, processes_of, until
+from support.app_walk import WalkedApp, labels, node, processes_of, until
 from support.atspi import AtspiBus, Listener, walk
 from support.pulse import PulseServer, speech_wav
 from support.xvfb import Xvfb
 
 from voxcap.engine.model.tiny import write_tiny_model
 
-START_S = 600  # an engine start on a loaded 2-core machine
 AT = "at:300,300"  # the pointer on the main window: the keyboard's window without a window manager
 TURNS = (  # (who, words): "Them" plays on the speaker, "You" speaks into the microphone
     ("them", "Good morning, thanks for joining. Shall we go through the budget first?"),
@@ -55,39 +54,14 @@ TURNS = (  # (who, words): "Them" plays on the speaker, "You" speaks into the mi
 LOSS = re.compile(r"stopped after|sound lost|lost so far|cut off|fell behind")  # the captures' words
 
 
-class App:
+class App(WalkedApp):
     """One `voxcap gui` in a process group of its own, its log and its walk."""
 
     def __init__(self, home: Path, tmpdir: Path, model: Path, env: dict, bus: AtspiBus, x: Xvfb,
                  shots: Path) -> None:
-        self.log = home / "state" / "voxcap.log"
-        self.logged_from = self.log.stat().st_size if self.log.exists() else 0
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "voxcap.cli", "gui", "--model", str(model), "--eager"],
-            env=dict(env, TMPDIR=str(tmpdir)), stdout=(home / "gui-output.txt").open("a"),
-            stderr=subprocess.STDOUT, start_new_session=True)
-        self.walk = Walk(bus, x, self.proc.pid, shots)
-        self.bus = bus
-
-    def text(self) -> str:
-        try:
-            return self.log.read_text(errors="replace")[self.logged_from:]
-        except OSError:
-            return ""
-
-    def wait_ready(self) -> float:
-        t0 = time.monotonic()
-        while "The engine: ready" not in self.text():
-            if self.proc.poll() is not None or time.monotonic() - t0 > START_S:
-                raise SystemExit(f"the app did not get ready:\n{self.text()[-3000:]}")
-            time.sleep(0.5)
-        return time.monotonic() - t0
-
-    def state(self) -> str:
-        return labels(self.walk.tree()).get("Captioning state", "")
-
-    def wait_state(self, text: str, timeout: float = 120) -> None:
-        until(self.state, lambda s: s == text, timeout, f"captioning state {text!r}")
+        super().__init__([sys.executable, "-m", "voxcap.cli", "gui", "--model", str(model), "--eager"],
+                         dict(env, TMPDIR=str(tmpdir)), home, (home / "gui-output.txt").open("a"),
+                         bus, x, shots)
 
     def keys(self, *combos: str) -> list[float]:
         return self.bus.keys(AT, *combos)

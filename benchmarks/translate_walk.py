@@ -49,7 +49,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from support.app_walk import Walk, labels, node, until
+from support.app_walk import WalkedApp, node, until
 from support.atspi import AtspiBus, walk
 from support.fake_obs import ObsImpostor
 from support.model_index import ModelIndexServer
@@ -60,7 +60,6 @@ from support.xvfb import Xvfb
 from benchmarks.lib.percentiles import percentile
 from voxcap.engine.model.tiny import write_tiny_model
 
-START_S = 600
 AT = "at:300,300"  # on the main window; the overlay, at the bottom of the screen, below it
 OFFER_AT = "at:600,260"  # on the first-use offer (over the main window's history)
 SPEECH = ("Bonjour à tous et merci d'être venus. Nous allons parler du budget de l'année. "
@@ -141,37 +140,11 @@ class Stamped(list):
         super().append((time.time(), text))
 
 
-class App:
+class App(WalkedApp):
     def __init__(self, home: Path, model: Path, env: dict, bus: AtspiBus, x: Xvfb, shots: Path,
                  tag: str) -> None:
-        self.log = home / "state" / "voxcap.log"
-        self.logged_from = self.log.stat().st_size if self.log.exists() else 0
-        self.proc = subprocess.Popen(
-            [sys.executable, "-c", LAUNCHER, "gui", "--model", str(model), "--eager"], env=env,
-            stdout=(home / f"gui-{tag}.txt").open("a"), stderr=subprocess.STDOUT,
-            start_new_session=True)
-        self.walk = Walk(bus, x, self.proc.pid, shots)
-        self.bus = bus
-
-    def text(self) -> str:
-        try:
-            return self.log.read_text(errors="replace")[self.logged_from:]
-        except OSError:
-            return ""
-
-    def wait_ready(self) -> float:
-        t0 = time.monotonic()
-        while "The engine: ready" not in self.text():
-            if self.proc.poll() is not None or time.monotonic() - t0 > START_S:
-                raise SystemExit(f"the app did not get ready:\n{self.text()[-3000:]}")
-            time.sleep(0.5)
-        return time.monotonic() - t0
-
-    def state(self) -> str:
-        return labels(self.walk.tree()).get("Captioning state", "")
-
-    def wait_state(self, text: str, timeout: float = 120) -> None:
-        until(self.state, lambda s: s == text, timeout, f"captioning state {text!r}")
+        super().__init__([sys.executable, "-c", LAUNCHER, "gui", "--model", str(model), "--eager"],
+                         env, home, (home / f"gui-{tag}.txt").open("a"), bus, x, shots)
 
     def keys(self, *combos: str, main: bool = True, at: str = AT) -> None:
         """Keys into the window under ``at`` (the pointer put there, the focus given to the

@@ -20,10 +20,9 @@ import time
 from pathlib import Path
 
 import pytest
+from support.app_walk import AppProcess
 
-START_S = 600  # an engine start on a loaded 2-core machine
 QUIT_S = 5.0  # what docs/guide/accessibility.md promises for Ctrl+Q
-READY = "The engine: ready"
 
 
 @pytest.fixture
@@ -34,31 +33,15 @@ def short_tmp():
     shutil.rmtree(folder, ignore_errors=True)
 
 
-class Gui:
+class Gui(AppProcess):
     def __init__(self, model, tmp: Path, home: Path) -> None:
         env = {k: v for k, v in os.environ.items()
                if k not in ("XDG_RUNTIME_DIR", "TORCHINDUCTOR_CACHE_DIR", "VLLM_RPC_BASE_PATH")}
         env.update(QT_QPA_PLATFORM="offscreen", TMPDIR=str(tmp), OMP_NUM_THREADS="1",
                    VOXCAP_CONFIG_DIR=str(home / "config"), VOXCAP_DATA_DIR=str(home / "data"),
                    VOXCAP_STATE_DIR=str(home / "state"))
-        self.log = home / "state" / "voxcap.log"
-        self.logged_from = self.log.stat().st_size if self.log.exists() else 0
-        self.proc = subprocess.Popen([sys.executable, "-m", "voxcap.cli", "gui", "--model", str(model),
-                                      "--eager"], env=env, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.DEVNULL, start_new_session=True)
-
-    def text(self) -> str:
-        try:
-            return self.log.read_text(errors="replace")[self.logged_from:]
-        except OSError:
-            return ""
-
-    def wait_ready(self) -> None:
-        deadline = time.monotonic() + START_S
-        while READY not in self.text():
-            assert self.proc.poll() is None, self.text()[-3000:]
-            assert time.monotonic() < deadline, self.text()[-3000:]
-            time.sleep(0.2)
+        super().__init__([sys.executable, "-m", "voxcap.cli", "gui", "--model", str(model), "--eager"],
+                         env, home, subprocess.DEVNULL)
 
     def signal_group(self, sig: int) -> float:
         """``sig`` to every process of the app's group at once; seconds until all are gone."""

@@ -5,6 +5,7 @@ nothing, says so with the fix, and is not tried again."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import time
@@ -29,6 +30,29 @@ def obs(tmp_path):
         yield studio
 
 
+@contextlib.contextmanager
+def streaming(obs, masker=None, **options):
+    """Sharing to ``obs`` (as the app and `voxcap live --obs-captions` run it) while OBS streams:
+    yields the hub and the sharing, its OBS sender connected; then the last caption into a few
+    more frames, and the stream stopped."""
+    hub = EventHub()
+    sharing = Sharing(hub)
+    sharing.apply_now(ShareOptions(obs_url=f"ws://127.0.0.1:{obs.ws_port}", obs_password=PASSWORD,
+                                   **options), masker=masker)
+    sender = sharing.obs
+    try:
+        assert obs_studio.request(obs.ws_port, PASSWORD, "StartStream")["requestStatus"]["result"]
+        wait_for(lambda: obs_studio.request(obs.ws_port, PASSWORD, "GetStreamStatus")
+                 ["responseData"]["outputActive"], timeout=60, what="OBS streaming")
+        wait_for(lambda: sender.state == "sending" and not sender.problem, what="connected")
+        yield hub, sharing
+        time.sleep(1.0)
+        obs_studio.request(obs.ws_port, PASSWORD, "StopStream")
+        obs.stop_receiver()
+    finally:
+        sharing.stop()
+
+
 REFUSED = ("OBS refused the password: use the password OBS shows in Tools → WebSocket Server "
            "Settings → Show Connect Info.")
 
@@ -37,26 +61,16 @@ def test_captions_reach_the_obs_stream(obs, script):
     changes = []
     wrong = ObsCaptions(f"ws://127.0.0.1:{obs.ws_port}", password="nope",
                         on_change=lambda *c: changes.append(c)).start()
-    hub = EventHub()
-    sharing = Sharing(hub)  # as the app and `voxcap live --obs-captions` run it
-    sharing.apply_now(ShareOptions(obs_url=f"ws://127.0.0.1:{obs.ws_port}", obs_password=PASSWORD))
-    sender = sharing.obs
     try:
-        assert obs_studio.request(obs.ws_port, PASSWORD, "StartStream")["requestStatus"]["result"]
-        wait_for(lambda: obs_studio.request(obs.ws_port, PASSWORD, "GetStreamStatus")
-                 ["responseData"]["outputActive"], timeout=60, what="OBS streaming")
-        wait_for(lambda: sender.state == "sending" and not sender.problem, what="connected")
-        assert sharing.status().obs.startswith("sending") and not sharing.status().running
-        s = script(hub.publish)
-        for _ in range(8):
-            before = sender.sent
-            s.say(3)
-            wait_for(lambda b=before: sender.sent > b, timeout=30, what="a caption sent")
-        time.sleep(1.0)  # the last caption into a few more frames
-        obs_studio.request(obs.ws_port, PASSWORD, "StopStream")
-        obs.stop_receiver()
+        with streaming(obs) as (hub, sharing):
+            sender = sharing.obs
+            assert sharing.status().obs.startswith("sending") and not sharing.status().running
+            s = script(hub.publish)
+            for _ in range(8):
+                before = sender.sent
+                s.say(3)
+                wait_for(lambda b=before: sender.sent > b, timeout=30, what="a caption sent")
     finally:
-        sharing.stop()
         wrong.stop()
     text = obs_studio.captions_in(obs.flv)
     found = re.findall(r"w\d+", text)
@@ -108,16 +122,8 @@ def test_masked_words_reach_the_obs_stream_masked(obs, script):
     the masked words, as the overlay and the caption page do."""
     from voxcap.captions.masking import make_masker
 
-    hub = EventHub()
-    sharing = Sharing(hub)
-    sharing.apply_now(ShareOptions(obs_url=f"ws://127.0.0.1:{obs.ws_port}", obs_password=PASSWORD),
-                      masker=make_masker(True))
-    sender = sharing.obs
-    try:
-        assert obs_studio.request(obs.ws_port, PASSWORD, "StartStream")["requestStatus"]["result"]
-        wait_for(lambda: obs_studio.request(obs.ws_port, PASSWORD, "GetStreamStatus")
-                 ["responseData"]["outputActive"], timeout=60, what="OBS streaming")
-        wait_for(lambda: sender.state == "sending" and not sender.problem, what="connected")
+    with streaming(obs, masker=make_masker(True)) as (hub, sharing):
+        sender = sharing.obs
         s = script(hub.publish)
         for round_ in range(6):
             before = sender.sent
@@ -125,11 +131,6 @@ def test_masked_words_reach_the_obs_stream_masked(obs, script):
             for piece in (" oh", " shit", "", " that", " is", " fuck", "", "ing", "", f" w{round_}", ""):
                 s.delta(piece)
             wait_for(lambda b=before: sender.sent > b, timeout=30, what="a caption sent")
-        time.sleep(1.0)
-        obs_studio.request(obs.ws_port, PASSWORD, "StopStream")
-        obs.stop_receiver()
-    finally:
-        sharing.stop()
     text = obs_studio.captions_in(obs.flv)
     # the stars are CEA-608 extended characters, which captions_in leaves out: each masked word
     # is its first letter and no more of its letters
@@ -143,17 +144,9 @@ def test_the_translation_reaches_the_obs_stream_when_picked(obs, script):
     from voxcap.events import LineTranslated
     from voxcap.framing import STEP_SECONDS
 
-    hub = EventHub()
-    sharing = Sharing(hub)
-    sharing.apply_now(ShareOptions(obs_url=f"ws://127.0.0.1:{obs.ws_port}", obs_password=PASSWORD,
-                                   obs_text="translation"))
-    sender = sharing.obs
     translated = []
-    try:
-        assert obs_studio.request(obs.ws_port, PASSWORD, "StartStream")["requestStatus"]["result"]
-        wait_for(lambda: obs_studio.request(obs.ws_port, PASSWORD, "GetStreamStatus")
-                 ["responseData"]["outputActive"], timeout=60, what="OBS streaming")
-        wait_for(lambda: sender.state == "sending" and not sender.problem, what="connected")
+    with streaming(obs, obs_text="translation") as (hub, sharing):
+        sender = sharing.obs
         s = script(hub.publish)
         for n in range(6):
             before = sender.sent
@@ -166,11 +159,6 @@ def test_the_translation_reaches_the_obs_stream_when_picked(obs, script):
             hub.publish(LineTranslated(s.stream_id, 500 + n, " ".join(words), start,
                                        start + 0.5, "fr", "en", " ".join(english)))
             wait_for(lambda b=before: sender.sent > b, timeout=30, what="a translation sent")
-        time.sleep(1.0)
-        obs_studio.request(obs.ws_port, PASSWORD, "StopStream")
-        obs.stop_receiver()
-    finally:
-        sharing.stop()
     text = obs_studio.captions_in(obs.flv)
     found = re.findall(r"x\d+", text)
     assert sorted(set(found), key=found.index) == translated, text[:300]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 import time
 from pathlib import Path
 
@@ -49,6 +50,51 @@ def reads_well(text: str, where: str, terminal: bool = False) -> None:
     assert MARKER.search(text) is None, f"{where}: a setting's marker not worded: {text}"
     if not terminal:
         assert FLAG.findall(text) == [], f"{where}: flags {FLAG.findall(text)}: {text}"
+
+
+class AppProcess:
+    """``argv`` (``voxcap gui`` or a launcher of it) in a process group of its own, and the lines
+    its log gains from now on (``home``/state/voxcap.log)."""
+
+    READY = "The engine: ready"
+
+    def __init__(self, argv: list[str], env: dict, home: Path, output) -> None:
+        self.log = home / "state" / "voxcap.log"
+        self.logged_from = self.log.stat().st_size if self.log.exists() else 0
+        self.proc = subprocess.Popen(argv, env=env, stdout=output, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
+
+    def text(self) -> str:
+        try:
+            return self.log.read_text(errors="replace")[self.logged_from:]
+        except OSError:
+            return ""
+
+    def wait_ready(self, timeout: float = 600) -> float:
+        """Seconds until the engine was ready (AssertionError with the log's end: it ended, or
+        not within ``timeout``)."""
+        t0 = time.monotonic()
+        while self.READY not in self.text():
+            assert self.proc.poll() is None and time.monotonic() - t0 < timeout, \
+                f"the app did not get ready:\n{self.text()[-3000:]}"
+            time.sleep(0.2)
+        return time.monotonic() - t0
+
+
+class WalkedApp(AppProcess):
+    """An AppProcess read and driven over AT-SPI (``walk``), its captioning state by name."""
+
+    def __init__(self, argv: list[str], env: dict, home: Path, output, bus: AtspiBus, x: Xvfb,
+                 shots: Path) -> None:
+        super().__init__(argv, env, home, output)
+        self.walk = Walk(bus, x, self.proc.pid, shots)
+        self.bus = bus
+
+    def state(self) -> str:
+        return labels(self.walk.tree()).get("Captioning state", "")
+
+    def wait_state(self, text: str, timeout: float = 120) -> None:
+        until(self.state, lambda s: s == text, timeout, f"captioning state {text!r}")
 
 
 class Walk:
