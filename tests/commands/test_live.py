@@ -240,9 +240,15 @@ def _closed_session(data) -> None:
     assert session.info.state == "finished" and session.stream_lengths, session.info
 
 
+# A stop in order (flushed, journal closed, engine stopped) before a session manager's patience
+# ends (systemd waits 90 s before SIGKILL): 2.2 s on the H200, 3.6 s on this machine when quiet
+# (benchmarks/gpu/quit_check.sh); a full run's load once took 7.4 s. A hang waits for ever.
+STOPPED_WITHIN_S = 15.0
+
+
 def test_sigterm_to_the_group_stops_live_as_ctrl_c(pulse, tiny_weights_dir, tmp_path, short_tmp):
     """A logout's SIGTERM to `voxcap live`'s process group: the last words flushed, the journal
-    closed, nothing left in the temporary folder, every process gone within 5 s."""
+    closed, nothing left in the temporary folder, every process gone within STOPPED_WITHIN_S."""
     out = tmp_path / "live.jsonl"
     env = {**_env(pulse, tmp_path), "TMPDIR": str(short_tmp)}
     with LiveRun(["--source", "system", "--model", str(tiny_weights_dir), "--eager",
@@ -256,7 +262,7 @@ def test_sigterm_to_the_group_stops_live_as_ctrl_c(pulse, tiny_weights_dir, tmp_
     assert rc == 0, err[-3000:]
     assert "live: SIGTERM received (SIGTERM again to leave at once): flushing" in err, err
     assert "live: done" in err and "Traceback" not in err, err
-    assert took < 5.0, f"{took:.1f} s from SIGTERM to every process gone"
+    assert took < STOPPED_WITHIN_S, f"{took:.1f} s from SIGTERM to every process gone"
     assert sorted(p.name for p in short_tmp.iterdir()) == []
     _closed_session(tmp_path / "data")
     stopped = next(ln for ln in run.lines if ln.startswith("capture: Them: stopped after"))
@@ -284,6 +290,6 @@ def test_sighup_with_the_terminal_closed_stops_live(pulse, tiny_weights_dir, tmp
     assert run.proc.returncode == 0, log[-3000:]
     assert "SIGHUP received: stopping" in log and "the terminal is gone" in log, log[-3000:]
     assert "live: done" in log and "Traceback" not in log, log[-3000:]
-    assert took < 5.0, f"{took:.1f} s from SIGHUP to every process gone"
+    assert took < STOPPED_WITHIN_S, f"{took:.1f} s from SIGHUP to every process gone"
     assert sorted(p.name for p in short_tmp.iterdir()) == []
     _closed_session(tmp_path / "data")
