@@ -1,0 +1,113 @@
+"""Translation beside the GPU engine (issue 48 on CUDA): `voxcap transcribe --realtime` on the real
+model shape, with translation off and then on (`--translate-to en`, an OPUS-MT-base-shaped model,
+int8, on the CPU as the app runs it), the whole process tree pinned to CORES CPU cores as on a
+desktop. Prints the engine's step and the caption lag of each run, and the translation's latency
+(a finished line handed to the worker → its translation back) and the lines translated.
+
+GPU machine, after the GPU kit's install plus the ctranslate2 and sentencepiece wheels:
+    . .gpu/kit/env.sh; python3 benchmarks/gpu/translate_alongside.py [--seconds 30] [--cores 0-3]
+
+The captions are the dummy weights' gibberish, so the language detector is told "fr" (as
+benchmarks/translate_walk.py does); everything after it is voxcap's own code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))
+
+LAUNCHER = r'''
+import json, os, sys, time
+from voxcap.translate import detect
+detect.LanguageDetector.detect = lambda self, text, previous="": detect.LanguageGuess("fr", 1.0)
+from voxcap.app import line_translation as lt
+trace = open(os.environ["VOXCAP_TRACE"], "a", buffering=1)
+sent = {}
+submit, result = lt.LineTranslation._submit, lt.LineTranslation._result
+def _submit(self, line):
+    sent.setdefault((line.stream_id, line.line_id), time.monotonic())
+    submit(self, line)
+def _result(self, r):
+    t0 = sent.get((r.line.stream_id, r.line.line_id))
+    if t0 is not None and not r.line.refined:
+        trace.write(json.dumps({"ms": (time.monotonic() - t0) * 1000,
+                                "translated": bool(r.translation)}) + "\n")
+    result(self, r)
+lt.LineTranslation._submit, lt.LineTranslation._result = _submit, _result
+from voxcap.cli import main
+sys.exit(main(sys.argv[1:]))
+'''
+
+
+def _package(models: Path) -> None:
+    from support.tiny_translation import OPUS_MT_BASE, make_package
+
+    folder = models / "fr_en"
+    if not (folder / "model" / "model.bin").is_file():
+        text = "\n".join(p.read_text(encoding="utf-8") for p in sorted(Path("docs/guide").glob("*.md")))
+        make_package(folder, "fr", "en", shape=OPUS_MT_BASE, corpus_text=text, quantization="int8")
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))] if ordered else 0.0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seconds", type=float, default=30.0)
+    ap.add_argument("--cores", default="0-3", help="taskset's CPU list for voxcap and vLLM")
+    ap.add_argument("--model", default=os.path.expandvars("$VOXCAP_GPU_WORK/rsmodel"))
+    ap.add_argument("--work", default=os.path.expandvars("$VOXCAP_GPU_WORK/translate"))
+    ap.add_argument("--extra", default="", help="more transcribe flags (e.g. \"--eager\")")
+    args = ap.parse_args()
+    work = Path(args.work)
+    data = work / "data"
+    (data / "translation-models").mkdir(parents=True, exist_ok=True)
+    _package(data / "translation-models")
+    audio = work / "speech.wav"
+    import soundfile as sf
+
+    from voxcap.commands.bench import speech_like
+    sf.write(audio, speech_like(args.seconds, seed=3), 16000)
+    env = dict(os.environ, VOXCAP_DATA_DIR=str(data), VOXCAP_STATE_DIR=str(work / "state"))
+    results = {}
+    for mode in ("off", "on"):
+        trace = work / f"trace-{mode}.jsonl"
+        trace.unlink(missing_ok=True)
+        cmd = ["taskset", "-c", args.cores, sys.executable, "-c", LAUNCHER, "transcribe", str(audio),
+               "--model", args.model, "--dummy-weights", "--realtime", "--no-journal",
+               *args.extra.split(), *(["--translate-to", "en"] if mode == "on" else [])]
+        out = subprocess.run(cmd, env=dict(env, VOXCAP_TRACE=str(trace)), capture_output=True,
+                             text=True, timeout=900)
+        text = out.stdout + out.stderr
+        (work / f"transcribe-{mode}.log").write_text(text)
+        done = next((ln for ln in text.splitlines() if ln.startswith("done:")), "")
+        step = re.search(r"step p50 ([\d.]+) ms p95 ([\d.]+) ms", done)
+        figures = {"step_p50_ms": float(step.group(1)), "step_p95_ms": float(step.group(2))} \
+            if step else {}
+        lag = re.search(r"caption lag p50 ([\d.]+) s p95 ([\d.]+) s", done)
+        if lag:
+            figures.update(lag_p50_s=float(lag.group(1)), lag_p95_s=float(lag.group(2)))
+        rows = [json.loads(ln) for ln in trace.read_text().splitlines()] if trace.exists() else []
+        ms = [r["ms"] for r in rows if r["translated"]]
+        figures.update(exit=out.returncode, lines_translated=len(ms),
+                       translation_p50_ms=round(_pct(ms, 50), 1), translation_p95_ms=round(_pct(ms, 95), 1),
+                       shown=text.count("[fr→en]"))
+        results[mode] = figures
+        print(mode, json.dumps(figures), flush=True)
+        if out.returncode != 0:
+            print(text[-3000:])
+    print(json.dumps({"cores": args.cores, "seconds": args.seconds, **results}))
+
+
+if __name__ == "__main__":
+    main()
