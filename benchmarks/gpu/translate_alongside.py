@@ -47,13 +47,14 @@ sys.exit(main(sys.argv[1:]))
 '''
 
 
-def _package(models: Path) -> None:
-    from support.tiny_translation import OPUS_MT_BASE, make_package
+def _package(models: Path, tiny: bool) -> None:
+    from support.tiny_translation import OPUS_MT_BASE, TINY, make_package
 
     folder = models / "fr_en"
     if not (folder / "model" / "model.bin").is_file():
         text = "\n".join(p.read_text(encoding="utf-8") for p in sorted(Path("docs/guide").glob("*.md")))
-        make_package(folder, "fr", "en", shape=OPUS_MT_BASE, corpus_text=text, quantization="int8")
+        make_package(folder, "fr", "en", shape=TINY if tiny else OPUS_MT_BASE,
+                     corpus_text="" if tiny else text, quantization="int8")
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -68,11 +69,14 @@ def main() -> None:
     ap.add_argument("--model", default=os.path.expandvars("$VOXCAP_GPU_WORK/rsmodel"))
     ap.add_argument("--work", default=os.path.expandvars("$VOXCAP_GPU_WORK/translate"))
     ap.add_argument("--extra", default="", help="more transcribe flags (e.g. \"--eager\")")
+    ap.add_argument("--tiny-translation", action="store_true",
+                    help="the tests' tiny Marian model (~1 ms a line): the translation path's "
+                         "cost without the model's")
     args = ap.parse_args()
     work = Path(args.work)
     data = work / "data"
     (data / "translation-models").mkdir(parents=True, exist_ok=True)
-    _package(data / "translation-models")
+    _package(data / "translation-models", args.tiny_translation)
     audio = work / "speech.wav"
     import soundfile as sf
 
