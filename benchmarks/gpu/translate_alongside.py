@@ -81,7 +81,8 @@ def main() -> None:
     import soundfile as sf
 
     from voxcap.commands.bench import speech_like
-    sf.write(audio, speech_like(args.seconds, seed=3), 16000)
+    from voxcap.framing import SAMPLE_RATE
+    sf.write(audio, speech_like(args.seconds, seed=3), SAMPLE_RATE)
     env = dict(os.environ, VOXCAP_DATA_DIR=str(data), VOXCAP_STATE_DIR=str(work / "state"))
     results = {}
     for mode in ("off", "on"):
