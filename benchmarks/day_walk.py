@@ -35,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from support.app_walk import WalkedApp, labels, node, processes_of, until
+from support.app_walk import WalkedApp, labels, node, processes_of, until, walk_env
 from support.atspi import AtspiBus, Listener, walk
 from support.pulse import PulseServer, speech_wav
 from support.xvfb import Xvfb
@@ -218,14 +218,7 @@ def main() -> int:
     try:
         with Xvfb(1400, 900) as x, AtspiBus() as bus:
             x.start_compositor()
-            env = {k: v for k, v in os.environ.items() if k not in (
-                "XDG_RUNTIME_DIR", "TORCHINDUCTOR_CACHE_DIR", "VLLM_RPC_BASE_PATH",
-                "QT_QPA_PLATFORM", "WAYLAND_DISPLAY", "TMPDIR")}
-            env.update(DISPLAY=x.display, DBUS_SESSION_BUS_ADDRESS=bus.address,
-                       QT_LINUX_ACCESSIBILITY_ALWAYS_ON="1", PULSE_SERVER=pulse.server,
-                       OMP_NUM_THREADS="1", VLLM_CPU_OMP_THREADS_BIND="nobind",
-                       **{f"VOXCAP_{n.upper()}_DIR": str(home / n)
-                          for n in ("config", "data", "state", "cache")})
+            env = walk_env(x, bus, pulse.server, home, drop=("TMPDIR",))
             walk_day(env, home, tmpdir, model, bus, x, shots, pulse, wavs, root)
     finally:
         pulse.stop()

@@ -49,7 +49,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from support.app_walk import WalkedApp, node, until
+from support.app_walk import WalkedApp, node, until, walk_env
 from support.atspi import AtspiBus, walk
 from support.fake_obs import ObsImpostor
 from support.model_index import ModelIndexServer
@@ -253,16 +253,8 @@ def main() -> int:
     try:
         with Xvfb(1400, 1100) as x, AtspiBus() as bus:
             x.start_compositor()
-            env = {k: v for k, v in os.environ.items() if k not in (
-                "XDG_RUNTIME_DIR", "TORCHINDUCTOR_CACHE_DIR", "VLLM_RPC_BASE_PATH",
-                "QT_QPA_PLATFORM", "WAYLAND_DISPLAY")}
-            env.update(DISPLAY=x.display, DBUS_SESSION_BUS_ADDRESS=bus.address,
-                       QT_LINUX_ACCESSIBILITY_ALWAYS_ON="1", PULSE_SERVER=pulse.server,
-                       OMP_NUM_THREADS="1", VLLM_CPU_OMP_THREADS_BIND="nobind",
-                       VOXCAP_TRANSLATE_INDEX=index.index_url, VOXCAP_WALK_TRACE=str(trace),
-                       VOXCAP_WALK_ASSUME="fr",
-                       **{f"VOXCAP_{n.upper()}_DIR": str(home / n)
-                          for n in ("config", "data", "state", "cache")})
+            env = walk_env(x, bus, pulse.server, home, VOXCAP_TRANSLATE_INDEX=index.index_url,
+                           VOXCAP_WALK_TRACE=str(trace), VOXCAP_WALK_ASSUME="fr")
             result = walk_translation(env, home, model, bus, x, shots, pulse, wav, port, root)
             result["obs"] = [text for _, text in obs.captions][:40]
             result["figures"] = figures(trace, result["page_tr"], list(obs.captions))

@@ -52,6 +52,22 @@ def reads_well(text: str, where: str, terminal: bool = False) -> None:
         assert FLAG.findall(text) == [], f"{where}: flags {FLAG.findall(text)}: {text}"
 
 
+def walk_env(x: Xvfb, bus: AtspiBus, pulse_server: str, home: Path, drop: tuple[str, ...] = (),
+             **extra: str) -> dict[str, str]:
+    """This process's environment for the app walked under ``x``: its display, the AT-SPI bus,
+    the sound server, one vLLM thread without binding, voxcap's folders in ``home``; none of the
+    variables that would send it elsewhere (nor ``drop``); ``extra`` on top."""
+    leave = {"XDG_RUNTIME_DIR", "TORCHINDUCTOR_CACHE_DIR", "VLLM_RPC_BASE_PATH", "QT_QPA_PLATFORM",
+             "WAYLAND_DISPLAY", *drop}
+    env = {k: v for k, v in os.environ.items() if k not in leave}
+    env.update(DISPLAY=x.display, DBUS_SESSION_BUS_ADDRESS=bus.address,
+               QT_LINUX_ACCESSIBILITY_ALWAYS_ON="1", PULSE_SERVER=pulse_server,
+               OMP_NUM_THREADS="1", VLLM_CPU_OMP_THREADS_BIND="nobind",
+               **{f"VOXCAP_{n.upper()}_DIR": str(home / n) for n in ("config", "data", "state", "cache")},
+               **extra)
+    return env
+
+
 class AppProcess:
     """``argv`` (``voxcap gui`` or a launcher of it) in a process group of its own, and the lines
     its log gains from now on (``home``/state/voxcap.log)."""
