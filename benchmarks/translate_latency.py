@@ -22,7 +22,8 @@ Figures: the caption path's lateness (when an event was handled minus when it wa
 per phase; a finished line's wait for its own translation (from when the next line started it:
 what the live displays wait for) and for its share of its sentence's (the record's; the line
 waits for the rest of its sentence), p50/p95; the translator's time from a line's or a
-sentence's submission to its result, p50/p95; the process's CPU share per phase (of one core);
+sentence's submission to its result, p50/p95; the CPU share per phase (of one core) of this
+process and the translation process;
 the machine's load average (others share it); the model's time per line and per output token
 alone; and, for the tiny model, an estimate for an OPUS-MT base model from its FLOPs per token
 and the float32 matrix throughput measured here on one core (``--real-shape`` measures that
@@ -87,7 +88,7 @@ def _phase(seconds: float, lines: LineTranslation | None,
     """``finished``: filled with when each line was finished (the next line of its stream began)."""
     display = CaptionAssembler()
     late: list[tuple[float, float]] = []  # (due, lateness)
-    cpu0, t0 = time.process_time(), time.monotonic()
+    cpu0, t0 = _cpu_s(), time.monotonic()
     for due, event in _schedule(seconds):
         wait = t0 + due - time.monotonic()
         if wait > 0:
@@ -104,10 +105,10 @@ def _phase(seconds: float, lines: LineTranslation | None,
         late.append((due, time.monotonic() - (t0 + due)))
     if lines is not None:
         lines.close(drain_s=30)
-    wall, cpu = time.monotonic() - t0, time.process_time() - cpu0
+    wall, cpu = time.monotonic() - t0, _cpu_s() - cpu0
     every = [x for _, x in late]
     settled = [x for due, x in late if due >= SETTLE_S]  # after the models loaded (a second of
-    # CPU, once per session, in the worker's thread)
+    # CPU, once per session, in the translation process)
 
     def ms(values: list[float], q: float) -> float:
         return round((percentile(values, q) or 0.0) * 1000, 2)
@@ -115,6 +116,13 @@ def _phase(seconds: float, lines: LineTranslation | None,
             "caption_late_max_ms": ms(every, 100),
             f"caption_late_p95_after_{SETTLE_S:g}s_ms": ms(settled, 95),
             "cpu_share_of_one_core": round(cpu / wall, 4), "events": len(late)}
+
+
+def _cpu_s() -> float:
+    """CPU seconds of this process and of its ended children: the translation process's once
+    ``close`` has ended it (the phase's end)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
 
 
 def _matmul_gflops() -> float:

@@ -183,20 +183,3 @@ def test_a_corrupt_installed_model_is_said_once_and_lines_go_on(models):
     assert [(r.language, r.translation) for r in results] == [("fr", "")] * 3
     assert len(got.notices) == 1 and "fr-en translation model is corrupt" in got.notices[0]
     assert "translate-models remove fr-en" in in_flags(got.notices[0])
-
-
-def test_translation_runs_below_the_captions_priority(models):
-    """On a busy CPU the caption path goes first: the worker's thread, and the model's threads
-    it starts, run at a lower priority (a higher nice) than the thread that submits."""
-    import os
-
-    seen: list[int] = []
-
-    def result(r: LineResult) -> None:
-        seen.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
-    worker = LineWorker(target="en", translators=Translators(models), on_result=result).start()
-    worker.submit(FinishedLine(1, "s1", FRENCH[0], 0.0, 3.0))
-    assert worker.drain(60)
-    worker.stop()
-    mine = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
-    assert seen == [min(19, mine + 10)]

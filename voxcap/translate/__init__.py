@@ -8,6 +8,9 @@
   where no direct pair is installed.
 - ``worker``: translates finished lines in its own thread from a bounded queue; the captions
   never wait for it.
+- ``process`` / ``child``: the models run in a process of their own, below the app's priority
+  (no thread of the app is lowered: one could hold the interpreter lock while it waits for the
+  CPU); restarted when it ends, killed with the app.
 - ``models``: the package index, download (resumable, checksummed), install, list and remove.
 - ``jobs``: those in a thread of their own, their progress and end as events (the app's
   Settings → Translation and its first-use offer).

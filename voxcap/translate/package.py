@@ -13,7 +13,7 @@ ignored.
     pairs = installed_pairs(folder)          # {("fr", "en"): Pair, ...}
     route(pairs, "fr", "de")                 # [fr->en, en->de] through English, or raises
     translator = PairTranslator(pair)        # loads CTranslate2 (CPU) and SentencePiece
-    translator.translate(["Bonjour."])       # ["Hello."]
+    translator.translate(["Bonjour."])       # ["Hello."] (the app: in ``child``'s process)
 """
 
 from __future__ import annotations
@@ -156,17 +156,3 @@ class PairTranslator:
             result = self._model.translate_batch([tokens], beam_size=2, max_decoding_length=longest,
                                                  min_decoding_length=shortest)
         return list(result[0].hypotheses[0])
-
-
-class RouteTranslator:
-    """``source`` -> ``target`` through one or two pairs, their translators loaded once."""
-
-    def __init__(self, pairs: list[Pair], *, threads: int = 1,
-                 length_ratio: float | None = None) -> None:
-        self.steps = [PairTranslator(p, threads=threads, length_ratio=length_ratio) for p in pairs]
-        self.source, self.target = pairs[0].source, pairs[-1].target
-
-    def translate(self, texts: list[str]) -> list[str]:
-        for step in self.steps:
-            texts = step.translate(texts)
-        return texts

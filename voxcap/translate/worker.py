@@ -15,8 +15,15 @@ translations), else the oldest waiting line, so the worker translates only the l
 and ``on_notice`` says so once until it has caught up. Every line still gets its language
 (detection takes ~0.1 ms). With ``target`` None lines only get their language.
 
-Problems (no model for the pair, a corrupt model, a line whose language cannot be told) are
-said once each through ``on_notice`` in one line with the fix; the line goes on untranslated.
+The model runs in a process of its own at the lowest priority (``process``/``child``); this
+thread only hands it the text and waits, at the app's own priority: a thread of the app lowered
+in priority could hold the interpreter lock while the scheduler keeps it waiting, and the
+captions would wait with it. (With the model in this thread at nice +10, an H200 machine on 4
+cores measured 0.3 s stalls of the engine's round trip.)
+
+Problems (no model for the pair, a corrupt model, a line whose language cannot be told, a
+translation process that keeps ending) are said once each through ``on_notice`` in one line with
+the fix; the line goes on untranslated.
 With ``on_missing``, a missing pair is told to it instead, once per source and target (the app
 offers the download). ``on_result``/``on_notice``/``on_missing`` are called from the worker's
 thread.
@@ -26,7 +33,6 @@ from __future__ import annotations
 
 import collections
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -35,23 +41,12 @@ from pathlib import Path
 
 from .detect import LanguageDetector, LineLanguages, other_language_notice, shared_detector
 from .languages import OTHER, language_name
-from .package import NoRouteError, RouteTranslator, TranslationModelError, installed_pairs, route
+from .package import NoRouteError, TranslationModelError, installed_pairs, route
+from .process import ClosedError, TranslationProcess, TranslationStopped
 
 log = logging.getLogger(__name__)
 
 QUEUE_LINES = 4  # lines waiting; ~4 lines is ~10 s of speech
-NICE = 10  # the worker's thread (and the model's threads it starts) below the caption path's
-
-
-def lower_priority() -> None:
-    """This thread at ``NICE`` more than the process: on a busy CPU the captions (the engine's
-    and the display's threads) go first, the translation waits (Linux: a thread's own nice,
-    which the threads it starts inherit)."""
-    try:
-        tid = threading.get_native_id()
-        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + NICE))
-    except (AttributeError, OSError) as exc:  # not Linux, or not allowed: the default priority
-        log.info("translation keeps the default priority (%s)", exc)
 
 
 @dataclass(frozen=True)
@@ -86,21 +81,36 @@ class LineResult:
 
 
 class Translators:
-    """Route translators from the packages in ``root``, loaded on first use and kept
-    (``length_ratio``: ``package.PairTranslator``'s)."""
+    """Routes from the packages in ``root`` to their translation in the translation process
+    (``process.TranslationProcess``: models loaded there on first use and kept; ``threads``
+    and ``length_ratio``: ``package.PairTranslator``'s)."""
 
     def __init__(self, root: Path, *, threads: int = 1, length_ratio: float | None = None) -> None:
         self.root = root
-        self.threads = threads
-        self.length_ratio = length_ratio
-        self._loaded: dict[tuple[str, str], RouteTranslator] = {}
+        self.process = TranslationProcess(threads=threads, length_ratio=length_ratio)
 
-    def get(self, source: str, target: str) -> RouteTranslator:
-        key = (source, target)
-        if key not in self._loaded:
-            self._loaded[key] = RouteTranslator(route(installed_pairs(self.root), source, target),
-                                                threads=self.threads, length_ratio=self.length_ratio)
-        return self._loaded[key]
+    def get(self, source: str, target: str) -> RouteTranslation:
+        """Raises ``NoRouteError`` when no pair (nor two through English) is installed."""
+        return RouteTranslation(self.process, route(installed_pairs(self.root), source, target))
+
+    def start(self) -> None:
+        """Start the translation process (from the thread that will translate)."""
+        self.process.start()
+
+    def close(self) -> None:
+        self.process.close()
+
+
+class RouteTranslation:
+    """``source`` -> ``target`` through one or two pairs, in the translation process."""
+
+    def __init__(self, process: TranslationProcess, pairs) -> None:
+        self.process = process
+        self.folders = [p.folder for p in pairs]
+        self.source, self.target = pairs[0].source, pairs[-1].target
+
+    def translate(self, texts: list[str]) -> list[str]:
+        return self.process.translate(self.folders, texts)
 
 
 class LineWorker:
@@ -177,6 +187,9 @@ class LineWorker:
             self._stopping = True
             self._queue.clear()
             self._cond.notify()
+        close = getattr(self.translators, "close", None)
+        if close is not None:
+            close()  # a translation in flight ends at once
         if self._thread.is_alive():
             self._thread.join(timeout_s)
 
@@ -209,7 +222,7 @@ class LineWorker:
                 log.exception("telling of a missing translation model failed")
 
     def _run(self) -> None:
-        lower_priority()
+        self._start_translation()
         languages: LineLanguages | None = None  # loaded with the first line: nothing at start
         while True:
             with self._cond:
@@ -231,11 +244,23 @@ class LineWorker:
                         return
                 result = self._handle(languages, line, queued_at)
                 self.on_result(result)
+            except ClosedError:
+                return  # stopped mid-translation
             except Exception:
                 log.exception("translating line %s failed", line.line_id)
             finally:
                 with self._cond:
                     self._busy = False
+
+    def _start_translation(self) -> None:
+        """The translation process, started now when a target is set: the first line does not
+        wait for it (the kernel ends it with this thread)."""
+        start = getattr(self.translators, "start", None)
+        if self.target and start is not None:
+            try:
+                start()
+            except Exception:  # the first line tries again, and says it when it cannot
+                log.exception("the translation process cannot start")
 
     def _languages(self) -> LineLanguages | None:
         try:
@@ -269,6 +294,9 @@ class LineWorker:
             text = translator.translate([line.text])[0]
         except NoRouteError as exc:
             self._missing(exc)
+            return plain
+        except TranslationStopped as exc:
+            self._say("stopped", f"{exc.message} Captions go on untranslated. Fix: {exc.fix}.")
             return plain
         except TranslationModelError as exc:
             self._say(f"model:{guess.language}", f"Not translated from {language_name(guess.language)}:"
