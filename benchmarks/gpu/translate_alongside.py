@@ -5,12 +5,13 @@ engine's step and the caption lag of each run, and the translation's latency (a 
 handed to the worker → its translation back) and the lines translated.
 
 The runs (``--runs``, in this order, in one go): ``off``; ``process``, as the app runs it now (the
-model in a process of its own at nice +10); ``thread``, as it ran before (the model in the
+model in a process of its own at SCHED_IDLE); ``thread``, as it ran before (the model in the
 worker's own thread of the app, lowered to nice +10: the 0.3 s stalls measured on the H200).
 ``--spy`` records each run's voxcap process with py-spy (every thread, idle ones too) into
 WORK/spy-RUN.txt, and prints for each thread the frames it was seen in most.
 
-GPU machine, after the GPU kit's install plus the ctranslate2 and sentencepiece wheels:
+GPU machine, after the GPU kit's install plus the ctranslate2 and sentencepiece wheels (and
+py-spy's for ``--spy``):
     . .gpu/kit/env.sh; python3 benchmarks/gpu/translate_alongside.py [--seconds 30] [--cores 0-3] \
         [--runs off,process,thread] [--spy]
 

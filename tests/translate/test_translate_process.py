@@ -159,3 +159,30 @@ def test_stopping_the_worker_ends_a_translation_in_flight(models):
     worker.stop()
     assert time.monotonic() - t < 2.0 and not worker._thread.is_alive()
     assert _gone(child, 5)
+
+
+def _loaded(caplog) -> list[str]:
+    return [r.getMessage() for r in caplog.records if ": loaded " in r.getMessage()]
+
+
+def test_the_model_into_the_target_is_loaded_before_the_first_line(models, tiny_package, caplog):
+    """The first line of a session waits for no model load (~1 s for OPUS-MT's size): the
+    worker's start loads the pairs into the target, when they are few enough to be the ones
+    used; with more, none (each takes ~75 MB)."""
+    caplog.set_level(logging.INFO, "voxcap.translate")
+    worker = LineWorker(target="en", translators=Translators(models), on_result=lambda r: None)
+    worker.start()
+    deadline = time.monotonic() + 30
+    while not _loaded(caplog) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    worker.stop()
+    assert len(_loaded(caplog)) == 1 and "fr_en" in _loaded(caplog)[0]
+    caplog.clear()
+    for source in ("de", "es"):
+        copy_package(tiny_package, models / f"{source}_en", source, "en")
+    worker = LineWorker(target="en", translators=Translators(models), on_result=lambda r: None)
+    worker.start()
+    assert worker.drain(30)
+    time.sleep(1.0)
+    worker.stop()
+    assert _loaded(caplog) == []

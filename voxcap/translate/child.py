@@ -12,9 +12,9 @@ Requests come as JSON lines on stdin, one at a time; each answer is one JSON lin
      "threads": 1, "length_ratio": null}
     -> {"id": 1, "texts": ["Hallo."]}   or   {"id": 1, "error": "...", "fix": "..."}
 
-Each pair's model is loaded on its first request and kept. It ends when stdin closes, and is
-killed by the kernel when the thread of the app that started it ends (``PR_SET_PDEATHSIG``,
-set by the boot line before this module is imported).
+Each pair's model is loaded on its first request and kept (a request with no texts only
+loads). It ends when stdin closes, and is killed by the kernel when the thread of the app that
+started it ends (``PR_SET_PDEATHSIG``, set by the boot line before this module is imported).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import json
 import logging
 import os
 import sys
+import time
 from pathlib import Path
 
 NICE = 10  # where SCHED_IDLE is refused: below the app's threads, which keep their own
@@ -65,8 +66,10 @@ def main() -> int:
             for folder in request["pairs"]:
                 key = (folder, int(request.get("threads") or 1), request.get("length_ratio"))
                 if key not in loaded:
+                    started = time.monotonic()
                     loaded[key] = PairTranslator(read_package(Path(folder)), threads=key[1],
                                                  length_ratio=key[2])
+                    log.info("loaded %s in %.2f s", folder, time.monotonic() - started)
                 texts = loaded[key].translate(texts)
             answer: dict = {"id": request["id"], "texts": texts}
         except TranslationModelError as exc:

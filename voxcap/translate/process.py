@@ -84,6 +84,11 @@ class TranslationProcess:
             raise TranslationModelError(answer["error"], answer.get("fix", ""))
         return list(answer["texts"])
 
+    def load(self, pairs: list[Path]) -> None:
+        """Load these pairs' models now (the first line then waits for none); a model that
+        cannot be loaded raises here and again when a line needs it."""
+        self.translate(pairs, [])
+
     def close(self) -> None:
         """End the process now (it keeps nothing to save; a request in flight raises
         ``ClosedError`` in its thread)."""

@@ -47,6 +47,7 @@ from .process import ClosedError, TranslationProcess, TranslationStopped
 log = logging.getLogger(__name__)
 
 QUEUE_LINES = 4  # lines waiting; ~4 lines is ~10 s of speech
+PRELOAD_PAIRS = 2  # models into the target loaded at the start (each ~75 MB of memory)
 
 
 @dataclass(frozen=True)
@@ -93,9 +94,14 @@ class Translators:
         """Raises ``NoRouteError`` when no pair (nor two through English) is installed."""
         return RouteTranslation(self.process, route(installed_pairs(self.root), source, target))
 
-    def start(self) -> None:
-        """Start the translation process (from the thread that will translate)."""
+    def start(self, target: str = "") -> None:
+        """Start the translation process (from the thread that will translate) and load there
+        the models into ``target`` when they are few enough to be the ones used (at most
+        ``PRELOAD_PAIRS``): the first line waits for neither."""
         self.process.start()
+        into = [p.folder for p in installed_pairs(self.root).values() if p.target == target]
+        if target and len(into) <= PRELOAD_PAIRS:
+            self.process.load(into)
 
     def close(self) -> None:
         self.process.close()
@@ -253,12 +259,14 @@ class LineWorker:
                     self._busy = False
 
     def _start_translation(self) -> None:
-        """The translation process, started now when a target is set: the first line does not
-        wait for it (the kernel ends it with this thread)."""
+        """The translation process and its models, started now when a target is set: the first
+        line waits for neither (the kernel ends the process with this thread)."""
         start = getattr(self.translators, "start", None)
         if self.target and start is not None:
             try:
-                start()
+                start(self.target)
+            except TranslationModelError as exc:  # said when a line needs the model
+                log.info("translation models not loaded at the start: %s", exc.message)
             except Exception:  # the first line tries again, and says it when it cannot
                 log.exception("the translation process cannot start")
 
