@@ -12,11 +12,13 @@ parent-death signal follows the thread that started it), so start it from the th
 It stays in the app's session: the kernel shares the CPU between sessions first (autogroups)
 and applies priorities only within one, so a process of its own session would get as much CPU
 as the app and its engine together, whatever its priority (measured: caption lag p95 0.5 s ->
-8 s on two cores). Its own process group keeps a terminal's Ctrl+C, which is the app's to handle, from it.
+8 s on two cores). A process group of its own keeps a terminal's Ctrl+C (the app's to handle)
+from it.
 
 A process that ends unasked (killed, out of memory, a crash in the model's library) is logged
-and started again (a request in flight is asked once more), at most ``RESTARTS`` times; after that every
-request raises ``TranslationStopped``, said once by the worker: the captions go on untranslated.
+and started again (a request in flight is asked once more), at most ``RESTARTS`` times; after
+that every request raises ``TranslationStopped``, said once by the worker: the captions go on
+untranslated.
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ class TranslationProcess:
     def __init__(self, *, threads: int = 1, length_ratio: float | None = None) -> None:
         self.threads = threads
         self.length_ratio = length_ratio
-        self.ended = 0  # processes that ended while in use
+        self.ended = 0  # processes that ended unasked
         self._proc: subprocess.Popen | None = None
         self._next_id = 0
         self._closed = False
