@@ -7,6 +7,8 @@ handed to the worker → its translation back) and the lines translated.
 The runs (``--runs``, in this order, in one go): ``off``; ``process``, as the app runs it now (the
 model in a process of its own at SCHED_IDLE); ``thread``, as it ran before (the model in the
 worker's own thread of the app, lowered to nice +10: the 0.3 s stalls measured on the H200).
+``worker_nice`` in each run's figures is the nice of the worker's thread as it delivered the
+translations: 10 for ``thread``, the app's own for ``process`` (each run is what it says).
 ``--spy`` records each run's voxcap process with py-spy (every thread, idle ones too) into
 WORK/spy-RUN.txt, and prints for each thread the frames it was seen in most.
 
@@ -33,17 +35,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))
 
 LAUNCHER = r'''
-import json, os, sys, time
+import json, os, sys, threading, time
 from voxcap.translate import detect
 detect.LanguageDetector.detect = lambda self, text, previous="": detect.LanguageGuess("fr", 1.0)
 from voxcap.app import line_translation as lt
 if os.environ.get("VOXCAP_TRANSLATE_IN_THREAD"):  # as before: the model in the worker's thread
-    import threading
     from voxcap.translate import package as P, worker as W
     class InThread:
         def __init__(self, root, threads=1, length_ratio=None):
             self.root, self.loaded = root, {}
-        def start(self):  # from the worker's thread: the old lower_priority()
+        def start(self, target=""):  # from the worker's thread: the old lower_priority()
             tid = threading.get_native_id()
             os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + 10))
         def close(self):
@@ -67,8 +68,9 @@ def _submit(self, line):
 def _result(self, r):
     t0 = sent.get((r.line.stream_id, r.line.line_id))
     if t0 is not None and not r.line.refined:
+        nice = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
         trace.write(json.dumps({"ms": (time.monotonic() - t0) * 1000,
-                                "translated": bool(r.translation)}) + "\n")
+                                "translated": bool(r.translation), "nice": nice}) + "\n")
     result(self, r)
 lt.LineTranslation._submit, lt.LineTranslation._result = _submit, _result
 from voxcap.cli import main
@@ -172,6 +174,7 @@ def main() -> None:
         rows = [json.loads(ln) for ln in trace.read_text().splitlines()] if trace.exists() else []
         ms = [r["ms"] for r in rows if r["translated"]]
         figures.update(exit=proc.returncode, lines_translated=len(ms),
+                       worker_nice=sorted({r.get("nice") for r in rows}),
                        translation_p50_ms=round(_pct(ms, 50), 1), translation_p95_ms=round(_pct(ms, 95), 1),
                        shown=text.count("[fr→en]"))
         results[mode] = figures
