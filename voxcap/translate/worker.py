@@ -265,6 +265,8 @@ class LineWorker:
         if self.target and start is not None:
             try:
                 start(self.target)
+            except ClosedError:
+                pass  # stopped already
             except TranslationModelError as exc:  # said when a line needs the model
                 log.info("translation models not loaded at the start: %s", exc.message)
             except Exception:  # the first line tries again, and says it when it cannot
