@@ -26,9 +26,10 @@ def load_16k(path: str | Path) -> np.ndarray:
 def match(reference: np.ndarray, captured: np.ndarray) -> Match:
     """Best alignment of ``reference`` inside ``captured`` and how alike they are there."""
     ref = np.asarray(reference, np.float64)
-    cap = np.asarray(captured, np.float64)
-    if cap.size < ref.size:
-        cap = np.concatenate([cap, np.zeros(ref.size - cap.size)])
+    # the capture may stop inside the reference's trailing silence: what it lacks counts as
+    # silence, so the reference may start up to its whole length before the capture's end (else
+    # 18 ms missing of a silent tail leaves the true lag out of reach and r falls to ~0.1)
+    cap = np.concatenate([np.asarray(captured, np.float64), np.zeros(ref.size)])
     n = 1 << int(np.ceil(np.log2(cap.size + ref.size)))
     xc = np.fft.irfft(np.fft.rfft(cap, n) * np.conj(np.fft.rfft(ref, n)), n)[: cap.size - ref.size + 1]
     lag = int(np.argmax(xc))
