@@ -186,3 +186,19 @@ def test_the_model_into_the_target_is_loaded_before_the_first_line(models, tiny_
     time.sleep(1.0)
     worker.stop()
     assert _loaded(caplog) == []
+
+
+def test_a_new_target_s_model_is_loaded_before_its_first_line(models, caplog):
+    """Languages only, then a target chosen (Settings, mid-session): the worker's thread loads
+    the new target's model at once, so its first line waits for no load either."""
+    caplog.set_level(logging.INFO, "voxcap.translate")
+    worker = LineWorker(target=None, translators=Translators(models), on_result=lambda r: None)
+    worker.start()
+    time.sleep(0.5)
+    assert _loaded(caplog) == []  # nothing to load for languages only
+    worker.retarget("en")
+    deadline = time.monotonic() + 30
+    while not _loaded(caplog) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    worker.stop()
+    assert len(_loaded(caplog)) == 1 and "fr_en" in _loaded(caplog)[0]

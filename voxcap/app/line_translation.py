@@ -151,7 +151,7 @@ class LineTranslation:
             from ..translate.models import default_models_dir
 
             self.worker.translators = Translators(default_models_dir())
-        self.worker.target = target
+        self.worker.retarget(target)
         self.target = target
 
     def finish(self, drain_s: float) -> bool:

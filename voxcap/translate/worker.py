@@ -137,6 +137,7 @@ class LineWorker:
         self._stopping = False
         self._behind = False
         self._behind_sentences = False  # logged once until the queue is empty
+        self._retargeted = False  # a new target's models to load
         self._said: set[str] = set()
         self.dropped = 0  # lines
         self.dropped_sentences = 0
@@ -177,6 +178,14 @@ class LineWorker:
         item = next((item for item in self._queue if not item[0].refined), self._queue[0])
         self._queue.remove(item)
         return item
+
+    def retarget(self, target: str) -> None:
+        """Translate into ``target`` from now on ("" = languages only); this thread loads its
+        models before the next line (the caller's thread, often the GUI's, loads nothing)."""
+        with self._cond:
+            self.target = target
+            self._retargeted = bool(target)
+            self._cond.notify()
 
     def drain(self, timeout_s: float = 30.0) -> bool:
         """Wait until every queued line is done (the end of a file); True if it was."""
@@ -232,17 +241,22 @@ class LineWorker:
         languages: LineLanguages | None = None  # loaded with the first line: nothing at start
         while True:
             with self._cond:
-                while not self._queue and not self._stopping:
+                while not self._queue and not self._stopping and not self._retargeted:
                     self._cond.wait()
                 if self._stopping:
                     return
-                line, queued_at = self._next()
-                if not self._queue:
-                    self._behind_sentences = False
-                    if self._behind:
-                        self._behind = False
-                        self._said.discard("behind")
-                self._busy = True
+                preload, self._retargeted = self._retargeted, False
+                if not preload:
+                    line, queued_at = self._next()
+                    if not self._queue:
+                        self._behind_sentences = False
+                        if self._behind:
+                            self._behind = False
+                            self._said.discard("behind")
+                    self._busy = True
+            if preload:  # a new target's models, before the next line needs them
+                self._start_translation()
+                continue
             try:
                 if languages is None:
                     languages = self._languages()
