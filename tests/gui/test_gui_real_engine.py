@@ -73,7 +73,10 @@ def test_real_engine_behind_the_gui(qtbot, make_app, fake_audio, tiny_weights_di
     qtbot.waitUntil(lambda: len(app.caption_lag) > 0, timeout=30_000)
     app.tick()
     r = app.sampler.history[-1]
-    assert r.tokens_per_s > 0 and r.step_p50_ms > 0 and r.step_p95_ms >= r.step_p50_ms
+    # tokens/s is over the last 10 s: a loaded machine may read it after the 4 s of speech were
+    # done; the meter's readings while they came (its timer ticks every second) show them
+    assert any((h.tokens_per_s or 0) > 0 for h in app.sampler.history), app.sampler.history
+    assert r.step_p50_ms > 0 and r.step_p95_ms >= r.step_p50_ms
     assert r.resolved_mode == "NONE" and r.lag_p50_s > 0
     meter = app.window.meter.values
     assert meter["graph"].text() == "NONE (asked: FULL_DECODE_ONLY)"
