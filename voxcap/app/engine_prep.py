@@ -24,15 +24,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .. import logs
+from ..die_with_parent import BOOT_PREFIX
 from ..engine.settings import InProcessSettings
 
 log = logging.getLogger(__name__)
 
 # Runs in the child: PR_SET_PDEATHSIG first (a few ms after exec), then the command.
-_CHILD = ("import ctypes, os, sys\n"
-          "ctypes.CDLL(None).prctl(1, 9, 0, 0, 0)\n"
-          "if os.getppid() != int(sys.argv[1]): os._exit(1)\n"
-          "from voxcap.cli import main\n"
+_CHILD = (BOOT_PREFIX
+          + "from voxcap.cli import main\n"
           "sys.exit(main(sys.argv[2:]))\n")
 
 

@@ -32,6 +32,7 @@ import threading
 from pathlib import Path
 from typing import IO
 
+from ..die_with_parent import BOOT_PREFIX
 from ..errors import VoxcapError
 from .package import TranslationModelError
 
@@ -40,10 +41,8 @@ log = logging.getLogger(__name__)
 RESTARTS = 3  # ended processes replaced in one worker's life
 
 # Runs in the child: the parent-death signal first (before any import), then the loop.
-_BOOT = ("import ctypes, os, sys\n"
-         "ctypes.CDLL(None).prctl(1, 9, 0, 0, 0)\n"  # PR_SET_PDEATHSIG, SIGKILL
-         "if os.getppid() != int(sys.argv[1]): os._exit(1)\n"
-         "sys.path.insert(0, sys.argv[2])\n"
+_BOOT = (BOOT_PREFIX
+         + "sys.path.insert(0, sys.argv[2])\n"
          "from voxcap.translate.child import main\n"
          "sys.exit(main())\n")
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])

@@ -89,10 +89,16 @@ class Translators:
     def __init__(self, root: Path, *, threads: int = 1, length_ratio: float | None = None) -> None:
         self.root = root
         self.process = TranslationProcess(threads=threads, length_ratio=length_ratio)
+        self._routes: dict[tuple[str, str], RouteTranslation] = {}
 
     def get(self, source: str, target: str) -> RouteTranslation:
-        """Raises ``NoRouteError`` when no pair (nor two through English) is installed."""
-        return RouteTranslation(self.process, route(installed_pairs(self.root), source, target))
+        """Raises ``NoRouteError`` when no pair (nor two through English) is installed (looked
+        for again each time: one may be installed meanwhile); a route found is kept."""
+        key = (source, target)
+        if key not in self._routes:
+            self._routes[key] = RouteTranslation(
+                self.process, route(installed_pairs(self.root), source, target))
+        return self._routes[key]
 
     def start(self, target: str = "") -> None:
         """Start the translation process (from the thread that will translate) and load there
@@ -113,7 +119,6 @@ class RouteTranslation:
     def __init__(self, process: TranslationProcess, pairs) -> None:
         self.process = process
         self.folders = [p.folder for p in pairs]
-        self.source, self.target = pairs[0].source, pairs[-1].target
 
     def translate(self, texts: list[str]) -> list[str]:
         return self.process.translate(self.folders, texts)

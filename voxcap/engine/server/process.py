@@ -27,6 +27,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from ...die_with_parent import BOOT_PREFIX
 from ...errors import EngineError
 from ...logs import open_private, private_folder
 from ..vllm_adapter.carry import TOKEN_CARRY_ENV
@@ -36,11 +37,9 @@ from ..vllm_adapter.realtime_input import REALTIME_INPUT_ENV
 
 log = logging.getLogger(__name__)
 
-# argv: [-c, voxcap's pid, program, args...]. PR_SET_PDEATHSIG = 1, SIGKILL = 9.
-_LAUNCHER = ("import ctypes, os, sys\n"
-             "ctypes.CDLL(None).prctl(1, 9, 0, 0, 0)\n"
-             "if os.getppid() != int(sys.argv[1]): os._exit(1)\n"
-             f"os.environ[{APP_PID_ENV!r}] = str(os.getpid())\n"
+# argv: [-c, voxcap's pid, program, args...]; BOOT_PREFIX: it dies with voxcap.
+_LAUNCHER = (BOOT_PREFIX
+             + f"os.environ[{APP_PID_ENV!r}] = str(os.getpid())\n"
              "os.execv(sys.argv[2], sys.argv[2:])\n")
 # Set by a voxcap engine for its own vLLM children: the server must not inherit them.
 _NOT_INHERITED = ("VLLM_LOGGING_CONFIG_PATH", "VOXCAP_STAGE_FILE", PARENT_PID_ENV, APP_PID_ENV,
