@@ -6,7 +6,10 @@ loopback one, the download real."""
 
 from __future__ import annotations
 
+import logging
+
 import pytest
+from PySide6.QtWidgets import QMessageBox
 from support import gui_fakes
 from support.model_index import ModelIndexServer
 from support.tiny_translation import copy_package, make_archive, make_package
@@ -69,6 +72,36 @@ def test_choosing_a_target_without_its_model_offers_it_once_with_its_size(qtbot,
     qtbot.waitUntil(lambda: offer.dialog is None)
     assert "Settings → Translation" not in app.window.notice.text()
     assert offer.declined == set()
+
+
+def _logged(caplog, word: str) -> list[str]:
+    return [r.getMessage() for r in caplog.records if f": {word} " in r.getMessage()]
+
+
+def test_a_model_installed_by_the_offer_is_loaded_at_once_and_one_removed_is_not_offered_again(
+        qtbot, make_app, models, server, caplog):
+    """The offer's install: the app's translation loads the model before the next line needs it
+    (~1 s for OPUS-MT's size, not on the first line). Removed in Settings: dropped from memory,
+    and not offered again this run (the user chose it; the notice names the fix)."""
+    caplog.set_level(logging.INFO, "voxcap.translate")
+    app = make_app()
+    offer = app.translation_offer
+    choose_target(app, "de")
+    qtbot.waitUntil(lambda: offer.dialog is not None and offer.dialog.isVisible(), timeout=10000)
+    offer.dialog.download_button.click()
+    qtbot.waitUntil(lambda: bool(_logged(caplog, "loaded")), timeout=30000)
+    assert "en_de" in _logged(caplog, "loaded")[0]
+    offer.dialog.not_now.click()
+    qtbot.waitUntil(lambda: offer.dialog is None)
+    app.settings_control.open()
+    section = app.settings_control.dialog.translation.models
+    section.remove_buttons["en-de"].click()
+    section.confirm.button(QMessageBox.StandardButton.Yes).click()
+    qtbot.waitUntil(lambda: bool(_logged(caplog, "dropped")), timeout=30000)
+    assert "en_de" in _logged(caplog, "dropped")[0] and offer.declined == {"de"}
+    offer.check("de")
+    qtbot.wait(300)
+    assert offer.dialog is None and "Settings → Translation → Download" in app.window.notice.text()
 
 
 def test_an_installed_pair_offers_nothing(qtbot, make_app, models, package, server):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -202,3 +203,34 @@ def test_a_new_target_s_model_is_loaded_before_its_first_line(models, caplog):
         time.sleep(0.05)
     worker.stop()
     assert len(_loaded(caplog)) == 1 and "fr_en" in _loaded(caplog)[0]
+
+
+def test_a_model_installed_or_removed_mid_session_is_loaded_or_dropped_at_once(
+        tiny_package, tmp_path, caplog):
+    """Settings or the first-use offer install a model mid-session: the worker's thread loads it
+    at once, before any line. One removed in Settings is dropped from memory and translates no
+    more ("Captions from then on are not translated", as its Remove question says): the next
+    line is untranslated and the missing pair is told."""
+    caplog.set_level(logging.INFO, "voxcap.translate")
+    results: list[LineResult] = []
+    missing: list[tuple[str, str]] = []
+    worker = LineWorker(target="en", translators=Translators(tmp_path), on_result=results.append,
+                        on_missing=lambda source, target: missing.append((source, target)))
+    worker.start()
+    assert worker.drain(30)
+    copy_package(tiny_package, tmp_path / "fr_en", "fr", "en")
+    worker.models_changed()
+    deadline = time.monotonic() + 30
+    while not _loaded(caplog) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(_loaded(caplog)) == 1 and "fr_en" in _loaded(caplog)[0]
+    worker.submit(FinishedLine(1, "s", FRENCH, 0.0, 2.0))
+    assert worker.drain(30) and results[-1].translation and missing == []
+    shutil.rmtree(tmp_path / "fr_en")
+    worker.models_changed()
+    worker.submit(FinishedLine(2, "s", FRENCH, 2.0, 4.0))
+    assert worker.drain(30)
+    worker.stop()
+    assert results[-1].line.line_id == 2 and results[-1].language == "fr"
+    assert results[-1].translation == "" and missing == [("fr", "en")]
+    assert any("dropped" in r.getMessage() and "fr_en" in r.getMessage() for r in caplog.records)

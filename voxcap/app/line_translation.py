@@ -154,6 +154,10 @@ class LineTranslation:
         self.worker.retarget(target)
         self.target = target
 
+    def models_changed(self) -> None:
+        """A translation model was installed or removed (Settings, the first-use offer)."""
+        self.worker.models_changed()
+
     def finish(self, drain_s: float) -> bool:
         """Send every sentence still waiting for its end and wait up to ``drain_s`` for all to
         be translated (before the journal closes); True if they were."""

@@ -118,7 +118,8 @@ class VoxcapApp(QObject):
             settings or AppSettings(), self.window, persist=persist, overrides=overrides,
             first_run=first_run, on_applied=self.settings_changes.announce,
             on_new_address=lambda: self.sharing.new_address(),
-            on_word_list=lambda terms: self.controller.set_glossary(Glossary(terms)))
+            on_word_list=lambda terms: self.controller.set_glossary(Glossary(terms)),
+            on_models_changed=self._translation_models_changed)
         self.bridge = EventBridge(self)
         # the controller's events: to the GUI thread, and to sharing (which, started later,
         # learns whether captioning is on from the latest CaptioningState)
@@ -135,8 +136,9 @@ class VoxcapApp(QObject):
         self.line_translation = attach_line_translation(
             self.controller, self.hub, self.settings_changes, self.settings.translation.translate_to,
             width=LINE_COLUMNS)
-        self.translation_offer = TranslationOffer(self.hub, self.settings_changes,
-                                                  lambda: self.settings, self.window)
+        self.translation_offer = TranslationOffer(
+            self.hub, self.settings_changes, lambda: self.settings, self.window,
+            on_installed=lambda: self._translation_models_changed(True))
         self.exports = ExportController(self.window, self.controller, sessions_root,
                                         masker=lambda: make_masker(self.settings.mask_profanity))
         self.sharing = SharingController(
@@ -284,6 +286,14 @@ class VoxcapApp(QObject):
             self.controller.set_glossary(Glossary(read_terms(self.settings.glossary_file)))
         except ConfigError as exc:
             self.window.show_notice(str(exc), exc.fix)
+
+    def _translation_models_changed(self, installed: bool) -> None:
+        """A translation model installed or removed here: the translation loads what the target
+        now uses (the next line waits for no model) and drops what it no longer does."""
+        if self.line_translation is not None:
+            self.line_translation.models_changed()
+        if not installed:
+            self.translation_offer.removed_in_settings()
 
     def retry_engine(self) -> None:
         self.start_engine(again=True)

@@ -214,9 +214,11 @@ class TranslationOffer(QObject):
     """Watches for a translation target without its model; offers the download once per target."""
 
     def __init__(self, hub, changes, settings: Callable[[], AppSettings], window,
-                 models_dir: Path | None = None) -> None:
+                 models_dir: Path | None = None,
+                 on_installed: Callable[[], None] = lambda: None) -> None:
         super().__init__(window)
         self.settings = settings
+        self.on_installed = on_installed  # a model installed through the offer
         self.window = window
         self.models_dir = models_dir or default_models_dir()
         self.declined: set[str] = set()  # "Not now" for these targets, this run
@@ -246,6 +248,14 @@ class TranslationOffer(QObject):
             return
         self._pending = (target, source)
         self.jobs.look_up()  # the sizes; the offer opens when the index answers
+
+    def removed_in_settings(self) -> None:
+        """A model removed in Settings: if the target now lacks its route, the user chose so and
+        it is not offered again this run (the notice still names the fix)."""
+        target = self.settings().translation.translate_to
+        if target and not route_installed(installed_pairs(self.models_dir),
+                                          self._likely_source(target), target):
+            self.declined.add(target)
 
     def _likely_source(self, target: str) -> str:
         if self.last_heard and self.last_heard != target:
@@ -280,6 +290,7 @@ class TranslationOffer(QObject):
         dlg.finished.connect(lambda _r: self._closed(dlg))
         # "✓ Installed" in the offer: the window's "not installed" goes at once, not at its close
         dlg.installedNow.connect(lambda: self.window.clear_notice(NOTICE_CAUSE))
+        dlg.installedNow.connect(self.on_installed)
         dlg.show()
         dlg.raise_()
         if QApplication.activeWindow() is not None:  # the user is in voxcap: the keys go to it

@@ -13,8 +13,10 @@ Requests come as JSON lines on stdin, one at a time; each answer is one JSON lin
     -> {"id": 1, "texts": ["Hallo."]}   or   {"id": 1, "error": "...", "fix": "..."}
 
 Each pair's model is loaded on its first request and kept (a request with no texts only
-loads). It ends when stdin closes, and is killed by the kernel when the thread of the app that
-started it ends (``PR_SET_PDEATHSIG``, set by the boot line before this module is imported).
+loads; with ``"only": true`` the models of pairs not in it are dropped first: a model removed
+or no longer wanted frees its memory). It ends when stdin closes, and is killed by the kernel
+when the thread of the app that started it ends (``PR_SET_PDEATHSIG``, set by the boot line
+before this module is imported).
 """
 
 from __future__ import annotations
@@ -63,6 +65,10 @@ def main() -> int:
         folder = ""
         try:
             texts = list(request["texts"])
+            if request.get("only"):
+                for key in [k for k in loaded if k[0] not in request["pairs"]]:
+                    del loaded[key]
+                    log.info("dropped %s", key[0])
             for folder in request["pairs"]:
                 key = (folder, int(request.get("threads") or 1), request.get("length_ratio"))
                 if key not in loaded:

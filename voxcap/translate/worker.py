@@ -103,11 +103,15 @@ class Translators:
     def start(self, target: str = "") -> None:
         """Start the translation process (from the thread that will translate) and load there
         the models into ``target`` when they are few enough to be the ones used (at most
-        ``PRELOAD_PAIRS``): the first line waits for neither."""
+        ``PRELOAD_PAIRS``): the first line waits for neither. Again after a new target or a
+        model installed or removed: the routes are looked for again (a direct pair installed
+        replaces the way through English; a removed pair translates no more), and the models
+        loaded for no pair into ``target`` are dropped."""
         self.process.start()
+        self._routes.clear()
         into = [p.folder for p in installed_pairs(self.root).values() if p.target == target]
-        if target and len(into) <= PRELOAD_PAIRS:
-            self.process.load(into)
+        if target:
+            self.process.load(into if len(into) <= PRELOAD_PAIRS else [], only=True)
 
     def close(self) -> None:
         self.process.close()
@@ -191,6 +195,11 @@ class LineWorker:
             self.target = target
             self._retargeted = bool(target)
             self._cond.notify()
+
+    def models_changed(self) -> None:
+        """A translation model was installed or removed: this thread loads what the target
+        now uses and drops the rest, before the next line."""
+        self.retarget(self.target)
 
     def drain(self, timeout_s: float = 30.0) -> bool:
         """Wait until every queued line is done (the end of a file); True if it was."""

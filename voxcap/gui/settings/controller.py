@@ -26,7 +26,8 @@ class SettingsController:
                  overrides: RunOverrides | None, first_run: bool,
                  on_applied: Callable[[AppSettings, AppSettings], object],
                  on_new_address: Callable[[], None] = lambda: None,
-                 on_word_list: Callable[[list[str]], None] = lambda _terms: None) -> None:
+                 on_word_list: Callable[[list[str]], None] = lambda _terms: None,
+                 on_models_changed: Callable[[bool], None] = lambda _installed: None) -> None:
         self.settings = settings
         self.window = window
         self.persist = persist
@@ -35,6 +36,7 @@ class SettingsController:
         self.on_applied = on_applied  # (old, new): the app follows the change
         self.on_new_address = on_new_address  # Share captions → "New address", being applied
         self.on_word_list = on_word_list  # Word list saved: its terms
+        self.on_models_changed = on_models_changed  # a translation model installed (True) or removed
         self.dialog: SettingsDialog | None = None
         self.first_run_dialog: FirstRunDialog | None = None
         self.cuda: bool | None = None  # a CUDA GPU here; None until known (NVML: not on this thread)
@@ -53,6 +55,7 @@ class SettingsController:
                                                cuda=self.cuda is not False)
             dlg.applied.connect(lambda new: self._dialog_applied(dlg, new))
             dlg.word_list_saved.connect(self.on_word_list)
+            dlg.translation.models.installed_changed.connect(self.on_models_changed)
             dlg.finished.connect(self._closed)
         self.dialog.show()
         self.dialog.raise_()

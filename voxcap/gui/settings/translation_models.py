@@ -101,9 +101,10 @@ class DownloadProgress(QWidget):
 
 
 class ModelsSection(QGroupBox):
-    """The models part of the Translation tab; ``installed_changed`` after an install or removal."""
+    """The models part of the Translation tab; ``installed_changed`` after an install (True) or
+    a removal (False)."""
 
-    installed_changed = Signal()
+    installed_changed = Signal(bool)
 
     def __init__(self, parent: QWidget | None = None, models_dir: Path | None = None) -> None:
         super().__init__("Translation models", parent)
@@ -327,7 +328,7 @@ class ModelsSection(QGroupBox):
                 (self.download_button if self.download_button.isEnabled() else self.available
                  if self.available.isEnabled() else self.file_button).setFocus()
             if ev.installed:
-                self.installed_changed.emit()
+                self.installed_changed.emit(True)
 
     # ---------------------------------------------------------------------------- remove ----
     def ask_remove(self, pair: Pair) -> None:
@@ -363,7 +364,7 @@ class ModelsSection(QGroupBox):
             return
         self.refresh()
         self.progress.say(f"Removed {pair.name}.")
-        self.installed_changed.emit()
+        self.installed_changed.emit(False)
         self.available.setFocus()  # its Remove button is gone: the focus stays in the page
 
 
