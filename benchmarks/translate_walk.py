@@ -10,9 +10,11 @@ Every step in the app by keyboard (XTest). Not a test: it prints.
     PYTHONPATH=$PWD .venv/bin/python benchmarks/translate_walk.py [--shots DIR] [--keep]
 
 Steps: no translation model installed; captions untranslated (the "off" phase); Settings ->
-Translation by keyboard: English; the first-use offer: French, Download; captions with their
-translations (the "on" phase) in the overlay and history; the caption page switched original /
-translation / both; exports SRT/VTT/TXT with both; the journal; Ctrl+Q; model.bin truncated and
+Translation by keyboard: English; the first-use offer: French, Download (the model loaded at
+once); captions with their translations (the "on" phase) in the overlay and history; the caption
+page switched original / translation / both; exports SRT/VTT/TXT with both; the journal; the
+model removed in Settings by keyboard (dropped at once; captions go on with the notice, no
+offer); Ctrl+Q; model.bin truncated and
 captioning restarted (one line, captions go on); the index unreachable (one line).
 
 The tiny speech model's captions are random text in no language, so the app's line-language
@@ -271,19 +273,23 @@ def main() -> int:
     return 0
 
 
-def choose_english(app: App) -> dict:
+def translation_tab(app: App) -> None:
     """Ctrl+, then Ctrl+Tab to the Translation tab (Ctrl+PageDown is taken by the focused
-    Engine box), Alt+T, "E" (English), Enter (OK)."""
-    w = app.walk
+    Engine box)."""
     app.keys("ctrl+comma")
-    until(w.tree, lambda t: node(t, "page tab", "Translation") is not None, 30, "Settings")
+    until(app.walk.tree, lambda t: node(t, "page tab", "Translation") is not None, 30, "Settings")
     for _ in range(6):
-        t = w.tree()
-        tab = node(t, "page tab", "Translation")
+        tab = node(app.walk.tree(), "page tab", "Translation")
         if tab and "selected" in tab.get("states", ()):
             break
         app.keys("ctrl+Tab", main=False)
         time.sleep(0.5)
+
+
+def choose_english(app: App) -> dict:
+    """The Translation tab, Alt+T, "E" (English), Enter (OK)."""
+    w = app.walk
+    translation_tab(app)
     app.keys("alt+t", main=False)
     time.sleep(0.5)
     app.keys("e", main=False)
@@ -321,6 +327,57 @@ def offer_and_download(app: App) -> dict:
             if n.get("name")]
     app.keys("Escape", main=False)
     return {"offer": said, "offer_after": done}
+
+
+def loaded_after_install(app: App) -> dict:
+    """The model installed through the offer is loaded at once (before any line needs it)."""
+    got = until(app.text, lambda text: "loaded /" in text and "fr_en" in text, 60,
+                "the installed model loaded")
+    return {"loaded_at_install": [ln for ln in got.splitlines() if "loaded /" in ln][-1:]}
+
+
+def remove_in_settings(app: App, home: Path, pulse: PulseServer, wav: Path, package: Path) -> dict:
+    """Settings → Translation, Tab to "Remove French → English (fr-en)", Space, Alt+R (Remove):
+    the model is dropped from the translation process at once, captions go on with the notice
+    only (no offer of what was just removed). The package is put back for the failures' phase."""
+    w = app.walk
+    translation_tab(app)
+    remove = "Remove French → English (fr-en)"
+    reached = False
+    for _ in range(40):  # Tab through the tab's controls (combo lists keep a stale "focused")
+        reached = any(n.get("role") == "push button" and n.get("name") == remove
+                      and "focused" in n.get("states", ()) for n in walk(w.tree()))
+        if reached:
+            break
+        app.keys("Tab", main=False)
+        time.sleep(0.3)
+    out: dict = {"remove_reached_by_tab": reached}
+    assert reached, f"Tab never reached {remove!r}"
+    app.keys("space", main=False)
+    box = until(w.tree, lambda t: node(t, "dialog", "Remove translation model") is not None or
+                node(t, "alert", "Remove translation model") is not None, 30, "Remove's question")
+    out["remove_question"] = [n.get("name") for n in walk(box) if n.get("role") == "label"
+                              and "Remove the" in str(n.get("name"))][:1]
+    w.shot("remove-question")
+    app.keys("alt+r", main=False)
+    until(app.text, lambda text: "dropped /" in text, 30, "the removed model dropped")
+    out["dropped"] = [ln for ln in app.text().splitlines() if "dropped /" in ln][-1:]
+    w.shot("removed")
+    app.keys("Escape", main=False)  # Settings closed: the removal is done already
+    time.sleep(1)
+    app.keys("F5")
+    app.wait_state("Captioning")
+    say(pulse, wav)
+    time.sleep(4)
+    tree = w.tree()
+    out["offer_after_remove"] = node(tree, "dialog", "Translation model") is not None
+    out["notice_after_remove"] = [n.get("name") for n in walk(tree) if n.get("role") == "label"
+                                  and "not installed" in str(n.get("name"))][:1]
+    w.shot("after-remove")
+    app.keys("F5")
+    app.wait_state("Not captioning")
+    shutil.copytree(package, home / "data" / "translation-models" / "fr_en")
+    return out
 
 
 def open_page(port: int):
@@ -382,6 +439,7 @@ def walk_translation(env, home, model, bus, x, shots, pulse, wav, port, root) ->
             app.wait_state("Not captioning")
             result.update(choose_english(app))
             result.update(offer_and_download(app))
+            result.update(loaded_after_install(app))
             page, result["page_tr"] = caption_page(driver, app, pulse, wav, shots)
         finally:
             from support.browser import quit_chromium
@@ -412,6 +470,7 @@ def walk_translation(env, home, model, bus, x, shots, pulse, wav, port, root) ->
         result["journal"] = {str(j.relative_to(home)): [ln for ln in j.read_text().splitlines()
                                                         if "translation" in ln][:3]
                              for j in journals}
+        result.update(remove_in_settings(app, home, pulse, wav, root / "pk" / "fr_en"))
         app.stop()
         result.update(failures(env, home, model, bus, x, shots, pulse, wav))
     finally:
@@ -446,14 +505,7 @@ def failures(env, home, model, bus, x, shots, pulse, wav) -> dict:
         app.keys("F5")
         app.wait_state("Not captioning")
         # German: no model; the index cannot be reached
-        app.keys("ctrl+comma")
-        until(app.walk.tree, lambda t: node(t, "page tab", "Translation") is not None, 30, "Settings")
-        for _ in range(6):
-            tab = node(app.walk.tree(), "page tab", "Translation")
-            if tab and "selected" in tab.get("states", ()):
-                break
-            app.keys("ctrl+Tab", main=False)
-            time.sleep(0.5)
+        translation_tab(app)
         app.keys("alt+t", "g", "Return", main=False)
         time.sleep(6)
         app.walk.shot("index-unreachable")
