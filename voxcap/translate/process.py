@@ -72,10 +72,18 @@ class TranslationProcess:
         with self._lock:
             self._running()
 
-    def translate(self, pairs: list[Path], texts: list[str], *, only: bool = False) -> list[str]:
-        """``texts`` through each pair in turn (``only``: first drop every other model loaded).
-        Raises ``TranslationModelError`` (a model that cannot be used), ``TranslationStopped``
-        (no process any more), ``ClosedError``."""
+    def translate(self, pairs: list[Path], texts: list[str]) -> list[str]:
+        """``texts`` through each pair in turn. Raises ``TranslationModelError`` (a model that
+        cannot be used), ``TranslationStopped`` (no process any more), ``ClosedError``."""
+        return self._request(pairs, texts, only=False)
+
+    def load(self, pairs: list[Path]) -> None:
+        """The models loaded: these pairs' (the first line then waits for none) and no other
+        (one removed or no longer used frees its memory); a model that cannot be loaded raises
+        here and again when a line needs it."""
+        self._request(pairs, [], only=True)
+
+    def _request(self, pairs: list[Path], texts: list[str], only: bool) -> list[str]:
         with self._lock:
             answer = self._ask(pairs, texts, only)
             if answer is None:  # it ended mid-request: once more on a fresh one
@@ -85,11 +93,6 @@ class TranslationProcess:
         if "error" in answer:
             raise TranslationModelError(answer["error"], answer.get("fix", ""))
         return list(answer["texts"])
-
-    def load(self, pairs: list[Path], *, only: bool = False) -> None:
-        """Load these pairs' models now (the first line then waits for none; ``only``: and drop
-        every other); a model that cannot be loaded raises here and again when a line needs it."""
-        self.translate(pairs, [], only=only)
 
     def close(self) -> None:
         """End the process now (it keeps nothing to save; a request in flight raises
@@ -101,7 +104,7 @@ class TranslationProcess:
             proc.wait()
 
     # ------------------------------------------------------------------------------------------
-    def _ask(self, pairs: list[Path], texts: list[str], only: bool = False) -> dict | None:
+    def _ask(self, pairs: list[Path], texts: list[str], only: bool) -> dict | None:
         proc = self._running()
         self._next_id += 1
         request = {"id": self._next_id, "pairs": [str(p) for p in pairs], "texts": texts,

@@ -112,7 +112,7 @@ class Translators:
         self._routes.clear()
         into = [p.folder for p in installed_pairs(self.root).values() if p.target == target]
         if target:
-            self.process.load(into if len(into) <= PRELOAD_PAIRS else [], only=True)
+            self.process.load(into if len(into) <= PRELOAD_PAIRS else [])
 
     def close(self) -> None:
         self.process.close()
